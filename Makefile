@@ -1,0 +1,33 @@
+# Set-up is part of every target: the virtual environment is created on first use and
+# refreshed when pyproject.toml changes.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: demo test test-slow lint bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+demo: $(STAMP)             ## the main job: audit the shipped example, print the guard vector
+	$(BIN)/sedcontract demo
+
+test: $(STAMP)             ## lint + the test suite (CI runs exactly this)
+	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/python -m pytest -m "not slow"
+
+test-slow: $(STAMP)        ## the long checks (larger proof bounds, long fuzzing)
+	$(BIN)/python -m pytest -m slow
+
+lint: $(STAMP)
+	$(BIN)/ruff check src tests benchmarks
+
+bench: $(STAMP)            ## speed side by side with the reference tools
+	$(BIN)/python benchmarks/frame_monitor.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

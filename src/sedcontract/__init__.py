@@ -1,0 +1,28 @@
+"""sedcontract: executable boundary contracts for sound event detection traces."""
+
+from sedcontract.contracts import (
+    check_contract,
+    evaluate_contract,
+    evaluate_formula,
+    format_contract,
+    format_formula,
+    load_contract,
+    parse_contract,
+    parse_formula,
+)
+from sedcontract.errors import (
+    ContractCheckError,
+    ContractError,
+    ContractSyntaxError,
+    SedContractError,
+    SignalError,
+    TraceFormatError,
+)
+from sedcontract.traces import EventList, Grid, TraceSet, read_events, write_events
+
+__version__ = "0.1.0"
+
+__all__ = ["ContractCheckError", "ContractError", "ContractSyntaxError", "EventList", "Grid",
+           "SedContractError", "SignalError", "TraceFormatError", "TraceSet", "check_contract",
+           "evaluate_contract", "evaluate_formula", "format_contract", "format_formula",
+           "load_contract", "parse_contract", "parse_formula", "read_events", "write_events"]

@@ -1,0 +1,181 @@
+"""The exact monitor: frame-sort formulas evaluated on Boolean traces.
+
+``evaluate_tree`` walks the syntax tree over any backend (numpy here, z3 in the proofs);
+``evaluate_formula`` is the public numpy entry point over named signals.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+
+from sedcontract.contracts import temporal
+from sedcontract.contracts.backend import NumpyOps
+from sedcontract.contracts.bounds import BoundResolver, Rounding
+from sedcontract.contracts.parser import parse_formula
+from sedcontract.contracts.syntax import (
+    And,
+    Atom,
+    Bound,
+    Const,
+    Formula,
+    Implies,
+    Not,
+    Or,
+    Temporal,
+    Until,
+)
+from sedcontract.errors import ContractCheckError, ContractSyntaxError, SignalError
+from sedcontract.traces.activity import EDGES, Edges, offset, onset, valid_mask
+
+_UNARY = {"F": temporal.eventually, "G": temporal.always, "P": temporal.once,
+          "H": temporal.historically}
+
+
+def evaluate_tree(formula: Formula, ops: temporal.Ops, lookup: Callable[[Atom], Any],
+                  resolver: BoundResolver) -> Any:
+    """Value of ``formula`` at every frame, on backend ``ops``; shared sub-formulas run once."""
+    memo: dict[Formula, Any] = {}
+
+    def go(node: Formula) -> Any:
+        if node in memo:
+            return memo[node]
+        if isinstance(node, Atom):
+            value = lookup(node)
+        elif isinstance(node, Const):
+            value = ops.const(node.value)
+        elif isinstance(node, Not):
+            value = ops.not_(go(node.arg))
+        elif isinstance(node, And):
+            value = ops.and_(go(node.left), go(node.right))
+        elif isinstance(node, Or):
+            value = ops.or_(go(node.left), go(node.right))
+        elif isinstance(node, Implies):
+            value = ops.or_(ops.not_(go(node.left)), go(node.right))
+        elif isinstance(node, Temporal):
+            lo, hi = resolver.window(node.window)
+            if node.op == "N":
+                value = temporal.neighbourhood(ops, go(node.arg), hi)
+            else:
+                value = _UNARY[node.op](ops, go(node.arg), lo, hi)
+        elif isinstance(node, Until):
+            lo, hi = resolver.window(node.window)
+            value = temporal.until(ops, go(node.left), go(node.right), lo, hi)
+        else:
+            raise TypeError(f"not a formula node: {node!r}")
+        memo[node] = value
+        return value
+
+    return go(formula)
+
+
+class SignalTable:
+    """Named Boolean traces of one shape ``[..., n]``; onset/offset atoms not given are derived
+    from the matching ``active`` trace under the declared clip-edge policy."""
+
+    def __init__(self, signals: Mapping[str, Any], *, lengths: Any = None,
+                 edges: Edges = "open") -> None:
+        if edges not in EDGES:
+            raise SignalError(f"unknown clip-edge policy {edges!r}; choose one of "
+                              f"{', '.join(EDGES)}")
+        if not signals:
+            raise SignalError("no signals given; pass e.g. {'ref.onset': ..., 'pred.onset': ...}")
+        self.edges = edges
+        self.arrays: dict[str, np.ndarray] = {}
+        shape = None
+        for name, value in signals.items():
+            array = _boolean(name, value)
+            key = _atom_name(name)
+            if shape is None:
+                shape, first = array.shape, key
+            elif array.shape != shape:
+                raise SignalError(f"signals have different shapes: {first!r} is {shape}, "
+                                  f"{key!r} is {array.shape}; every signal needs the same "
+                                  "[clips, frames] shape")
+            self.arrays[key] = array
+        self.shape = shape
+        self.lengths = None if lengths is None else np.asarray(lengths, dtype=np.int64)
+        self.valid = valid_mask(shape, self.lengths)
+
+    def known(self) -> list[str]:
+        """Atom names available, given or derivable."""
+        names = set(self.arrays)
+        for name in self.arrays:
+            if ".active" in name:
+                names.update(name.replace(".active", f".{k}") for k in ("onset", "offset"))
+        return sorted(names)
+
+    def classes(self) -> list[str]:
+        return sorted({n[n.index("[") + 1:-1] for n in self.arrays if "[" in n})
+
+    def lookup(self, atom: Atom, *, source: str | None = None,
+               name: str = "<formula>") -> np.ndarray:
+        key = atom.name
+        if key in self.arrays:
+            return self.arrays[key]
+        active = Atom(atom.side, "active", atom.cls).name
+        if atom.kind != "active" and active in self.arrays:
+            derive = onset if atom.kind == "onset" else offset
+            self.arrays[key] = derive(self.arrays[active], self.edges, self.lengths)
+            return self.arrays[key]
+        if atom.cls is not None and atom.cls not in self.classes():
+            message = (f"unknown class {atom.cls!r} in {key!r}; known classes: "
+                       f"{', '.join(self.classes()) or 'none (no class-indexed signals given)'}")
+        else:
+            message = f"unknown atom {key!r}; known atoms: {', '.join(self.known())}"
+        raise ContractCheckError(message, source=source, offset=atom.span[0] if source else None,
+                                 name=name)
+
+
+def _atom_name(name: str) -> str:
+    try:
+        node = parse_formula(name, name="signal name")
+    except ContractSyntaxError:
+        node = None
+    if not isinstance(node, Atom):
+        raise SignalError(f"signal name {name!r} is not an atom name such as 'ref.onset' or "
+                          "'pred.active[speech]'")
+    return node.name
+
+
+def _boolean(name: str, value: Any) -> np.ndarray:
+    array = np.asarray(value)
+    if array.ndim == 0:
+        raise SignalError(f"signal {name!r} is a scalar; give a [frames] or [clips, frames] array")
+    if array.dtype == bool:
+        return array
+    if np.issubdtype(array.dtype, np.integer) and np.all((array == 0) | (array == 1)):
+        return array.astype(bool)
+    raise SignalError(f"signal {name!r} must be Boolean (or 0/1 integers), got dtype "
+                      f"{array.dtype}; threshold scores with a declared decision policy first")
+
+
+def evaluate_formula(formula: Formula | str, signals: Mapping[str, Any], *,
+                     hop: float | None = None,
+                     bindings: Mapping[str, Bound | int | str] | None = None,
+                     rounding: Rounding = "nearest", edges: Edges = "open",
+                     lengths: Any = None) -> np.ndarray:
+    """Boolean value of ``formula`` at every frame of every clip (rows of ``signals``).
+
+    Bounds without units are frames; times (``200ms``) need ``hop`` (seconds per frame).
+    ``lengths`` gives each row's own number of frames when clips differ in length.
+    """
+    source = formula if isinstance(formula, str) else None
+    if isinstance(formula, str):
+        formula = parse_formula(formula)
+    table = SignalTable(signals, lengths=lengths, edges=edges)
+    resolver = BoundResolver(hop=hop, bindings=bindings, rounding=rounding, source=source,
+                             name="<formula>")
+    return run(formula, table, resolver, source=source)
+
+
+def run(formula: Formula, table: SignalTable, resolver: BoundResolver, *,
+        source: str | None = None, name: str = "<formula>") -> np.ndarray:
+    """Evaluate a parsed formula on a signal table with the numpy backend."""
+    ops = NumpyOps(table.shape, table.valid)
+    value = evaluate_tree(formula, ops,
+                          lambda atom: table.lookup(atom, source=source, name=name), resolver)
+    value = np.broadcast_to(value, table.shape)
+    return value & table.valid if table.valid is not None else value.copy()

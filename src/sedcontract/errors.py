@@ -1,0 +1,66 @@
+"""Exceptions a user can act on: every one names where the problem is (file, row, line, column)."""
+
+from __future__ import annotations
+
+
+class SedContractError(Exception):
+    """Base class for every error sedcontract raises on bad input."""
+
+
+class TraceFormatError(SedContractError, ValueError):
+    """A trace file (tsv) or event list is malformed; names the file, row and column."""
+
+    def __init__(self, message: str, *, path: str | None = None, row: int | None = None,
+                 column: str | None = None) -> None:
+        self.message, self.path, self.row, self.column = message, path, row, column
+        where = []
+        if path is not None:
+            where.append(str(path))
+        if row is not None:
+            where.append(f"row {row}")
+        if column is not None:
+            where.append(f"column {column!r}")
+        super().__init__(f"{', '.join(where)}: {message}" if where else message)
+
+
+class SignalError(SedContractError, ValueError):
+    """Signals handed to the monitor are inconsistent (shape, dtype, missing atoms)."""
+
+
+class ContractError(SedContractError, ValueError):
+    """A contract problem at a known position of its source text; renders a caret line."""
+
+    kind = "contract error"
+
+    def __init__(self, message: str, *, source: str | None = None, offset: int | None = None,
+                 name: str = "<contract>") -> None:
+        self.message, self.source, self.offset, self.name = message, source, offset, name
+        self.line = self.column = None
+        if source is not None and offset is not None:
+            offset = max(0, min(offset, len(source)))
+            self.line = source.count("\n", 0, offset) + 1
+            start = source.rfind("\n", 0, offset) + 1
+            self.column = offset - start + 1
+        super().__init__(self._render())
+
+    def _render(self) -> str:
+        if self.line is None or self.source is None:
+            return f"{self.kind}: {self.message}"
+        start = self.source.rfind("\n", 0, self.offset) + 1
+        end = self.source.find("\n", start)
+        text = self.source[start:] if end < 0 else self.source[start:end]
+        caret = " " * (self.column - 1) + "^"
+        return (f"{self.name}:{self.line}:{self.column}: {self.kind}: {self.message}\n"
+                f"    {text}\n    {caret}")
+
+
+class ContractSyntaxError(ContractError):
+    """The contract text does not parse."""
+
+    kind = "syntax error"
+
+
+class ContractCheckError(ContractError):
+    """The contract parses but cannot run: unknown atom or class, bad bound, bad clause."""
+
+    kind = "check error"

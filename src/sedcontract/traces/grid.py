@@ -1,0 +1,91 @@
+"""Frame grids and the declared projection of half-open event intervals onto them.
+
+Times are compared in integer microseconds (DESIGN: times and frame centres are rounded to
+1 µs before comparison), so a boundary that lands exactly on a frame centre is decided the
+same way on every machine.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from sedcontract.errors import SignalError
+
+Projection = Literal["center", "any_overlap", "majority"]
+PROJECTIONS: tuple[str, ...] = ("center", "any_overlap", "majority")
+US_PER_SECOND = 1_000_000
+
+
+def to_us(seconds: np.ndarray | float) -> np.ndarray:
+    """Seconds → integer microseconds (round half away from zero)."""
+    s = np.asarray(seconds, dtype=np.float64) * US_PER_SECOND
+    return (np.sign(s) * np.floor(np.abs(s) + 0.5)).astype(np.int64)
+
+
+@dataclass(frozen=True)
+class Grid:
+    """A frame grid: frame ``k`` covers ``[k·hop, (k+1)·hop)`` for ``k < n``."""
+
+    hop: float
+    n: int
+
+    def __post_init__(self) -> None:
+        if not np.isfinite(self.hop) or self.hop <= 0:
+            raise SignalError(f"grid hop must be a positive number of seconds, got {self.hop!r}")
+        if abs(self.hop * US_PER_SECOND - self.hop_us) > 1e-6 or self.hop_us <= 0:
+            raise SignalError(f"grid hop {self.hop!r} s is not a whole number of microseconds")
+        if int(self.n) != self.n or self.n < 0:
+            raise SignalError(f"grid length must be a non-negative integer, got {self.n!r}")
+
+    @property
+    def hop_us(self) -> int:
+        return int(to_us(self.hop))
+
+    @classmethod
+    def covering(cls, duration: float, hop: float) -> Grid:
+        """The grid whose frames cover ``[0, duration)``; a partial last frame counts."""
+        hop_us = int(to_us(hop))
+        dur_us = int(to_us(duration))
+        return cls(hop, -(-dur_us // hop_us) if hop_us > 0 else 0)
+
+    def frame_starts(self) -> np.ndarray:
+        """Start time of every frame in seconds."""
+        return np.arange(self.n) * self.hop
+
+
+def project(onsets: np.ndarray, offsets: np.ndarray, hop: float,
+            policy: Projection = "center") -> tuple[np.ndarray, np.ndarray]:
+    """Frame range ``[first, end)`` of every interval ``[onset, offset)`` under ``policy``.
+
+    ``center``: frame k is active iff its centre ``(k+½)·hop`` lies in the interval;
+    ``any_overlap``: iff the frame shares positive time with it; ``majority``: iff it shares
+    more than half a hop. Ranges are not clipped to a grid length (callers clip); an interval
+    that covers no frame gets ``first == end`` (it vanishes under projection).
+    """
+    if policy not in PROJECTIONS:
+        raise SignalError(f"unknown projection {policy!r}; choose one of {', '.join(PROJECTIONS)}")
+    h = int(to_us(hop))
+    on, off = to_us(onsets), to_us(offsets)
+    if policy == "center":
+        # first k with (2k+1)·h ≥ 2·on, i.e. k ≥ (2·on − h) / 2h
+        first = _ceil_div(2 * on - h, 2 * h)
+        end = _ceil_div(2 * off - h, 2 * h)
+    else:
+        first = np.floor_divide(on, h)  # frame containing the onset
+        end = _ceil_div(off, h)         # first frame starting at or after the offset
+        if policy == "majority":
+            def overlap(k: np.ndarray) -> np.ndarray:
+                return np.minimum(off, (k + 1) * h) - np.maximum(on, k * h)
+            first = np.where(2 * overlap(first) > h, first, first + 1)
+            last = end - 1
+            end = np.where(2 * overlap(last) > h, end, end - 1)
+    first = np.maximum(first, 0)
+    end = np.where(off > on, np.maximum(end, first), first)
+    return first.astype(np.int64), end.astype(np.int64)
+
+
+def _ceil_div(a: np.ndarray, b: int) -> np.ndarray:
+    return -np.floor_divide(-a, b)

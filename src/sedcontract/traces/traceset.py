@@ -1,0 +1,130 @@
+"""Reference and prediction event lists projected onto one frame grid per clip.
+
+A :class:`TraceSet` holds ``[clips, classes, n]`` activity for both sides (``n`` = the longest
+clip; each clip keeps its own length) and hands the monitor signals for the *typed* trace (one
+row per clip × class) or the *union* trace (one row per clip, active = OR over classes).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from sedcontract.errors import TraceFormatError
+from sedcontract.traces.events import EventList
+from sedcontract.traces.grid import Grid, Projection, project, to_us
+
+Mode = Literal["typed", "union"]
+MODES: tuple[str, ...] = ("typed", "union")
+SIDES: tuple[str, ...] = ("ref", "pred")
+
+
+@dataclass(frozen=True)
+class TraceSet:
+    """Activity of both sides on the declared grid, plus what projection lost."""
+
+    clips: tuple[str, ...]
+    classes: tuple[str, ...]
+    hop: float
+    lengths: np.ndarray            # [clips] frames per clip
+    active: dict[str, np.ndarray]  # side → [clips, classes, n] bool
+    projection: str
+    vanished: dict[str, int]       # side → events that cover no frame under the projection
+
+    @classmethod
+    def from_events(cls, ref: EventList, pred: EventList, *, hop: float,
+                    durations: Mapping[str, float] | None = None,
+                    classes: Sequence[str] | None = None,
+                    projection: Projection = "center") -> TraceSet:
+        """Project both event lists; a clip's length comes from ``durations`` when given,
+        else from the latest offset of either side in that clip."""
+        clips = tuple(ref.clips)
+        known = set(clips)
+        stray = np.flatnonzero([c not in known for c in pred.clip])
+        if stray.size:
+            i = stray[0]
+            raise TraceFormatError(f"prediction for clip {pred.clip[i]!r}, which the reference "
+                                   "does not list", path=pred.path, row=pred._row(i),
+                                   column="filename")
+        labels = sorted(set(ref.classes) | set(pred.classes))
+        if classes is None:
+            classes = labels
+        else:
+            classes = list(classes)
+            for events in (ref, pred):
+                bad = np.flatnonzero([lab not in classes for lab in events.label])
+                if bad.size:
+                    i = bad[0]
+                    raise TraceFormatError(f"label {events.label[i]!r} is not one of the declared "
+                                           f"classes {', '.join(classes)}", path=events.path,
+                                           row=events._row(i), column="event_label")
+        grid_us = {c: 0 for c in clips}
+        for events in (ref, pred):
+            for clip, off in zip(events.clip, to_us(events.offset), strict=True):
+                grid_us[clip] = max(grid_us[clip], int(off))
+        if durations is not None:
+            missing = [c for c in clips if c not in durations]
+            if missing:
+                raise TraceFormatError(f"no duration for clip(s) {', '.join(missing[:5])}"
+                                       + (" …" if len(missing) > 5 else ""))
+            for events in (ref, pred):
+                dur_us = np.array([to_us(durations[c]) for c in events.clip], dtype=np.int64)
+                late = np.flatnonzero(to_us(events.offset) > dur_us)
+                if late.size:
+                    i = late[0]
+                    raise TraceFormatError(f"offset {events.offset[i]!r} is past the clip "
+                                           f"duration {durations[events.clip[i]]!r}",
+                                           path=events.path, row=events._row(i), column="offset")
+            grid_us = {c: int(to_us(durations[c])) for c in clips}
+        lengths = np.array([Grid.covering(grid_us[c] / 1e6, hop).n for c in clips],
+                           dtype=np.int64)
+        n = int(lengths.max()) if len(clips) else 0
+        clip_index = {c: i for i, c in enumerate(clips)}
+        class_index = {c: i for i, c in enumerate(classes)}
+        active, vanished = {}, {}
+        for side, events in zip(SIDES, (ref, pred), strict=True):
+            grid = np.zeros((len(clips), len(classes), n + 1), dtype=np.int8)
+            first, end = project(events.onset, events.offset, hop, projection)
+            rows = np.array([clip_index[c] for c in events.clip], dtype=np.int64)
+            cols = np.array([class_index[c] for c in events.label], dtype=np.int64)
+            end = np.minimum(end, lengths[rows]) if len(rows) else end
+            first = np.minimum(first, end)
+            vanished[side] = int(np.count_nonzero(first == end))
+            # difference array: +1 at the first frame, −1 at the end, then a running sum
+            np.add.at(grid, (rows, cols, first), 1)
+            np.add.at(grid, (rows, cols, end), -1)
+            active[side] = np.cumsum(grid, axis=-1, dtype=np.int32)[..., :n] > 0
+        return cls(clips, tuple(classes), float(hop), lengths, active, projection, vanished)
+
+    def signals(self, mode: Mode = "typed") -> tuple[dict[str, np.ndarray], np.ndarray]:
+        """``(signals, lengths)`` for the monitor.
+
+        ``typed``: rows are clip × class (row ``i·C + c``); ``ref.active`` is that class's
+        trace and ``ref.active[k]`` class ``k`` of the same clip. ``union``: rows are clips;
+        ``ref.active`` is the OR over classes.
+        """
+        if mode not in MODES:
+            raise ValueError(f"unknown trace mode {mode!r}; choose one of {', '.join(MODES)}")
+        n_clips, n_classes = len(self.clips), len(self.classes)
+        signals: dict[str, np.ndarray] = {}
+        for side in SIDES:
+            act = self.active[side]
+            if mode == "typed":
+                signals[f"{side}.active"] = act.reshape(n_clips * n_classes, -1)
+                for k, name in enumerate(self.classes):
+                    signals[f"{side}.active[{name}]"] = np.repeat(act[:, k], n_classes, axis=0)
+            else:
+                signals[f"{side}.active"] = act.any(axis=1)
+                for k, name in enumerate(self.classes):
+                    signals[f"{side}.active[{name}]"] = act[:, k]
+        lengths = np.repeat(self.lengths, n_classes) if mode == "typed" else self.lengths
+        return signals, lengths
+
+    def row_labels(self, mode: Mode = "typed") -> list[tuple[str, str | None]]:
+        """``(clip, class)`` of every row of :meth:`signals` (class None on the union trace)."""
+        if mode == "typed":
+            return [(clip, c) for clip in self.clips for c in self.classes]
+        return [(clip, None) for clip in self.clips]
