@@ -44,9 +44,10 @@ def random_formula(rng: np.random.Generator, depth: int, max_bound: int = 12) ->
         if rng.random() < 0.08:
             return Const(bool(rng.integers(2)))
         return ATOMS[rng.integers(len(ATOMS))]
-    choice = rng.integers(9)
-    sub = lambda: random_formula(rng, depth - 1 if rng.random() < 0.7 else rng.integers(depth),
-                                 max_bound)  # noqa: E731
+    choice = rng.integers(10)
+    def sub():
+        return random_formula(rng, depth - 1 if rng.random() < 0.7 else rng.integers(depth),
+                                     max_bound)
     first = random_formula(rng, depth - 1, max_bound)
     if choice == 0:
         return Not(first)
@@ -56,7 +57,7 @@ def random_formula(rng: np.random.Generator, depth: int, max_bound: int = 12) ->
     lo = None if rng.random() < 0.3 else a
     if choice == 4:
         return Temporal("N", window(None, b), first)
-    if choice == 8:
+    if choice == 9:
         return Until(first, window(lo, b), sub())
     return Temporal(MODALITIES[choice - 4], window(lo, b), first)
 

@@ -32,7 +32,8 @@ def equivalence(formula) -> z3.CheckSatResult:
     impl = evaluate_tree(formula, Z3Ops(N, LENGTH), lookup, BoundResolver())
     spec = frame_definition(formula, lookup, N, length=LENGTH, any_=z3_any, all_=z3_all,
                             not_=z3.Not)
-    claim = z3.And([z3.Implies(t < LENGTH, a == b) for t, (a, b) in enumerate(zip(impl, spec))])
+    pairs = enumerate(zip(impl, spec, strict=True))
+    claim = z3.And([z3.Implies(t < LENGTH, a == b) for t, (a, b) in pairs])
     return prove(claim, *IN_RANGE)
 
 
@@ -102,7 +103,7 @@ def test_neighbourhood_witness_monotone(e):
         large = evaluate_tree(Temporal("N", window(None, wider), X), Z3Ops(N, LENGTH), lookup,
                               BoundResolver())
         claim = z3.And([z3.Implies(t < LENGTH, z3.Implies(s, g))
-                        for t, (s, g) in enumerate(zip(small, large))])
+                        for t, (s, g) in enumerate(zip(small, large, strict=True))])
         assert prove(claim, *IN_RANGE) == z3.unsat
 
 
@@ -115,5 +116,5 @@ def test_implication_evaluator():
         impl = evaluate_tree(parse_formula(left), ops, lookup, resolver)
         expected = evaluate_tree(parse_formula(right), ops, lookup, resolver)
         claim = z3.And([z3.Implies(t < LENGTH, a == b)
-                        for t, (a, b) in enumerate(zip(impl, expected))])
+                        for t, (a, b) in enumerate(zip(impl, expected, strict=True))])
         assert prove(claim, *IN_RANGE) == z3.unsat
