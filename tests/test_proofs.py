@@ -4,6 +4,8 @@ the three properties of the original Lean checks."""
 
 from __future__ import annotations
 
+import functools
+
 import pytest
 import z3
 
@@ -18,9 +20,16 @@ from tests.helpers import Z3Ops, frame_definition, prove, window, z3_all, z3_any
 N = 64        # longest trace proved (every length 1..N at once)
 MAX_BOUND = 8
 X, Y = Atom("ref", "active"), Atom("pred", "active")
-XS = [z3.Bool(f"x{t}") for t in range(N)]
-YS = [z3.Bool(f"y{t}") for t in range(N)]
 LENGTH = z3.Int("length")
+
+
+@functools.cache
+def variables(n: int) -> tuple[list, list]:
+    """Symbolic traces x, y of n cells each."""
+    return [z3.Bool(f"x{t}") for t in range(n)], [z3.Bool(f"y{t}") for t in range(n)]
+
+
+XS, YS = variables(N)
 IN_RANGE = (LENGTH >= 1, LENGTH <= N)
 
 
@@ -28,13 +37,19 @@ def lookup(atom: Atom) -> list:
     return XS if atom == X else YS
 
 
-def equivalence(formula) -> z3.CheckSatResult:
-    impl = evaluate_tree(formula, Z3Ops(N, LENGTH), lookup, BoundResolver())
-    spec = frame_definition(formula, lookup, N, length=LENGTH, any_=z3_any, all_=z3_all,
+def equivalence(formula, n: int = N) -> z3.CheckSatResult:
+    """Implementation vs per-frame definition, for every trace of every length 1..n."""
+    xs, ys = variables(n)
+
+    def atom_trace(atom: Atom) -> list:
+        return xs if atom == X else ys
+
+    impl = evaluate_tree(formula, Z3Ops(n, LENGTH), atom_trace, BoundResolver())
+    spec = frame_definition(formula, atom_trace, n, length=LENGTH, any_=z3_any, all_=z3_all,
                             not_=z3.Not)
     pairs = enumerate(zip(impl, spec, strict=True))
     claim = z3.And([z3.Implies(t < LENGTH, a == b) for t, (a, b) in pairs])
-    return prove(claim, *IN_RANGE)
+    return prove(claim, LENGTH >= 1, n >= LENGTH)
 
 
 def operators(a: int, b: int) -> list:
@@ -118,3 +133,12 @@ def test_implication_evaluator():
         claim = z3.And([z3.Implies(t < LENGTH, a == b)
                         for t, (a, b) in enumerate(zip(impl, expected, strict=True))])
         assert prove(claim, *IN_RANGE) == z3.unsat
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("b", range(9, 13))
+def test_longer_traces_and_wider_windows(b):
+    """Slow target: every length 1..128 and bounds up to 12."""
+    for a in range(b + 1):
+        for formula in operators(a, b):
+            assert equivalence(formula, n=128) == z3.unsat, formula

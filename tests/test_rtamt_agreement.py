@@ -38,11 +38,15 @@ def random_case(seed: int):
     return formula, signals
 
 
-def test_random_formulas_agree_with_rtamt():
+@pytest.mark.parametrize("seeds", [
+    range(CASES),
+    pytest.param(range(CASES, 20 * CASES), marks=pytest.mark.slow, id="slow-12000"),
+], ids=lambda seeds: f"{len(seeds)}-cases")
+def test_random_formulas_agree_with_rtamt(seeds):
     seen: set[str] = set()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # RTAMT warns about its antlr runtime version
-        for seed in range(CASES):
+        for seed in seeds:
             formula, signals = random_case(seed)
             assert depth(formula) >= 3
             seen |= operator_names(formula)
