@@ -12,10 +12,14 @@ from sedcontract.cli import main
 def test_demo_prints_the_worked_example(capsys):
     assert main(["demo"]) == 0
     out = capsys.readouterr().out
-    # DESIGN.md worked example: typed onset 1/2, offset 0/2, silence 235/280;
-    # union onset 2/2, offset 1/2, silence 65/80
-    assert "| typed | 0.500 (1/2) | 0.000 (0/2) | 0.839 (235/280) | 0.446 |" in out
-    assert "| union | 1.000 (2/2) | 0.500 (1/2) | 0.812 (65/80) | 0.771 |" in out
+    # DESIGN.md worked example, typed and union side by side
+    for line in ("| onset | 0.500 (1/2) | 1.000 (2/2) |", "| offset | 0.000 (0/2) | 0.500 (1/2) |",
+                 "| missed | 0.500 (1/2) | 1.000 (2/2) |", "| false | 0.500 (2/4) | 0.750 (3/4) |",
+                 "| silence | 0.839 (235/280) | 0.812 (65/80) |",
+                 "| duration | 0.000 (0/1) | 0.500 (1/2) |",
+                 "| fragmentation | 0.000 (0/1) | 0.500 (1/2) |", "| logic | 0.334 | 0.723 |"):
+        assert line in out
+    assert out.index("| fragmentation |") < out.index("| logic |")  # logic after the vector
     assert "200ms = 10 frames at hop 0.02 s" in out
     assert "projection center, clip edges open" in out
 
@@ -23,7 +27,7 @@ def test_demo_prints_the_worked_example(capsys):
 def test_demo_eps_override_changes_the_vector(capsys):
     assert main(["demo", "--eps", "0ms"]) == 0
     out = capsys.readouterr().out
-    assert "| typed | 0.000 (0/2) | 0.000 (0/2) |" in out
+    assert "| onset | 0.000 (0/2) | 0.500 (1/2) |" in out
 
 
 def test_check_prints_canonical_text(tmp_path, capsys):
@@ -32,7 +36,7 @@ def test_check_prints_canonical_text(tmp_path, capsys):
     assert main(["check", str(path)]) == 0
     out = capsys.readouterr().out
     assert "clause late: on ref.offset require P[0:e] pred.offset" in out
-    assert "# ok: 1 clause(s), sha256 " in out
+    assert "# ok: 1 coordinate(s) (late), 0 diagnostic(s), sha256 " in out
 
 
 def test_bad_contract_exits_2_with_position(tmp_path, capsys):

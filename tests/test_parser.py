@@ -82,7 +82,11 @@ def test_contract_parses_prints_and_round_trips():
 
 def test_shipped_standard_contract_round_trips():
     contract = load_contract("standard")
-    assert [c.name for c in contract.clauses] == ["onset", "offset", "silence"]
+    guard = [c.name for c in contract.clauses if not c.diagnostic]
+    assert guard == ["onset", "offset", "missed", "false", "silence", "duration",
+                     "fragmentation"]
+    assert [c.name for c in contract.clauses if c.diagnostic] == [
+        "late_onset", "early_onset", "late_release", "early_release", "merge", "leakage"]
     assert parse_contract(format_contract(contract)) == contract
 
 
@@ -122,11 +126,12 @@ def test_contract_errors_report_later_lines():
     assert "N[eps pred.onset" in str(err)
 
 
-def test_event_sort_is_reserved_with_a_clear_message():
-    err = error_of("clause missed: each ref require true", contract=True)
-    assert "event sort" in str(err) and (err.line, err.column) == (1, 16)
+def test_clause_heads_say_what_is_expected():
+    err = error_of("clause missed: every ref require true", contract=True)
+    assert "expected 'on FORMULA' (a frame clause) or 'each ref|pred|pair(m)'" in str(err)
+    assert (err.line, err.column) == (1, 16)
     err = error_of("let eps = 10\nmatch m: ref ~ pred", contract=True)
-    assert "event sort" in str(err) and err.line == 2
+    assert "expected 'when'" in str(err) and err.line == 2
 
 
 def test_deep_nesting_is_a_syntax_error_not_a_crash():

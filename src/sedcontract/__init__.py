@@ -1,5 +1,6 @@
 """sedcontract: executable boundary contracts for sound event detection traces."""
 
+from sedcontract.audit import GuardReport, audit
 from sedcontract.contracts import (
     check_contract,
     evaluate_contract,
@@ -22,7 +23,26 @@ from sedcontract.traces import EventList, Grid, TraceSet, read_events, write_eve
 
 __version__ = "0.1.0"
 
-__all__ = ["ContractCheckError", "ContractError", "ContractSyntaxError", "EventList", "Grid",
-           "SedContractError", "SignalError", "TraceFormatError", "TraceSet", "check_contract",
-           "evaluate_contract", "evaluate_formula", "format_contract", "format_formula",
-           "load_contract", "parse_contract", "parse_formula", "read_events", "write_events"]
+__all__ = [
+    "ContractCheckError",
+    "ContractError",
+    "ContractSyntaxError",
+    "EventList",
+    "Grid",
+    "GuardReport",
+    "SedContractError",
+    "SignalError",
+    "TraceFormatError",
+    "TraceSet",
+    "audit",
+    "check_contract",
+    "evaluate_contract",
+    "evaluate_formula",
+    "format_contract",
+    "format_formula",
+    "load_contract",
+    "parse_contract",
+    "parse_formula",
+    "read_events",
+    "write_events",
+]

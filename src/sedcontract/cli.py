@@ -1,6 +1,7 @@
-"""Command line: ``sedcontract demo`` and ``sedcontract check``.
+"""Command line: ``sedcontract audit | check | demo``.
 
-User mistakes (bad files, bad contracts) print one clear message and exit with status 2.
+User mistakes (bad files, bad contracts, bad options) print one clear message and exit with
+status 2; nothing is half-written.
 """
 
 from __future__ import annotations
@@ -10,67 +11,64 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from sedcontract.audit import audit, to_csv, to_json, to_markdown
 from sedcontract.contracts import (
     ROUNDINGS,
     check_contract,
     contract_hash,
-    evaluate_contract,
     format_contract,
     load_contract,
 )
+from sedcontract.contracts.matching import METHODS
 from sedcontract.errors import SedContractError
-from sedcontract.traces import EDGES, MODES, PROJECTIONS, TraceSet, read_durations, read_events
+from sedcontract.traces import EDGES, PROJECTIONS
+from sedcontract.traces.scores import DecisionPolicy, scores_to_events
 
 EXAMPLES = Path(__file__).parent / "examples"
+RENDER = {"md": to_markdown, "json": to_json, "csv": to_csv}
 
 
-def _frame_vector(args: argparse.Namespace) -> str:
-    """Run the frame clauses of a contract on a reference/prediction pair; a Markdown table."""
-    ref, pred = read_events(args.ref), read_events(args.pred)
-    durations = read_durations(args.durations) if args.durations else None
-    traces = TraceSet.from_events(ref, pred, hop=args.hop, durations=durations,
-                                  projection=args.projection)
-    contract = load_contract(args.contract)
-    overrides = {"eps": args.eps} if args.eps is not None else None
-    results = {}
-    for mode in MODES:
-        signals, lengths = traces.signals(mode)
-        results[mode] = evaluate_contract(contract, signals, hop=args.hop, overrides=overrides,
-                                          rounding=args.rounding, edges=args.edges,
-                                          lengths=lengths)
-    names = list(results["typed"].clauses)
-    lines = ["| trace | " + " | ".join(names) + " | logic |",
-             "|---" * (len(names) + 2) + "|"]
-    for mode, result in results.items():
-        cells, scores = [], []
-        for name in names:
-            clause = result[name]
-            if clause.vacuous:
-                cells.append("vacuous (0/0)")
-            else:
-                cells.append(f"{clause.score:.3f} ({clause.satisfied}/{clause.obligations})")
-                scores.append(clause.score)
-        logic = f"{sum(scores) / len(scores):.3f}" if scores else "vacuous"
-        lines.append(f"| {mode} | " + " | ".join(cells) + f" | {logic} |")
-    conversions = "; ".join(str(c) for c in results["typed"].conversions) or "none"
-    policy = [
-        f"contract: {args.contract} (sha256 {contract_hash(contract)[:12]})",
-        f"grid: hop {args.hop:g} s, projection {args.projection}, clip edges {args.edges}, "
-        f"bound rounding {args.rounding}",
-        f"bounds: {conversions}",
-        f"clips: {len(traces.clips)}, classes: {', '.join(traces.classes) or 'none'}; events "
-        f"lost to projection: ref {traces.vanished['ref']}, pred {traces.vanished['pred']}",
-        "logic = mean of the non-vacuous coordinates, shown after the vector, never instead.",
-    ]
-    return "\n".join(lines) + "\n\n" + "\n".join(policy)
+def _audit(args: argparse.Namespace) -> str:
+    decision = None
+    if args.pred_scores is not None:
+        decision = DecisionPolicy(args.threshold, args.median_filter)
+        pred = scores_to_events(args.pred_scores, decision)
+    else:
+        pred = args.pred
+    coordinates = args.coordinates.split(",") if args.coordinates else None
+    report = audit(args.ref, pred, contract=args.contract, durations=args.durations,
+                   hop=args.hop, eps=args.eps, mode=args.mode, matching=args.matching,
+                   projection=args.projection, edges=args.edges, rounding=args.rounding,
+                   aggregation=args.aggregation, coordinates=coordinates, decision=decision)
+    return RENDER[args.format](report)
+
+
+def _emit(text: str, out: str | None) -> None:
+    if out is None:
+        sys.stdout.write(text)
+        return
+    path = Path(out)
+    tmp = path.with_name(path.name + ".partial")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)  # atomic: a failed run never leaves a half-written report
+    print(f"wrote {path}", file=sys.stderr)
+
+
+def _cmd_audit(args: argparse.Namespace) -> int:
+    if (args.pred is None) == (args.pred_scores is None):
+        raise SedContractError("give exactly one of --pred (event tsv) or --pred-scores (a "
+                               "directory of score tsv files)")
+    _emit(_audit(args), args.out)
+    return 0
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
     args.ref = EXAMPLES / "demo_ref.tsv"
     args.pred = EXAMPLES / "demo_pred.tsv"
     args.durations = EXAMPLES / "demo_durations.tsv"
+    args.pred_scores, args.mode, args.format, args.coordinates = None, "both", "md", None
     print(f"Reference:  {args.ref}\nPrediction: {args.pred}\n")
-    print(_frame_vector(args))
+    sys.stdout.write(_audit(args))
     return 0
 
 
@@ -78,32 +76,59 @@ def _cmd_check(args: argparse.Namespace) -> int:
     contract = load_contract(args.contract)
     conversions = check_contract(contract, hop=args.hop, rounding=args.rounding)
     print(format_contract(contract), end="")
-    print(f"# ok: {len(contract.clauses)} clause(s), sha256 {contract_hash(contract)}")
+    guard = [c.name for c in contract.clauses if not c.diagnostic]
+    print(f"# ok: {len(guard)} coordinate(s) ({', '.join(guard) or 'none'}), "
+          f"{len(contract.clauses) - len(guard)} diagnostic(s), sha256 {contract_hash(contract)}")
     for conversion in conversions:
         print(f"# {conversion}")
     return 0
 
 
-def _grid_options(parser: argparse.ArgumentParser) -> None:
+def _policy_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--contract", default="standard",
+                        help="shipped contract name or a .contract file (standard)")
+    parser.add_argument("--eps", default=None, help="override the contract's eps, e.g. 100ms")
     parser.add_argument("--hop", type=float, default=0.02, help="grid hop in seconds (0.02)")
+    parser.add_argument("--projection", choices=PROJECTIONS, default="center")
+    parser.add_argument("--edges", choices=EDGES, default="open", help="clip-edge policy")
     parser.add_argument("--rounding", choices=ROUNDINGS, default="nearest",
                         help="how time bounds become whole frames (nearest)")
+    parser.add_argument("--matching", choices=METHODS, default=None,
+                        help="override the method of every matching in the contract")
+    parser.add_argument("--aggregation", choices=("micro", "macro"), default="micro")
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="sedcontract", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
-    demo = sub.add_parser("demo", help="run the standard contract on the shipped example")
-    demo.add_argument("--contract", default="standard", help="shipped name or .contract file")
-    demo.add_argument("--eps", default=None, help="override the contract's eps, e.g. 100ms")
-    demo.add_argument("--projection", choices=PROJECTIONS, default="center")
-    demo.add_argument("--edges", choices=EDGES, default="open")
-    _grid_options(demo)
-    demo.set_defaults(run=_cmd_demo)
-    check = sub.add_parser("check", help="parse and check a contract, print its canonical text")
+
+    run = sub.add_parser("audit", help="guard vector of a system output against a reference")
+    run.add_argument("--ref", required=True, help="reference events (DCASE tsv)")
+    run.add_argument("--pred", default=None, help="predicted events (DCASE tsv)")
+    run.add_argument("--pred-scores", default=None,
+                     help="directory of sed_scores_eval score files (one tsv per clip)")
+    run.add_argument("--threshold", type=float, default=0.5,
+                     help="decision threshold for --pred-scores (active iff score > it)")
+    run.add_argument("--median-filter", type=float, default=0.0,
+                     help="median filter in seconds applied to scores before the threshold")
+    run.add_argument("--durations", default=None, help="clip durations (tsv filename duration)")
+    run.add_argument("--mode", choices=("typed", "union", "both"), default="both")
+    run.add_argument("--coordinates", default=None,
+                     help="comma-separated coordinates to report (default: all)")
+    run.add_argument("--format", choices=tuple(RENDER), default="md")
+    run.add_argument("--out", default=None, help="write here instead of standard output")
+    _policy_options(run)
+    run.set_defaults(run=_cmd_audit)
+
+    check = sub.add_parser("check", help="parse and type-check a contract, print it canonically")
     check.add_argument("contract", help="shipped name (standard) or a .contract file")
-    _grid_options(check)
+    check.add_argument("--hop", type=float, default=0.02, help="grid hop in seconds (0.02)")
+    check.add_argument("--rounding", choices=ROUNDINGS, default="nearest")
     check.set_defaults(run=_cmd_check)
+
+    demo = sub.add_parser("demo", help="audit the shipped example (the README's main job)")
+    _policy_options(demo)
+    demo.set_defaults(run=_cmd_demo)
     return parser
 
 
@@ -112,6 +137,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return args.run(args)
     except SedContractError as exc:
+        print(f"sedcontract: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # unreadable/unwritable paths named by the user
         print(f"sedcontract: {exc}", file=sys.stderr)
         return 2
 

@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from sedcontract.contracts.backend import NumpyOps
 from sedcontract.contracts.bounds import BoundResolver, Conversion, Rounding
+from sedcontract.contracts.events import EventContext, MatchingAudit, event_counts
+from sedcontract.contracts.intervals import Intervals
+from sedcontract.contracts.matching import METHODS
 from sedcontract.contracts.monitor import SignalTable, run
 from sedcontract.contracts.parser import parse_contract
 from sedcontract.contracts.printer import format_contract
@@ -18,16 +23,20 @@ from sedcontract.contracts.syntax import (
     Atom,
     Bound,
     Contract,
+    EventClause,
+    Expr,
     Formula,
-    FrameClause,
     Let,
+    Match,
     Temporal,
+    Time,
     Until,
-    Window,
     atoms,
     children,
+    expr_children,
 )
-from sedcontract.errors import ContractCheckError
+from sedcontract.contracts.typecheck import BOOL, infer
+from sedcontract.errors import ContractCheckError, SignalError
 from sedcontract.traces.activity import Edges
 
 LIBRARY = Path(__file__).parent / "library"
@@ -68,36 +77,70 @@ def check_contract(contract: Contract, *, hop: float | None = None,
                    atoms_known: set[str] | None = None,
                    overrides: Mapping[str, Bound | int | str] | None = None,
                    rounding: Rounding = "nearest") -> list[Conversion]:
-    """Static checks: unique names, bounds defined before use and convertible, atoms known.
+    """Static checks: unique names; bounds defined before use and convertible; atoms known;
+    matchings declared before use; event expressions well typed.
 
     Returns the time → frame conversions (empty when ``hop`` is None and no time is used).
     """
-    seen: dict[str, Any] = {}
+    seen: set[str] = set()
     defined: dict[str, Bound] = {}
+    matches: set[str] = set()
     resolver = resolver_for(contract, hop=hop, overrides=overrides, rounding=rounding)
+
+    def error(message: str, node) -> ContractCheckError:
+        return resolver.error(message, node)
+
     for statement in contract.statements:
         if statement.name in seen:
             raise ContractCheckError(f"{statement.name!r} is defined twice",
                                      source=contract.source, offset=statement.span[0],
                                      name=contract.name)
-        seen[statement.name] = statement
+        seen.add(statement.name)
         if isinstance(statement, Let):
             defined[statement.name] = statement.value
             if statement.value.name is not None and statement.value.name not in defined:
                 raise resolver.error(f"{statement.value.name!r} is used before it is defined",
                                      statement.value)
-            continue
-        assert isinstance(statement, FrameClause)
-        for formula in (statement.obligation, statement.requirement):
-            _check_windows(formula, resolver, defined, hop)
-            for atom in atoms(formula) if atoms_known is not None else ():
-                if atom.name not in atoms_known:
-                    known = ", ".join(sorted(atoms_known))
-                    raise ContractCheckError(
-                        f"unknown atom {atom.name!r}; known atoms: {known}",
-                        source=contract.source, offset=_first_span(formula, atom),
-                        name=contract.name)
+        elif isinstance(statement, Match):
+            _check_expr(statement.relation, ("ref", "pred"), defined, resolver, hop, error,
+                        "a matching relation")
+            matches.add(statement.name)
+        elif isinstance(statement, EventClause):
+            if statement.each == "pair" and statement.match not in matches:
+                known = ", ".join(sorted(matches)) or "none declared before this clause"
+                raise ContractCheckError(
+                    f"unknown matching {statement.match!r} (matchings: {known})",
+                    source=contract.source, offset=statement.span[0], name=contract.name)
+            scope = ("ref", "pred") if statement.each == "pair" else (statement.each,)
+            if statement.where is not None:
+                _check_expr(statement.where, scope, defined, resolver, hop, error, "'where'")
+            _check_expr(statement.requirement, scope, defined, resolver, hop, error,
+                        "'require'")
+        else:
+            for formula in (statement.obligation, statement.requirement):
+                _check_windows(formula, resolver, defined, hop)
+                for atom in atoms(formula) if atoms_known is not None else ():
+                    if atom.name not in atoms_known:
+                        known = ", ".join(sorted(atoms_known))
+                        raise ContractCheckError(
+                            f"unknown atom {atom.name!r}; known atoms: {known}",
+                            source=contract.source, offset=_first_span(formula, atom),
+                            name=contract.name)
     return list(resolver.conversions.values())
+
+
+def _check_expr(expr: Expr, scope: tuple[str, ...], defined: dict[str, Bound],
+                resolver: BoundResolver, hop: float | None, error, what: str) -> None:
+    kind = infer(expr, scope, lets=defined, error=error)
+    if kind != BOOL:
+        raise error(f"{what} must be a condition (true/false), got a {kind}", expr)
+    stack = [expr]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, Time) and (hop is not None or not _uses_time_bound(node.bound,
+                                                                               resolver)):
+            resolver.frames(node.bound)
+        stack.extend(expr_children(node))
 
 
 def _check_windows(formula: Formula, resolver: BoundResolver, defined: dict[str, Bound],
@@ -110,20 +153,18 @@ def _check_windows(formula: Formula, resolver: BoundResolver, defined: dict[str,
                 if bound is not None and bound.name is not None and bound.name not in defined:
                     raise resolver.error(f"unknown bound name {bound.name!r} (defined before "
                                          f"this clause: {', '.join(defined) or 'none'})", bound)
-            if hop is not None or not _uses_time(node.window, resolver):
+            if hop is not None or not any(_uses_time_bound(b, resolver)
+                                          for b in (node.window.lo, node.window.hi)):
                 resolver.window(node.window)
         stack.extend(children(node))
 
 
-def _uses_time(window: Window, resolver: BoundResolver) -> bool:
-    for bound in (window.lo, window.hi):
-        while bound is not None and bound.name is not None:
-            bound = resolver.bindings.get(bound.name)
-            if not isinstance(bound, Bound):
-                bound = None
-        if bound is not None and bound.unit is not None:
-            return True
-    return False
+def _uses_time_bound(bound: Bound | None, resolver: BoundResolver) -> bool:
+    while bound is not None and bound.name is not None:
+        bound = resolver.bindings.get(bound.name)
+        if not isinstance(bound, Bound):
+            bound = None
+    return bound is not None and bound.unit is not None
 
 
 def _first_span(formula: Formula, atom: Atom) -> int:
@@ -138,10 +179,12 @@ def _first_span(formula: Formula, atom: Atom) -> int:
 
 @dataclass(frozen=True)
 class ContractResult:
-    """Per-clause scores of one run, with the conversions that produced the windows."""
+    """Per-clause scores of one run, the conversions that produced the windows, and the
+    matchings the event clauses used (with the greedy-versus-exact audit)."""
 
     clauses: dict[str, ClauseScore]
     conversions: list[Conversion]
+    matchings: dict[str, MatchingAudit] = field(default_factory=dict)
 
     def __getitem__(self, name: str) -> ClauseScore:
         return self.clauses[name]
@@ -151,20 +194,62 @@ def evaluate_contract(contract: Contract | str, signals: Mapping[str, Any], *,
                       hop: float | None = None,
                       overrides: Mapping[str, Bound | int | str] | None = None,
                       rounding: Rounding = "nearest", edges: Edges = "open",
-                      lengths: Any = None) -> ContractResult:
-    """Run every frame clause of ``contract`` on ``signals``; counts are kept per row."""
+                      lengths: Any = None, row_classes: Sequence[int] | None = None,
+                      classes: Sequence[str] = (), matching: str | None = None
+                      ) -> ContractResult:
+    """Run every clause of ``contract`` on ``signals``; counts are kept per row.
+
+    Event clauses take the maximal intervals of ``ref.active`` / ``pred.active`` row by row;
+    ``row_classes`` (index into ``classes``, −1 for none) gives ``class(x)`` its value;
+    ``matching`` (greedy | exact) overrides the method every ``match`` declares.
+    """
+    if matching is not None and matching not in METHODS:
+        raise ContractCheckError(f"unknown matching method {matching!r}; choose one of "
+                                 f"{', '.join(METHODS)}")
     if isinstance(contract, str):
         contract = parse_contract(contract)
     table = SignalTable(signals, lengths=lengths, edges=edges)
     check_contract(contract, hop=hop, overrides=overrides, rounding=rounding)
     resolver = resolver_for(contract, hop=hop, overrides=overrides, rounding=rounding)
     ops = NumpyOps(table.shape, table.valid)
-    scores = {}
+    scores: dict[str, ClauseScore] = {}
+    context: EventContext | None = None
     for clause in contract.clauses:
-        obligation = run(clause.obligation, table, resolver, source=contract.source,
-                         name=contract.name)
-        requirement = run(clause.requirement, table, resolver, source=contract.source,
-                          name=contract.name)
-        satisfied, total = clause_counts(ops, obligation, requirement)
-        scores[clause.name] = ClauseScore(clause.name, satisfied, total)
-    return ContractResult(scores, list(resolver.conversions.values()))
+        if isinstance(clause, EventClause):
+            if context is None:
+                context = _event_context(contract, table, resolver, row_classes, classes)
+                context.method = matching
+            satisfied, total = event_counts(clause, context)
+            sort = "event"
+        else:
+            obligation = run(clause.obligation, table, resolver, source=contract.source,
+                             name=contract.name)
+            requirement = run(clause.requirement, table, resolver, source=contract.source,
+                              name=contract.name)
+            satisfied, total = clause_counts(ops, obligation, requirement)
+            sort = "frame"
+        scores[clause.name] = ClauseScore(clause.name, np.asarray(satisfied).reshape(-1),
+                                          np.asarray(total).reshape(-1), sort=sort,
+                                          diagnostic=clause.diagnostic)
+    return ContractResult(scores, list(resolver.conversions.values()),
+                          dict(context.audits) if context is not None else {})
+
+
+def _event_context(contract: Contract, table: SignalTable, resolver: BoundResolver,
+                   row_classes: Sequence[int] | None, classes: Sequence[str]) -> EventContext:
+    missing = [k for k in ("ref.active", "pred.active") if k not in table.arrays]
+    if missing:
+        raise SignalError(f"event clauses need the signals {', '.join(missing)} (maximal "
+                          "intervals are taken from them)")
+    shape = table.shape
+    rows = int(np.prod(shape[:-1], dtype=np.int64))
+    lengths = None if table.lengths is None else table.lengths.reshape(-1)
+    if row_classes is None:
+        row_class = np.full(rows, -1, dtype=np.int64)
+    else:
+        row_class = np.asarray(row_classes, dtype=np.int64).reshape(-1)
+        if row_class.shape != (rows,):
+            raise SignalError(f"row_classes has {row_class.size} entries for {rows} rows")
+    return EventContext(Intervals.of(table.arrays["ref.active"], lengths),
+                        Intervals.of(table.arrays["pred.active"], lengths), rows, shape[-1],
+                        row_class, tuple(classes), resolver, contract.matches)

@@ -10,17 +10,15 @@ from sedcontract.errors import ContractSyntaxError
 
 KEYWORDS = frozenset({
     "let", "clause", "on", "require", "true", "false", "ref", "pred",
-    # reserved for the event sort
-    "each", "match", "when", "using", "where", "pair",
+    "diagnostic", "each", "match", "when", "using", "where", "pair", "overlapping",
 })
-PUNCT = ("->", "!", "&", "|", "(", ")", "[", "]", ":", ".", "=", ",", "~")
 
 _TOKEN = re.compile(r"""
     (?P<ws>[ \t\r\n]+|\#[^\n]*)
   | (?P<number>[0-9]+(?:\.[0-9]+)?)(?P<unit>[A-Za-z_][A-Za-z0-9_]*)?
   | (?P<ident>[A-Za-z_][A-Za-z0-9_]*)
   | (?P<string>"(?:[^"\\\n]|\\.)*")
-  | (?P<punct>->|[!&|()\[\]:.=,~])
+  | (?P<punct>->|<=|>=|==|!=|[!&|()\[\]:.=,~<>+\-*/])
 """, re.VERBOSE)
 
 

@@ -8,27 +8,43 @@ from __future__ import annotations
 
 from sedcontract.contracts.lexer import Token, tokenize, unquote
 from sedcontract.contracts.syntax import (
+    COMPARISONS,
+    FLAGS,
+    FUNCTIONS,
     KINDS,
     MODALITIES,
     And,
     Atom,
+    Binary,
+    BoolLit,
     Bound,
+    Call,
+    ClassName,
     Const,
     Contract,
+    Count,
+    EventClause,
+    Expr,
+    Flag,
     Formula,
     FrameClause,
     Implies,
     Let,
+    Match,
+    Negation,
     Not,
+    Number,
     Or,
     Statement,
     Temporal,
+    Time,
     Until,
+    Var,
     Window,
 )
 from sedcontract.errors import ContractSyntaxError
 
-_EVENT_SORT = ("each", "match")
+METHODS = ("greedy", "exact")
 
 
 class _Parser:
@@ -70,12 +86,6 @@ class _Parser:
             raise self.error(f"expected '{word}', found {self.describe(self.tok)}")
         return self.advance()
 
-    def event_sort(self, tok: Token) -> ContractSyntaxError:
-        return self.error(f"'{tok.text}' belongs to the event sort (interval clauses and "
-                          "matching), which this version of the language does not run yet; "
-                          "frame clauses are written 'clause NAME: on FORMULA require FORMULA'",
-                          tok)
-
     # -- contracts ------------------------------------------------------------------------
     def contract(self) -> Contract:
         statements: list[Statement] = []
@@ -91,21 +101,185 @@ class _Parser:
             self.expect("=", "'='")
             value = self.bound()
             return Let(name.text, value, span=(tok.start, value.span[1]))
-        if self.at_keyword("clause"):
+        if self.at_keyword("match"):
+            return self.match()
+        if self.at_keyword("clause") or self.at_keyword("diagnostic"):
             self.advance()
-            name = self.expect("ident", "a clause name after 'clause'")
-            self.expect(":", "':' after the clause name")
-            if self.tok.kind == "keyword" and self.tok.text in _EVENT_SORT:
-                raise self.event_sort(self.tok)
-            self.expect_keyword("on")
+            name = self.tok  # clause names may be keywords: 'clause false: …'
+            if name.kind not in ("ident", "keyword"):
+                raise self.error(f"expected a name after '{tok.text}', found "
+                                 f"{self.describe(name)}")
+            self.advance()
+            self.expect(":", "':' after the name")
+            diagnostic = tok.text == "diagnostic"
+            if self.at_keyword("each"):
+                return self.event_clause(tok, name.text, diagnostic)
+            if not self.at_keyword("on"):
+                raise self.error("expected 'on FORMULA' (a frame clause) or 'each ref|pred|"
+                                 f"pair(m)' (an event clause), found {self.describe(self.tok)}")
+            self.advance()
             obligation = self.formula()
             self.expect_keyword("require")
             requirement = self.formula()
-            return FrameClause(name.text, obligation, requirement,
+            return FrameClause(name.text, obligation, requirement, diagnostic,
                                span=(tok.start, requirement.span[1]))
-        if tok.kind == "keyword" and tok.text in _EVENT_SORT:
-            raise self.event_sort(tok)
-        raise self.error(f"expected 'let' or 'clause', found {self.describe(tok)}")
+        raise self.error(f"expected 'let', 'match', 'clause' or 'diagnostic', found "
+                         f"{self.describe(tok)}")
+
+    def match(self) -> Match:
+        start = self.advance()
+        name = self.expect("ident", "a name after 'match'")
+        self.expect(":", "':' after the matching name")
+        self.expect_keyword("ref")
+        self.expect("~", "'~' (a matching relates ref ~ pred)")
+        self.expect_keyword("pred")
+        self.expect_keyword("when")
+        relation = self.expr()
+        self.expect_keyword("using")
+        method = self.tok
+        if method.kind != "ident" or method.text not in METHODS:
+            raise self.error(f"expected a matching method ({' or '.join(METHODS)}), found "
+                             f"{self.describe(method)}")
+        self.advance()
+        return Match(name.text, relation, method.text, span=(start.start, method.end))
+
+    def event_clause(self, start: Token, name: str, diagnostic: bool) -> EventClause:
+        self.advance()  # each
+        match = None
+        if self.at_keyword("ref") or self.at_keyword("pred"):
+            each = self.advance().text
+        elif self.at_keyword("pair"):
+            self.advance()
+            self.expect("(", "'(' after 'pair'")
+            match = self.expect("ident", "a matching name, as in 'pair(m)'").text
+            self.expect(")", "')'")
+            each = "pair"
+        else:
+            raise self.error(f"expected 'ref', 'pred' or 'pair(m)' after 'each', found "
+                             f"{self.describe(self.tok)}")
+        where = None
+        if self.at_keyword("where"):
+            self.advance()
+            where = self.expr()
+        self.expect_keyword("require")
+        requirement = self.expr()
+        return EventClause(name, each, match, where, requirement, diagnostic,
+                           span=(start.start, requirement.span[1]))
+
+    # -- event expressions ---------------------------------------------------------------------
+    def expr(self) -> Expr:
+        left = self.expr_or()
+        if self.tok.kind == "->":
+            self.advance()
+            right = self.expr()
+            return Binary("->", left, right, span=(left.span[0], right.span[1]))
+        return left
+
+    def _left_assoc(self, ops: tuple[str, ...], operand) -> Expr:
+        left = operand()
+        while self.tok.kind in ops:
+            op = self.advance().text
+            right = operand()
+            left = Binary(op, left, right, span=(left.span[0], right.span[1]))
+        return left
+
+    def expr_or(self) -> Expr:
+        return self._left_assoc(("|",), self.expr_and)
+
+    def expr_and(self) -> Expr:
+        return self._left_assoc(("&",), self.expr_not)
+
+    def expr_not(self) -> Expr:
+        tok = self.tok
+        if tok.kind == "!":
+            self.advance()
+            arg = self.expr_not()
+            return Negation(arg, span=(tok.start, arg.span[1]))
+        return self.comparison()
+
+    def comparison(self) -> Expr:
+        left = self.sum()
+        if self.tok.kind in COMPARISONS:
+            op = self.advance().text
+            right = self.sum()
+            if self.tok.kind in COMPARISONS:
+                raise self.error("comparisons do not chain; join them with '&'")
+            return Binary(op, left, right, span=(left.span[0], right.span[1]))
+        return left
+
+    def sum(self) -> Expr:
+        return self._left_assoc(("+", "-"), self.product)
+
+    def product(self) -> Expr:
+        return self._left_assoc(("*", "/"), self.term)
+
+    def term(self) -> Expr:
+        tok = self.tok
+        span = (tok.start, tok.end)
+        if tok.kind == "(":
+            self.advance()
+            inner = self.expr()
+            self.expect(")", "')'")
+            return inner
+        if tok.kind == "number":
+            self.advance()
+            if tok.unit is None:
+                return Number(tok.text, span=span)
+            return Time(Bound(number=tok.text, unit=tok.unit, span=span), span=span)
+        if tok.kind == "string":
+            self.advance()
+            return ClassName(unquote(tok.text), span=span)
+        if tok.kind == "keyword" and tok.text in ("true", "false"):
+            self.advance()
+            return BoolLit(tok.text == "true", span=span)
+        if tok.kind == "keyword" and tok.text in ("ref", "pred"):
+            self.advance()
+            if self.tok.kind == ".":
+                raise self.error("frame atoms such as 'ref.onset' belong in frame clauses "
+                                 "('on …'); in an event clause use dur(ref), onset(ref), …")
+            return Var(tok.text, span=span)
+        if tok.kind == "ident" and self.peek().kind == "(":
+            return self.call()
+        if tok.kind == "ident" and tok.text in FLAGS:
+            self.advance()
+            return Flag(tok.text, span=span)
+        if tok.kind == "ident":
+            self.advance()
+            return Time(Bound(name=tok.text, span=span), span=span)
+        raise self.error(f"expected an expression (a number, a time such as '200ms', a name, "
+                         f"ref, pred, a function such as dur(ref), or '('), found "
+                         f"{self.describe(tok)}")
+
+    def call(self) -> Expr:
+        fn = self.advance()
+        self.expect("(", "'('")
+        if fn.text == "count":
+            counted = self.tok
+            if not (self.at_keyword("ref") or self.at_keyword("pred")):
+                raise self.error(f"expected 'pred overlapping ref' or 'ref overlapping pred' "
+                                 f"in count(…), found {self.describe(counted)}")
+            self.advance()
+            self.expect_keyword("overlapping")
+            around = self.tok
+            if not (self.at_keyword("ref") or self.at_keyword("pred")) or \
+                    around.text == counted.text:
+                raise self.error("count(…) relates the two sides: 'count(pred overlapping "
+                                 "ref)' or 'count(ref overlapping pred)'", around)
+            self.advance()
+            end = self.expect(")", "')'").end
+            return Count(counted.text, around.text, span=(fn.start, end))
+        if fn.text not in FUNCTIONS:
+            known = ", ".join(sorted([*FUNCTIONS, "count"]))
+            raise self.error(f"unknown function {fn.text!r}; known functions: {known}", fn)
+        args = [self.expr()]
+        while self.tok.kind == ",":
+            self.advance()
+            args.append(self.expr())
+        end = self.expect(")", "')'").end
+        if len(args) != FUNCTIONS[fn.text]:
+            raise self.error(f"{fn.text}() takes {FUNCTIONS[fn.text]} argument(s), got "
+                             f"{len(args)}", fn)
+        return Call(fn.text, tuple(args), span=(fn.start, end))
 
     # -- formulas ---------------------------------------------------------------------------
     def formula(self) -> Formula:

@@ -7,18 +7,32 @@ import re
 
 from sedcontract.contracts.lexer import quote
 from sedcontract.contracts.syntax import (
+    COMPARISONS,
     And,
     Atom,
+    Binary,
+    BoolLit,
+    Call,
+    ClassName,
     Const,
     Contract,
+    Count,
+    EventClause,
+    Expr,
+    Flag,
     Formula,
     FrameClause,
     Implies,
     Let,
+    Match,
+    Negation,
     Not,
+    Number,
     Or,
     Temporal,
+    Time,
     Until,
+    Var,
 )
 
 _BARE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -60,15 +74,72 @@ def _format(node: Formula, context: int) -> str:
     return f"({text})" if _precedence(node) < context else text
 
 
+# event expressions: binding strength, larger binds tighter
+_E_LEVEL = {"->": 1, "|": 2, "&": 3, **dict.fromkeys(COMPARISONS, 5), "+": 6, "-": 6, "*": 7,
+            "/": 7}
+_E_NOT, _E_TERM = 4, 8
+
+
+def format_expr(node: Expr) -> str:
+    """Canonical text of an event-sort expression."""
+    return _format_expr(node, 0)
+
+
+def _format_expr(node: Expr, context: int) -> str:
+    level = _E_TERM
+    if isinstance(node, Var):
+        text = node.name
+    elif isinstance(node, Number):
+        text = node.text
+    elif isinstance(node, Time):
+        text = str(node.bound)
+    elif isinstance(node, ClassName):
+        text = quote(node.value)
+    elif isinstance(node, Flag):
+        text = node.name
+    elif isinstance(node, BoolLit):
+        text = "true" if node.value else "false"
+    elif isinstance(node, Call):
+        text = f"{node.fn}(" + ", ".join(_format_expr(a, 0) for a in node.args) + ")"
+    elif isinstance(node, Count):
+        text = f"count({node.counted} overlapping {node.around})"
+    elif isinstance(node, Negation):
+        level = _E_NOT
+        text = "!" + _format_expr(node.arg, _E_NOT)
+    elif isinstance(node, Binary):
+        level = _E_LEVEL[node.op]
+        if node.op == "->":        # right-associative
+            sides = (level + 1, level)
+        elif node.op in COMPARISONS:  # non-associative
+            sides = (level + 1, level + 1)
+        else:                      # left-associative
+            sides = (level, level + 1)
+        text = (f"{_format_expr(node.left, sides[0])} {node.op} "
+                f"{_format_expr(node.right, sides[1])}")
+    else:
+        raise TypeError(f"not an expression node: {node!r}")
+    return f"({text})" if level < context else text
+
+
+def format_statement(statement) -> str:
+    """Canonical one-line text of a statement."""
+    if isinstance(statement, Let):
+        return f"let {statement.name} = {statement.value}"
+    if isinstance(statement, Match):
+        return (f"match {statement.name}: ref ~ pred when {format_expr(statement.relation)} "
+                f"using {statement.method}")
+    if isinstance(statement, FrameClause | EventClause):
+        head = f"{'diagnostic' if statement.diagnostic else 'clause'} {statement.name}:"
+        if isinstance(statement, FrameClause):
+            return (f"{head} on {format_formula(statement.obligation)} "
+                    f"require {format_formula(statement.requirement)}")
+        each = f"pair({statement.match})" if statement.each == "pair" else statement.each
+        where = "" if statement.where is None else f" where {format_expr(statement.where)}"
+        return f"{head} each {each}{where} require {format_expr(statement.requirement)}"
+    raise TypeError(f"not a statement: {statement!r}")
+
+
 def format_contract(contract: Contract) -> str:
     """Canonical text of a contract, one statement per line."""
-    lines = []
-    for statement in contract.statements:
-        if isinstance(statement, Let):
-            lines.append(f"let {statement.name} = {statement.value}")
-        elif isinstance(statement, FrameClause):
-            lines.append(f"clause {statement.name}: on {format_formula(statement.obligation)} "
-                         f"require {format_formula(statement.requirement)}")
-        else:
-            raise TypeError(f"not a statement: {statement!r}")
+    lines = [format_statement(s) for s in contract.statements]
     return "\n".join(lines) + ("\n" if lines else "")

@@ -23,6 +23,8 @@ class ClauseScore:
     name: str
     satisfied_per_row: np.ndarray
     obligations_per_row: np.ndarray
+    sort: str = "frame"          # frame | event
+    diagnostic: bool = False     # reported beside the guard vector, not a coordinate of it
 
     @property
     def satisfied(self) -> int:

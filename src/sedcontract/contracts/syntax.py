@@ -112,9 +112,117 @@ class Until:
 Formula = Atom | Const | Not | And | Or | Implies | Temporal | Until
 
 
+# -- event sort: expressions over intervals ------------------------------------------------
+VARIABLES = ("ref", "pred")
+FUNCTIONS = {  # name → number of arguments
+    "dur": 1, "onset": 1, "offset": 1, "class": 1, "abs": 1, "min": 2, "max": 2,
+    "iou": 2, "overlap": 2,
+}
+FLAGS = ("overlaps", "same_class")
+COMPARISONS = ("<=", "<", ">=", ">", "==", "!=")
+
+
+@dataclass(frozen=True)
+class Var:
+    """The quantified interval ``ref`` or ``pred``."""
+
+    name: str
+    span: Span = field(default=(0, 0), compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class Number:
+    """A unitless number (a scalar such as ``0.2`` or a count such as ``1``)."""
+
+    text: str
+    span: Span = field(default=(0, 0), compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class Time:
+    """A duration: a literal with a unit (``200ms``) or a ``let`` name (``eps``)."""
+
+    bound: Bound
+    span: Span = field(default=(0, 0), compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class ClassName:
+    """A class literal, ``"speech"``."""
+
+    value: str
+    span: Span = field(default=(0, 0), compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class Flag:
+    """Relation shorthands: ``overlaps`` (≥ 1 shared frame), ``same_class``."""
+
+    name: str
+    span: Span = field(default=(0, 0), compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class BoolLit:
+    value: bool
+    span: Span = field(default=(0, 0), compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class Call:
+    """``dur(x)``, ``onset(x)``, ``offset(x)``, ``class(x)``, ``abs``, ``min``, ``max``,
+    ``iou(x, y)``, ``overlap(x, y)``."""
+
+    fn: str
+    args: tuple[Expr, ...]
+    span: Span = field(default=(0, 0), compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class Count:
+    """``count(pred overlapping ref)``: intervals of one side sharing a frame with the other."""
+
+    counted: str
+    around: str
+    span: Span = field(default=(0, 0), compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class Binary:
+    """Arithmetic (``+ - * /``), comparison (``<= < >= > == !=``) or logic (``& | ->``)."""
+
+    op: str
+    left: Expr
+    right: Expr
+    span: Span = field(default=(0, 0), compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class Negation:
+    """``!e`` on a Boolean expression."""
+
+    arg: Expr
+    span: Span = field(default=(0, 0), compare=False, repr=False)
+
+
+Expr = Var | Number | Time | ClassName | Flag | BoolLit | Call | Count | Binary | Negation
+
+
+def expr_children(node: Expr) -> tuple[Expr, ...]:
+    """Direct sub-expressions, left to right."""
+    if isinstance(node, Call):
+        return node.args
+    if isinstance(node, Binary):
+        return (node.left, node.right)
+    if isinstance(node, Negation):
+        return (node.arg,)
+    return ()
+
+
+# -- statements -------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Let:
-    """``let name = bound``: a named bound usable in any later window."""
+    """``let name = bound``: a named bound usable in any later window or expression."""
 
     name: str
     value: Bound
@@ -122,21 +230,51 @@ class Let:
 
 
 @dataclass(frozen=True)
+class Match:
+    """``match m: ref ~ pred when RELATION using greedy|exact``."""
+
+    name: str
+    relation: Expr
+    method: str
+    span: Span = field(default=(0, 0), compare=False, repr=False)
+
+
+@dataclass(frozen=True)
 class FrameClause:
-    """``clause name: on OBLIGATION require REQUIREMENT``: scored over obligation frames."""
+    """``clause name: on OBLIGATION require REQUIREMENT``: scored over obligation frames.
+
+    ``diagnostic`` clauses (written ``diagnostic name: …``) are reported beside the guard
+    vector but are not coordinates of it.
+    """
 
     name: str
     obligation: Formula
     requirement: Formula
+    diagnostic: bool = False
     span: Span = field(default=(0, 0), compare=False, repr=False)
 
 
-Statement = Let | FrameClause
+@dataclass(frozen=True)
+class EventClause:
+    """``clause name: each ref|pred|pair(m) [where COND] require COND``: scored over the
+    quantified intervals (or matched pairs) for which ``where`` holds."""
+
+    name: str
+    each: str
+    match: str | None
+    where: Expr | None
+    requirement: Expr
+    diagnostic: bool = False
+    span: Span = field(default=(0, 0), compare=False, repr=False)
+
+
+Clause = FrameClause | EventClause
+Statement = Let | Match | FrameClause | EventClause
 
 
 @dataclass(frozen=True)
 class Contract:
-    """A parsed contract: ``let`` bindings and clauses in source order."""
+    """A parsed contract: ``let`` bindings, matchings and clauses in source order."""
 
     statements: tuple[Statement, ...]
     source: str | None = field(default=None, compare=False, repr=False)
@@ -147,8 +285,13 @@ class Contract:
         return {s.name: s.value for s in self.statements if isinstance(s, Let)}
 
     @property
-    def clauses(self) -> tuple[FrameClause, ...]:
-        return tuple(s for s in self.statements if isinstance(s, FrameClause))
+    def matches(self) -> dict[str, Match]:
+        return {s.name: s for s in self.statements if isinstance(s, Match)}
+
+    @property
+    def clauses(self) -> tuple[Clause, ...]:
+        """Every clause, guard coordinates and diagnostics, in source order."""
+        return tuple(s for s in self.statements if isinstance(s, FrameClause | EventClause))
 
 
 def children(node: Formula) -> tuple[Formula, ...]:

@@ -49,16 +49,17 @@ class EventList:
             values = getattr(self, column)
             bad = np.flatnonzero(~np.isfinite(values))
             if bad.size:
-                raise TraceFormatError(f"{values[bad[0]]!r} is not a finite time",
+                raise TraceFormatError(f"{float(values[bad[0]])!r} is not a finite time",
                                        path=self.path, row=self._row(bad[0]), column=column)
             bad = np.flatnonzero(values < 0)
             if bad.size:
-                raise TraceFormatError(f"negative time {values[bad[0]]!r}",
+                raise TraceFormatError(f"negative time {float(values[bad[0]])!r}",
                                        path=self.path, row=self._row(bad[0]), column=column)
         bad = np.flatnonzero(self.offset < self.onset)
         if bad.size:
             i = bad[0]
-            raise TraceFormatError(f"offset {self.offset[i]!r} is before onset {self.onset[i]!r}",
+            raise TraceFormatError(f"offset {float(self.offset[i])!r} is before onset "
+                                   f"{float(self.onset[i])!r}",
                                    path=self.path, row=self._row(i), column="offset")
         for i, value in enumerate(self.label):
             if not isinstance(value, str) or not value:
@@ -75,13 +76,13 @@ class EventList:
 
     @classmethod
     def from_rows(cls, rows: Iterable[tuple[str, float, float, str]], *,
-                  clips: Sequence[str] = ()) -> EventList:
+                  clips: Sequence[str] = (), path: str | None = None) -> EventList:
         """Build from ``(clip, onset, offset, label)`` tuples."""
         rows = list(rows)
         columns = list(zip(*rows, strict=True)) if rows else [[], [], [], []]
         return cls(np.asarray(columns[0], dtype=object), np.asarray(columns[1], dtype=np.float64),
                    np.asarray(columns[2], dtype=np.float64), np.asarray(columns[3], dtype=object),
-                   clips=tuple(clips))
+                   clips=tuple(clips), path=path)
 
     def to_rows(self) -> list[tuple[str, float, float, str]]:
         """``(clip, onset, offset, label)`` tuples in stored order."""

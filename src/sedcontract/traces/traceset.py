@@ -22,6 +22,25 @@ MODES: tuple[str, ...] = ("typed", "union")
 SIDES: tuple[str, ...] = ("ref", "pred")
 
 
+def count_merges(events: EventList) -> int:
+    """Events that overlap or touch an earlier event of the same clip and class (in onset
+    order): on a frame grid they become one interval with it."""
+    if len(events) == 0:
+        return 0
+    on, off = to_us(events.onset), to_us(events.offset)
+    groups = {(c, lab): [] for c, lab in zip(events.clip, events.label, strict=True)}
+    for i, key in enumerate(zip(events.clip, events.label, strict=True)):
+        groups[key].append(i)
+    merged = 0
+    for members in groups.values():
+        order = sorted(members, key=lambda i: (on[i], off[i]))
+        reach = off[order[0]]
+        for i in order[1:]:
+            merged += int(on[i] <= reach)
+            reach = max(reach, off[i])
+    return merged
+
+
 @dataclass(frozen=True)
 class TraceSet:
     """Activity of both sides on the declared grid, plus what projection lost."""
@@ -33,6 +52,8 @@ class TraceSet:
     active: dict[str, np.ndarray]  # side → [clips, classes, n] bool
     projection: str
     vanished: dict[str, int]       # side → events that cover no frame under the projection
+    merged: dict[str, int]         # side → events merged into an earlier overlapping/touching
+                                   # event of the same clip and class
 
     @classmethod
     def from_events(cls, ref: EventList, pred: EventList, *, hop: float,
@@ -75,8 +96,8 @@ class TraceSet:
                 late = np.flatnonzero(to_us(events.offset) > dur_us)
                 if late.size:
                     i = late[0]
-                    raise TraceFormatError(f"offset {events.offset[i]!r} is past the clip "
-                                           f"duration {durations[events.clip[i]]!r}",
+                    raise TraceFormatError(f"offset {float(events.offset[i])!r} is past the "
+                                           f"clip duration {durations[events.clip[i]]!r}",
                                            path=events.path, row=events._row(i), column="offset")
             grid_us = {c: int(to_us(durations[c])) for c in clips}
         lengths = np.array([Grid.covering(grid_us[c] / 1e6, hop).n for c in clips],
@@ -84,8 +105,9 @@ class TraceSet:
         n = int(lengths.max()) if len(clips) else 0
         clip_index = {c: i for i, c in enumerate(clips)}
         class_index = {c: i for i, c in enumerate(classes)}
-        active, vanished = {}, {}
+        active, vanished, merged = {}, {}, {}
         for side, events in zip(SIDES, (ref, pred), strict=True):
+            merged[side] = count_merges(events)
             grid = np.zeros((len(clips), len(classes), n + 1), dtype=np.int8)
             first, end = project(events.onset, events.offset, hop, projection)
             rows = np.array([clip_index[c] for c in events.clip], dtype=np.int64)
@@ -97,7 +119,8 @@ class TraceSet:
             np.add.at(grid, (rows, cols, first), 1)
             np.add.at(grid, (rows, cols, end), -1)
             active[side] = np.cumsum(grid, axis=-1, dtype=np.int32)[..., :n] > 0
-        return cls(clips, tuple(classes), float(hop), lengths, active, projection, vanished)
+        return cls(clips, tuple(classes), float(hop), lengths, active, projection, vanished,
+                   merged)
 
     def signals(self, mode: Mode = "typed") -> tuple[dict[str, np.ndarray], np.ndarray]:
         """``(signals, lengths)`` for the monitor.
@@ -113,7 +136,7 @@ class TraceSet:
         for side in SIDES:
             act = self.active[side]
             if mode == "typed":
-                signals[f"{side}.active"] = act.reshape(n_clips * n_classes, -1)
+                signals[f"{side}.active"] = act.reshape(n_clips * n_classes, act.shape[-1])
                 for k, name in enumerate(self.classes):
                     signals[f"{side}.active[{name}]"] = np.repeat(act[:, k], n_classes, axis=0)
             else:
@@ -122,6 +145,12 @@ class TraceSet:
                     signals[f"{side}.active[{name}]"] = act[:, k]
         lengths = np.repeat(self.lengths, n_classes) if mode == "typed" else self.lengths
         return signals, lengths
+
+    def row_classes(self, mode: Mode = "typed") -> np.ndarray:
+        """Class index of every row of :meth:`signals` (−1 on the union trace)."""
+        if mode == "typed":
+            return np.tile(np.arange(len(self.classes)), len(self.clips))
+        return np.full(len(self.clips), -1, dtype=np.int64)
 
     def row_labels(self, mode: Mode = "typed") -> list[tuple[str, str | None]]:
         """``(clip, class)`` of every row of :meth:`signals` (class None on the union trace)."""

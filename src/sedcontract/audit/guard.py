@@ -1,0 +1,178 @@
+"""Guard vectors: the standard-contract audit of a reference/prediction pair, per coordinate,
+per class and per clip, on the typed and union traces, with the policy that produced it."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from sedcontract.contracts import contract_hash, evaluate_contract, load_contract
+from sedcontract.contracts.events import MatchingAudit
+from sedcontract.contracts.syntax import Contract, EventClause
+from sedcontract.errors import ContractCheckError
+from sedcontract.traces import MODES, EventList, TraceSet, read_durations, read_events
+from sedcontract.traces.scores import DecisionPolicy
+
+AGGREGATIONS = ("micro", "macro")
+
+
+@dataclass(frozen=True)
+class Cell:
+    """``satisfied / obligations``; NaN (vacuous) when there are no obligations."""
+
+    satisfied: int
+    obligations: int
+
+    @property
+    def score(self) -> float:
+        return math.nan if self.obligations == 0 else self.satisfied / self.obligations
+
+    @property
+    def vacuous(self) -> bool:
+        return self.obligations == 0
+
+
+@dataclass(frozen=True)
+class ModeReport:
+    """All clause counts of one trace mode (typed or union), kept per row."""
+
+    mode: str
+    coordinates: tuple[str, ...]
+    diagnostics: tuple[str, ...]
+    sorts: dict[str, str]
+    rows: list[tuple[str, str | None]]          # (clip, class) per row; class None on union
+    satisfied: dict[str, np.ndarray]
+    obligations: dict[str, np.ndarray]
+    matchings: dict[str, MatchingAudit] = field(default_factory=dict)
+
+    def micro(self, name: str) -> Cell:
+        """Counts pooled over every clip and class."""
+        return Cell(int(self.satisfied[name].sum()), int(self.obligations[name].sum()))
+
+    def _grouped(self, name: str, key: int) -> dict[Any, Cell]:
+        out: dict[Any, list[int]] = {}
+        for i, row in enumerate(self.rows):
+            cell = out.setdefault(row[key], [0, 0])
+            cell[0] += int(self.satisfied[name][i])
+            cell[1] += int(self.obligations[name][i])
+        return {k: Cell(*v) for k, v in out.items()}
+
+    def per_class(self, name: str) -> dict[str | None, Cell]:
+        return self._grouped(name, 1)
+
+    def per_clip(self, name: str) -> dict[str, Cell]:
+        return self._grouped(name, 0)
+
+    def macro(self, name: str) -> tuple[float, int]:
+        """Mean over classes of the per-class scores, and how many classes were not vacuous."""
+        scores = [c.score for c in self.per_class(name).values() if not c.vacuous]
+        return (float(np.mean(scores)) if scores else math.nan), len(scores)
+
+    def score(self, name: str, aggregation: str = "micro") -> float:
+        return self.micro(name).score if aggregation == "micro" else self.macro(name)[0]
+
+    def logic(self, aggregation: str = "micro",
+              coordinates: Sequence[str] | None = None) -> float:
+        """Mean of the non-vacuous coordinates (NaN when all are vacuous)."""
+        scores = [self.score(n, aggregation) for n in coordinates or self.coordinates]
+        scores = [s for s in scores if not math.isnan(s)]
+        return float(np.mean(scores)) if scores else math.nan
+
+
+@dataclass(frozen=True)
+class GuardReport:
+    """Guard vectors of one audit, by mode, with the policy and trace facts behind them."""
+
+    policy: dict[str, Any]
+    traces: dict[str, Any]
+    modes: dict[str, ModeReport]
+    aggregation: str = "micro"
+    coordinates: tuple[str, ...] = ()
+
+    def vector(self, mode: str) -> dict[str, float]:
+        """``{coordinate: score}`` under the report's aggregation."""
+        report = self.modes[mode]
+        return {name: report.score(name, self.aggregation) for name in self.coordinates}
+
+    def logic(self, mode: str) -> float:
+        return self.modes[mode].logic(self.aggregation, self.coordinates)
+
+
+def _load(value: EventList | str | Path) -> EventList:
+    return value if isinstance(value, EventList) else read_events(value)
+
+
+def audit(ref: EventList | str | Path, pred: EventList | str | Path, *,
+          contract: Contract | str | Path = "standard",
+          durations: Mapping[str, float] | str | Path | None = None,
+          hop: float = 0.02, eps: str | int | None = None, mode: str = "both",
+          matching: str | None = None, projection: str = "center", edges: str = "open",
+          rounding: str = "nearest", aggregation: str = "micro",
+          coordinates: Sequence[str] | None = None, classes: Sequence[str] | None = None,
+          decision: DecisionPolicy | None = None) -> GuardReport:
+    """Run a contract on reference and prediction events; typed and union side by side.
+
+    ``eps`` overrides the contract's ``let eps`` (``'100ms'`` or frames); ``coordinates``
+    selects and orders the vector; ``decision`` records how predictions were made from
+    scores, when they were.
+    """
+    if mode not in (*MODES, "both"):
+        raise ContractCheckError(f"unknown mode {mode!r}; choose typed, union or both")
+    if aggregation not in AGGREGATIONS:
+        raise ContractCheckError(f"unknown aggregation {aggregation!r}; choose micro or macro")
+    contract_name = contract if isinstance(contract, str | Path) else contract.name
+    if not isinstance(contract, Contract):
+        contract = load_contract(contract)
+    ref_events, pred_events = _load(ref), _load(pred)
+    if durations is not None and not isinstance(durations, Mapping):
+        durations = read_durations(durations)
+    traces = TraceSet.from_events(ref_events, pred_events, hop=hop, durations=durations,
+                                  classes=classes, projection=projection)
+    overrides = {"eps": eps} if eps is not None else None
+    guard = tuple(c.name for c in contract.clauses if not c.diagnostic)
+    diagnostics = tuple(c.name for c in contract.clauses if c.diagnostic)
+    chosen = tuple(coordinates) if coordinates else guard
+    unknown = [c for c in chosen if c not in guard]
+    if unknown:
+        raise ContractCheckError(f"unknown coordinate(s) {', '.join(map(repr, unknown))}; "
+                                 f"the contract's coordinates are {', '.join(guard)}")
+    modes = MODES if mode == "both" else (mode,)
+    reports, conversions = {}, []
+    for name in modes:
+        signals, lengths = traces.signals(name)
+        result = evaluate_contract(contract, signals, hop=hop, overrides=overrides,
+                                   rounding=rounding, edges=edges, lengths=lengths,
+                                   row_classes=traces.row_classes(name),
+                                   classes=traces.classes, matching=matching)
+        conversions = [str(c) for c in result.conversions]
+        reports[name] = ModeReport(
+            name, guard, diagnostics, {c.name: ("event" if isinstance(c, EventClause) else
+                                                "frame") for c in contract.clauses},
+            traces.row_labels(name),
+            {k: v.satisfied_per_row for k, v in result.clauses.items()},
+            {k: v.obligations_per_row for k, v in result.clauses.items()},
+            result.matchings)
+    methods = {m.name: matching or m.method for m in contract.matches.values()}
+    policy = {
+        "contract": str(contract_name),
+        "contract_sha256": contract_hash(contract),
+        "hop": hop,
+        "projection": projection,
+        "edges": edges,
+        "rounding": rounding,
+        "eps": str(eps) if eps is not None else str(contract.lets.get("eps", "")) or None,
+        "bounds": conversions,
+        "matching": methods,
+        "decision": decision.describe() if decision else "events as given",
+        "aggregation": aggregation,
+        "logic": "mean of the non-vacuous coordinates",
+    }
+    facts = {"clips": len(traces.clips), "classes": list(traces.classes),
+             "vanished": traces.vanished, "merged": traces.merged,
+             "durations": "given" if durations is not None else "latest offset per clip"}
+    return GuardReport(policy, facts, reports, aggregation, chosen)

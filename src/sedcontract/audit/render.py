@@ -1,0 +1,151 @@
+"""Guard reports as JSON, CSV source rows (one per clip × class × coordinate) and Markdown.
+
+Every table is a pure function of the report; JSON is byte-identical across runs.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from typing import Any
+
+from sedcontract.audit.guard import Cell, GuardReport, ModeReport
+
+SCHEMA_VERSION = 1
+ROW_FIELDS = ("mode", "clip", "class", "coordinate", "role", "sort", "satisfied", "obligations")
+
+
+def _cell(cell: Cell) -> dict[str, Any]:
+    return {"score": None if cell.vacuous else cell.score, "satisfied": cell.satisfied,
+            "obligations": cell.obligations, "vacuous": cell.vacuous}
+
+
+def _names(report: GuardReport, mode: ModeReport) -> list[tuple[str, str]]:
+    return ([(n, "guard") for n in report.coordinates]
+            + [(n, "diagnostic") for n in mode.diagnostics])
+
+
+def to_dict(report: GuardReport) -> dict[str, Any]:
+    """The report as plain data (the JSON schema of docs/guard-report.md)."""
+    modes = {}
+    for name, mode in report.modes.items():
+        entries = {}
+        for coordinate, role in _names(report, mode):
+            macro, classes = mode.macro(coordinate)
+            entries[coordinate] = {
+                "role": role, "sort": mode.sorts[coordinate], **_cell(mode.micro(coordinate)),
+                "macro": {"score": None if math.isnan(macro) else macro,
+                          "classes": classes},
+                "per_class": {str(k): _cell(v) for k, v in mode.per_class(coordinate).items()
+                              if k is not None},
+                "per_clip": {k: [v.satisfied, v.obligations]
+                             for k, v in mode.per_clip(coordinate).items()},
+            }
+        logic = report.logic(name)
+        modes[name] = {
+            "coordinates": {c: entries[c] for c in report.coordinates},
+            "diagnostics": {c: entries[c] for c in mode.diagnostics},
+            "logic": None if math.isnan(logic) else logic,
+            "matchings": {
+                m.name: {"method": m.method, "pairs": len(m.ref_index),
+                         "greedy_pairs": int(m.greedy_per_row.sum()),
+                         "exact_pairs": int(m.exact_per_row.sum()),
+                         "greedy_short": [
+                             {"clip": mode.rows[r][0], "class": mode.rows[r][1],
+                              "greedy": int(m.greedy_per_row[r]),
+                              "exact": int(m.exact_per_row[r])} for r in m.short_rows]}
+                for m in mode.matchings.values()},
+        }
+    return {"schema_version": SCHEMA_VERSION, "policy": report.policy,
+            "traces": report.traces, "aggregation": report.aggregation, "modes": modes}
+
+
+def to_json(report: GuardReport) -> str:
+    return json.dumps(to_dict(report), indent=2, allow_nan=False) + "\n"
+
+
+def to_rows(report: GuardReport) -> list[dict[str, Any]]:
+    """Source rows: one per mode × clip × class × coordinate (class '*' on the union trace)."""
+    rows = []
+    for name, mode in report.modes.items():
+        for coordinate, role in _names(report, mode):
+            sat, obl = mode.satisfied[coordinate], mode.obligations[coordinate]
+            for i, (clip, cls) in enumerate(mode.rows):
+                rows.append({"mode": name, "clip": clip, "class": "*" if cls is None else cls,
+                             "coordinate": coordinate, "role": role,
+                             "sort": mode.sorts[coordinate], "satisfied": int(sat[i]),
+                             "obligations": int(obl[i])})
+    return rows
+
+
+def to_csv(report: GuardReport) -> str:
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=ROW_FIELDS, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(to_rows(report))
+    return out.getvalue()
+
+
+def _show(cell: Cell) -> str:
+    if cell.vacuous:
+        return "vacuous (0/0)"
+    return f"{cell.score:.3f} ({cell.satisfied}/{cell.obligations})"
+
+
+def _show_macro(mode: ModeReport, name: str) -> str:
+    score, classes = mode.macro(name)
+    return "vacuous" if math.isnan(score) else f"{score:.3f} (mean of {classes} classes)"
+
+
+def to_markdown(report: GuardReport) -> str:
+    """Guard vector (typed and union side by side), logic, diagnostics, per-class table,
+    matching audit and policy."""
+    modes = list(report.modes)
+    show = _show if report.aggregation == "micro" else None
+    out = [f"| coordinate | {' | '.join(modes)} |", "|---" * (len(modes) + 1) + "|"]
+
+    def line(name: str) -> str:
+        cells = [show(report.modes[m].micro(name)) if show else _show_macro(report.modes[m], name)
+                 for m in modes]
+        return f"| {name} | {' | '.join(cells)} |"
+
+    out += [line(name) for name in report.coordinates]
+    logic = [("vacuous" if math.isnan(v) else f"{v:.3f}")
+             for v in (report.logic(m) for m in modes)]
+    out.append(f"| logic | {' | '.join(logic)} |")
+    first = report.modes[modes[0]]
+    if first.diagnostics:
+        out += ["", "Diagnostics (beside the vector, not part of it):", "",
+                f"| diagnostic | {' | '.join(modes)} |", "|---" * (len(modes) + 1) + "|"]
+        out += [line(name) for name in first.diagnostics]
+    if "typed" in report.modes:
+        typed = report.modes["typed"]
+        classes = report.traces["classes"]
+        out += ["", "Per class (typed):", "", f"| coordinate | {' | '.join(classes)} |",
+                "|---" * (len(classes) + 1) + "|"]
+        for name in report.coordinates:
+            per = typed.per_class(name)
+            out.append(f"| {name} | " + " | ".join(_show(per.get(c, Cell(0, 0)))
+                                                   for c in classes) + " |")
+    out.append("")
+    for name in modes:
+        for m in report.modes[name].matchings.values():
+            greedy, exact = int(m.greedy_per_row.sum()), int(m.exact_per_row.sum())
+            out.append(f"matching {m.name} ({name}): {m.method}, {len(m.ref_index)} pairs; "
+                       f"greedy {greedy} vs exact {exact}, greedy short in "
+                       f"{len(m.short_rows)} clip×class rows")
+    p, t = report.policy, report.traces
+    out += [
+        f"contract: {p['contract']} (sha256 {p['contract_sha256'][:12]}), eps {p['eps']}; "
+        f"bounds: {'; '.join(p['bounds']) or 'none'}",
+        f"grid: hop {p['hop']:g} s, projection {p['projection']}, clip edges {p['edges']}, "
+        f"rounding {p['rounding']}; predictions: {p['decision']}",
+        f"clips: {t['clips']} (durations: {t['durations']}), classes: "
+        f"{', '.join(t['classes']) or 'none'}; merged events ref {t['merged']['ref']} / pred "
+        f"{t['merged']['pred']}, lost to projection ref {t['vanished']['ref']} / pred "
+        f"{t['vanished']['pred']}",
+        f"aggregation: {report.aggregation}; logic = {p['logic']}, shown after the vector.",
+    ]
+    return "\n".join(out) + "\n"
