@@ -47,13 +47,16 @@ class Grid:
     @classmethod
     def covering(cls, duration: float, hop: float) -> Grid:
         """The grid whose frames cover ``[0, duration)``; a partial last frame counts."""
-        hop_us = int(to_us(hop))
-        dur_us = int(to_us(duration))
-        return cls(hop, -(-dur_us // hop_us) if hop_us > 0 else 0)
+        return cls(hop, int(frames_covering(to_us(duration), cls(hop, 0).hop_us)))
 
     def frame_starts(self) -> np.ndarray:
         """Start time of every frame in seconds."""
         return np.arange(self.n) * self.hop
+
+
+def frames_covering(duration_us: np.ndarray | int, hop_us: int) -> np.ndarray:
+    """Frames needed to cover ``[0, duration)`` (µs); a partial last frame counts."""
+    return -(-np.asarray(duration_us, dtype=np.int64) // hop_us)
 
 
 def project(onsets: np.ndarray, offsets: np.ndarray, hop: float,

@@ -15,7 +15,7 @@ import numpy as np
 
 from sedcontract.errors import TraceFormatError
 from sedcontract.traces.events import EventList
-from sedcontract.traces.grid import Grid, Projection, project, to_us
+from sedcontract.traces.grid import Grid, Projection, frames_covering, project, to_us
 
 Mode = Literal["typed", "union"]
 MODES: tuple[str, ...] = ("typed", "union")
@@ -27,18 +27,15 @@ def count_merges(events: EventList) -> int:
     order): on a frame grid they become one interval with it."""
     if len(events) == 0:
         return 0
+    _, group = np.unique(np.char.add(np.char.add(events.clip.astype(str), "\x00"),
+                                     events.label.astype(str)), return_inverse=True)
     on, off = to_us(events.onset), to_us(events.offset)
-    groups = {(c, lab): [] for c, lab in zip(events.clip, events.label, strict=True)}
-    for i, key in enumerate(zip(events.clip, events.label, strict=True)):
-        groups[key].append(i)
-    merged = 0
-    for members in groups.values():
-        order = sorted(members, key=lambda i: (on[i], off[i]))
-        reach = off[order[0]]
-        for i in order[1:]:
-            merged += int(on[i] <= reach)
-            reach = max(reach, off[i])
-    return merged
+    order = np.lexsort((off, on, group))
+    # offsets of later groups dominate earlier ones, so one running max serves every group
+    span = int(max(on.max(), off.max())) + 1
+    key_on = group[order] * span + on[order]
+    reach = np.maximum.accumulate(group[order] * span + off[order])
+    return int(np.count_nonzero(key_on[1:] <= reach[:-1]))
 
 
 @dataclass(frozen=True)
@@ -82,42 +79,41 @@ class TraceSet:
                     raise TraceFormatError(f"label {events.label[i]!r} is not one of the declared "
                                            f"classes {', '.join(classes)}", path=events.path,
                                            row=events._row(i), column="event_label")
-        grid_us = {c: 0 for c in clips}
-        for events in (ref, pred):
-            for clip, off in zip(events.clip, to_us(events.offset), strict=True):
-                grid_us[clip] = max(grid_us[clip], int(off))
-        if durations is not None:
+        clip_index = {c: i for i, c in enumerate(clips)}
+        rows = {side: np.array([clip_index[c] for c in events.clip], dtype=np.int64)
+                for side, events in zip(SIDES, (ref, pred), strict=True)}
+        if durations is None:  # the latest offset of either side
+            extent_us = np.zeros(len(clips), dtype=np.int64)
+            for side, events in zip(SIDES, (ref, pred), strict=True):
+                np.maximum.at(extent_us, rows[side], to_us(events.offset))
+        else:
             missing = [c for c in clips if c not in durations]
             if missing:
                 raise TraceFormatError(f"no duration for clip(s) {', '.join(missing[:5])}"
                                        + (" …" if len(missing) > 5 else ""))
-            for events in (ref, pred):
-                dur_us = np.array([to_us(durations[c]) for c in events.clip], dtype=np.int64)
-                late = np.flatnonzero(to_us(events.offset) > dur_us)
+            extent_us = to_us(np.array([durations[c] for c in clips], dtype=np.float64))
+            for side, events in zip(SIDES, (ref, pred), strict=True):
+                late = np.flatnonzero(to_us(events.offset) > extent_us[rows[side]])
                 if late.size:
                     i = late[0]
                     raise TraceFormatError(f"offset {float(events.offset[i])!r} is past the "
                                            f"clip duration {durations[events.clip[i]]!r}",
                                            path=events.path, row=events._row(i), column="offset")
-            grid_us = {c: int(to_us(durations[c])) for c in clips}
-        lengths = np.array([Grid.covering(grid_us[c] / 1e6, hop).n for c in clips],
-                           dtype=np.int64)
+        lengths = frames_covering(extent_us, Grid(hop, 0).hop_us)
         n = int(lengths.max()) if len(clips) else 0
-        clip_index = {c: i for i, c in enumerate(clips)}
         class_index = {c: i for i, c in enumerate(classes)}
         active, vanished, merged = {}, {}, {}
         for side, events in zip(SIDES, (ref, pred), strict=True):
             merged[side] = count_merges(events)
             grid = np.zeros((len(clips), len(classes), n + 1), dtype=np.int8)
             first, end = project(events.onset, events.offset, hop, projection)
-            rows = np.array([clip_index[c] for c in events.clip], dtype=np.int64)
             cols = np.array([class_index[c] for c in events.label], dtype=np.int64)
-            end = np.minimum(end, lengths[rows]) if len(rows) else end
+            end = np.minimum(end, lengths[rows[side]])
             first = np.minimum(first, end)
             vanished[side] = int(np.count_nonzero(first == end))
             # difference array: +1 at the first frame, −1 at the end, then a running sum
-            np.add.at(grid, (rows, cols, first), 1)
-            np.add.at(grid, (rows, cols, end), -1)
+            np.add.at(grid, (rows[side], cols, first), 1)
+            np.add.at(grid, (rows[side], cols, end), -1)
             active[side] = np.cumsum(grid, axis=-1, dtype=np.int32)[..., :n] > 0
         return cls(clips, tuple(classes), float(hop), lengths, active, projection, vanished,
                    merged)
