@@ -297,3 +297,18 @@ def test_audit_command_errors_exit_2(tmp_path, capsys):
     (tmp_path / "s" / "c.tsv").write_text("onset\toffset\tspeech\n0\t0.02\thigh\n")
     assert main(["audit", *base, f"--pred-scores={tmp_path / 's'}"]) == 2
     assert "row 2, column 'speech': 'high' is not a number" in capsys.readouterr().err
+
+
+def test_macro_aggregation_averages_non_vacuous_classes(tmp_path, capsys):
+    report = sedcontract.audit(REF, PRED, durations={"c": 4.0}, aggregation="macro")
+    # typed false: speech 2/3, tone 0/1 → macro (2/3 + 0) / 2; duration: only speech counts
+    assert math.isclose(report.vector("typed")["false"], (2 / 3 + 0.0) / 2)
+    assert report.vector("typed")["duration"] == 0.0
+    assert report.modes["typed"].macro("duration") == (0.0, 1)
+    assert "0.333 (mean of 2 classes)" in to_markdown(report)
+    base = [*demo_files(tmp_path), f"--pred={tmp_path / 'pred.tsv'}", "--aggregation", "macro",
+            "--format", "json"]
+    assert main(["audit", *base]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["aggregation"] == "macro"
+    assert math.isclose(data["modes"]["typed"]["logic"], report.logic("typed"))

@@ -217,8 +217,8 @@ def evaluate_contract(contract: Contract | str, signals: Mapping[str, Any], *,
     for clause in contract.clauses:
         if isinstance(clause, EventClause):
             if context is None:
-                context = _event_context(contract, table, resolver, row_classes, classes)
-                context.method = matching
+                context = _event_context(contract, table, resolver, row_classes, classes,
+                                         matching)
             satisfied, total = event_counts(clause, context)
             sort = "event"
         else:
@@ -236,7 +236,8 @@ def evaluate_contract(contract: Contract | str, signals: Mapping[str, Any], *,
 
 
 def _event_context(contract: Contract, table: SignalTable, resolver: BoundResolver,
-                   row_classes: Sequence[int] | None, classes: Sequence[str]) -> EventContext:
+                   row_classes: Sequence[int] | None, classes: Sequence[str],
+                   matching: str | None) -> EventContext:
     missing = [k for k in ("ref.active", "pred.active") if k not in table.arrays]
     if missing:
         raise SignalError(f"event clauses need the signals {', '.join(missing)} (maximal "
@@ -252,4 +253,4 @@ def _event_context(contract: Contract, table: SignalTable, resolver: BoundResolv
             raise SignalError(f"row_classes has {row_class.size} entries for {rows} rows")
     return EventContext(Intervals.of(table.arrays["ref.active"], lengths),
                         Intervals.of(table.arrays["pred.active"], lengths), rows, shape[-1],
-                        row_class, tuple(classes), resolver, contract.matches)
+                        row_class, tuple(classes), resolver, contract.matches, matching)
