@@ -49,8 +49,11 @@ def _emit(text: str, out: str | None) -> None:
         return
     path = Path(out)
     tmp = path.with_name(path.name + ".partial")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)  # atomic: a failed run never leaves a half-written report
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(path)  # atomic: a failed run never leaves a half-written report
+    finally:
+        tmp.unlink(missing_ok=True)
     print(f"wrote {path}", file=sys.stderr)
 
 

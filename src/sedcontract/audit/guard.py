@@ -69,8 +69,14 @@ class ModeReport:
         return self._grouped(name, 0)
 
     def macro(self, name: str) -> tuple[float, int]:
-        """Mean over classes of the per-class scores, and how many classes were not vacuous."""
-        scores = [c.score for c in self.per_class(name).values() if not c.vacuous]
+        """Mean over classes of the per-class scores, and how many classes were not vacuous.
+
+        The union trace has no classes: its macro score is the pooled score, with 0 classes.
+        """
+        per_class = self.per_class(name)
+        if set(per_class) <= {None}:
+            return self.micro(name).score, 0
+        scores = [c.score for c in per_class.values() if not c.vacuous]
         return (float(np.mean(scores)) if scores else math.nan), len(scores)
 
     def score(self, name: str, aggregation: str = "micro") -> float:

@@ -96,7 +96,10 @@ def _show(cell: Cell) -> str:
 
 def _show_macro(mode: ModeReport, name: str) -> str:
     score, classes = mode.macro(name)
-    return "vacuous" if math.isnan(score) else f"{score:.3f} (mean of {classes} classes)"
+    if math.isnan(score):
+        return "vacuous"
+    return f"{score:.3f} (pooled, no classes)" if classes == 0 and mode.mode == "union" else \
+        f"{score:.3f} (mean of {classes} classes)"
 
 
 def to_markdown(report: GuardReport) -> str:
@@ -120,9 +123,9 @@ def to_markdown(report: GuardReport) -> str:
         out += ["", "Diagnostics (beside the vector, not part of it):", "",
                 f"| diagnostic | {' | '.join(modes)} |", "|---" * (len(modes) + 1) + "|"]
         out += [line(name) for name in first.diagnostics]
-    if "typed" in report.modes:
+    classes = report.traces["classes"]
+    if "typed" in report.modes and classes:
         typed = report.modes["typed"]
-        classes = report.traces["classes"]
         out += ["", "Per class (typed):", "", f"| coordinate | {' | '.join(classes)} |",
                 "|---" * (len(classes) + 1) + "|"]
         for name in report.coordinates:

@@ -10,6 +10,7 @@ from typing import Literal
 from sedcontract.contracts.lexer import tokenize
 from sedcontract.contracts.syntax import Bound, Window
 from sedcontract.errors import ContractCheckError
+from sedcontract.traces.grid import Grid
 
 Rounding = Literal["nearest", "floor", "ceil", "exact"]
 ROUNDINGS: tuple[str, ...] = ("nearest", "floor", "ceil", "exact")
@@ -49,6 +50,8 @@ class BoundResolver:
         if rounding not in ROUNDINGS:
             raise ContractCheckError(f"unknown rounding {rounding!r}; choose one of "
                                      f"{', '.join(ROUNDINGS)}")
+        if hop is not None:
+            Grid(hop, 0)  # a positive, finite, whole number of microseconds
         self.hop, self.rounding, self.source, self.name = hop, rounding, source, name
         self.bindings: dict[str, Bound | int] = {}
         for key, value in (bindings or {}).items():

@@ -51,7 +51,14 @@ def load_contract(name_or_path: str | Path) -> Contract:
         shipped = ", ".join(sorted(p.stem for p in LIBRARY.glob("*.contract")))
         raise ContractCheckError(f"no contract file {str(name_or_path)!r} and no shipped "
                                  f"contract of that name (shipped: {shipped})")
-    return parse_contract(path.read_text(encoding="utf-8"), name=str(path))
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ContractCheckError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})"
+                                 ) from None
+    except OSError as exc:
+        raise ContractCheckError(f"{path}: cannot read ({exc.strerror})") from None
+    return parse_contract(text, name=str(path))
 
 
 def contract_hash(contract: Contract) -> str:

@@ -165,8 +165,8 @@ def evaluate_expr(expr: Expr, ctx: EventContext, binding: dict[str, np.ndarray],
             return left - right
         if op == "*":
             return left * right
-        if op == "/":
-            return np.divide(left, right, out=np.full(size, np.inf), where=right != 0)
+        if op == "/":  # division by zero is undefined (NaN): every comparison with it fails
+            return np.divide(left, right, out=np.full(size, np.nan), where=right != 0)
         if left.dtype == bool or np.issubdtype(left.dtype, np.integer):
             return left == right if op == "==" else left != right
         return {"<=": lambda: left <= right + TOLERANCE, "<": lambda: left < right - TOLERANCE,

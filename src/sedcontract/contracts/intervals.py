@@ -20,7 +20,9 @@ class Intervals:
 
     @classmethod
     def of(cls, active: np.ndarray, lengths: np.ndarray | None) -> Intervals:
-        row, start, end = runs(np.asarray(active).reshape(-1, np.shape(active)[-1]), lengths)
+        active = np.asarray(active)
+        rows = int(np.prod(active.shape[:-1], dtype=np.int64))
+        row, start, end = runs(active.reshape(rows, active.shape[-1]), lengths)
         return cls(row, start, end)
 
     def __len__(self) -> int:

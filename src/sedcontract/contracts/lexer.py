@@ -70,10 +70,5 @@ def tokenize(source: str, name: str = "<contract>") -> list[Token]:
 
 
 def unquote(text: str) -> str:
-    """Value of a string token: strip the quotes and undo ``\\"`` and ``\\\\``."""
+    """Value of a string token (inverse of ``traces.names.quote``)."""
     return re.sub(r"\\(.)", r"\1", text[1:-1])
-
-
-def quote(value: str) -> str:
-    """Inverse of :func:`unquote`."""
-    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'

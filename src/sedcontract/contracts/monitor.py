@@ -29,6 +29,7 @@ from sedcontract.contracts.syntax import (
 )
 from sedcontract.errors import ContractCheckError, ContractSyntaxError, SignalError
 from sedcontract.traces.activity import EDGES, Edges, offset, onset, valid_mask
+from sedcontract.traces.names import signal_name
 
 _UNARY = {"F": temporal.eventually, "G": temporal.always, "P": temporal.once,
           "H": temporal.historically}
@@ -84,10 +85,12 @@ class SignalTable:
             raise SignalError("no signals given; pass e.g. {'ref.onset': ..., 'pred.onset': ...}")
         self.edges = edges
         self.arrays: dict[str, np.ndarray] = {}
+        self._classes: set[str] = set()
         shape = None
         for name, value in signals.items():
             array = _boolean(name, value)
-            key = _atom_name(name)
+            atom = _atom(name)
+            key = atom.name
             if shape is None:
                 shape, first = array.shape, key
             elif array.shape != shape:
@@ -95,6 +98,8 @@ class SignalTable:
                                   f"{key!r} is {array.shape}; every signal needs the same "
                                   "[clips, frames] shape")
             self.arrays[key] = array
+            if atom.cls is not None:
+                self._classes.add(atom.cls)
         self.shape = shape
         self.lengths = None if lengths is None else np.asarray(lengths, dtype=np.int64)
         self.valid = valid_mask(shape, self.lengths)
@@ -108,14 +113,14 @@ class SignalTable:
         return sorted(names)
 
     def classes(self) -> list[str]:
-        return sorted({n[n.index("[") + 1:-1] for n in self.arrays if "[" in n})
+        return sorted(self._classes)
 
     def lookup(self, atom: Atom, *, source: str | None = None,
                name: str = "<formula>") -> np.ndarray:
         key = atom.name
         if key in self.arrays:
             return self.arrays[key]
-        active = Atom(atom.side, "active", atom.cls).name
+        active = signal_name(atom.side, "active", atom.cls)
         if atom.kind != "active" and active in self.arrays:
             derive = onset if atom.kind == "onset" else offset
             self.arrays[key] = derive(self.arrays[active], self.edges, self.lengths)
@@ -129,7 +134,7 @@ class SignalTable:
                                  name=name)
 
 
-def _atom_name(name: str) -> str:
+def _atom(name: str) -> Atom:
     try:
         node = parse_formula(name, name="signal name")
     except ContractSyntaxError:
@@ -137,7 +142,7 @@ def _atom_name(name: str) -> str:
     if not isinstance(node, Atom):
         raise SignalError(f"signal name {name!r} is not an atom name such as 'ref.onset' or "
                           "'pred.active[speech]'")
-    return node.name
+    return node
 
 
 def _boolean(name: str, value: Any) -> np.ndarray:

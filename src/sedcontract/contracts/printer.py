@@ -3,9 +3,6 @@ to the same tree (``parse ∘ print = identity``)."""
 
 from __future__ import annotations
 
-import re
-
-from sedcontract.contracts.lexer import quote
 from sedcontract.contracts.syntax import (
     COMPARISONS,
     And,
@@ -34,8 +31,8 @@ from sedcontract.contracts.syntax import (
     Until,
     Var,
 )
+from sedcontract.traces.names import quote
 
-_BARE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 # binding strength: larger binds tighter
 _IMPLIES, _OR, _AND, _UNTIL, _UNARY, _ATOM = range(1, 7)
 
@@ -52,9 +49,7 @@ def format_formula(node: Formula) -> str:
 
 def _format(node: Formula, context: int) -> str:
     if isinstance(node, Atom):
-        text = f"{node.side}.{node.kind}"
-        if node.cls is not None:
-            text += f"[{node.cls if _BARE.match(node.cls) else quote(node.cls)}]"
+        text = node.name
     elif isinstance(node, Const):
         text = "true" if node.value else "false"
     elif isinstance(node, Not):

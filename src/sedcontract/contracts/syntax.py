@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from sedcontract.traces.names import signal_name
+
 SIDES = ("ref", "pred")
 KINDS = ("active", "onset", "offset")
 MODALITIES = ("N", "F", "G", "P", "H")
@@ -52,8 +54,8 @@ class Atom:
 
     @property
     def name(self) -> str:
-        """Canonical signal name, e.g. ``pred.active[speech]``."""
-        return f"{self.side}.{self.kind}" + ("" if self.cls is None else f"[{self.cls}]")
+        """Canonical signal name, e.g. ``pred.active[speech]``, ``ref.active["dog bark"]``."""
+        return signal_name(self.side, self.kind, self.cls)
 
 
 @dataclass(frozen=True)

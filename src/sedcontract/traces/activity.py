@@ -34,7 +34,9 @@ def valid_mask(shape: tuple[int, ...], lengths: np.ndarray | None) -> np.ndarray
 def runs(active: np.ndarray, lengths: np.ndarray | None = None
          ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Maximal runs of True as ``(row, start, end)`` with ``end`` exclusive, in row-major order."""
-    active = np.atleast_2d(np.asarray(active, dtype=bool))
+    active = np.asarray(active, dtype=bool)
+    if active.ndim == 1:
+        active = active[None]
     valid = valid_mask(active.shape, lengths)
     if valid is not None:
         active = active & valid

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -14,8 +15,9 @@ from sedcontract.errors import TraceFormatError
 class EventList:
     """Validated events; ``clips`` also lists clips that have no events at all.
 
-    ``path`` and ``rows`` (1-based line numbers) travel with the events so that later
-    errors can still name the file and row an event came from.
+    Where the events came from travels with them so that later errors can still name the file
+    and row: ``path`` (one file) or ``files`` (one per event, e.g. a score file per clip),
+    ``rows`` (1-based line numbers) and ``clip_rows`` (the first line naming each clip).
     """
 
     clip: np.ndarray
@@ -25,6 +27,8 @@ class EventList:
     clips: tuple[str, ...] = ()
     path: str | None = None
     rows: np.ndarray | None = field(default=None)
+    files: np.ndarray | None = field(default=None)
+    clip_rows: dict[str, tuple[str | None, int]] | None = field(default=None)
 
     def __post_init__(self) -> None:
         n = len(self.clip)
@@ -41,8 +45,15 @@ class EventList:
         object.__setattr__(self, "clips", tuple(clips))
         self._validate()
 
-    def _row(self, i: int) -> int:
-        return int(self.rows[i]) if self.rows is not None else i + 1
+    def where(self, i: int) -> dict[str, str | int | None]:
+        """``path`` and ``row`` of event ``i``, as keyword arguments for TraceFormatError."""
+        path = str(self.files[i]) if self.files is not None else self.path
+        return {"path": path, "row": int(self.rows[i]) if self.rows is not None else i + 1}
+
+    def where_clip(self, clip: str) -> dict[str, str | int | None]:
+        """``path`` and ``row`` where ``clip`` is first named (row None when unknown)."""
+        path, row = (self.clip_rows or {}).get(clip, (self.path, None))
+        return {"path": path, "row": row}
 
     def _validate(self) -> None:
         for column in ("onset", "offset"):
@@ -50,21 +61,21 @@ class EventList:
             bad = np.flatnonzero(~np.isfinite(values))
             if bad.size:
                 raise TraceFormatError(f"{float(values[bad[0]])!r} is not a finite time",
-                                       path=self.path, row=self._row(bad[0]), column=column)
+                                       **self.where(bad[0]), column=column)
             bad = np.flatnonzero(values < 0)
             if bad.size:
                 raise TraceFormatError(f"negative time {float(values[bad[0]])!r}",
-                                       path=self.path, row=self._row(bad[0]), column=column)
+                                       **self.where(bad[0]), column=column)
         bad = np.flatnonzero(self.offset < self.onset)
         if bad.size:
             i = bad[0]
             raise TraceFormatError(f"offset {float(self.offset[i])!r} is before onset "
                                    f"{float(self.onset[i])!r}",
-                                   path=self.path, row=self._row(i), column="offset")
+                                   **self.where(i), column="offset")
         for i, value in enumerate(self.label):
             if not isinstance(value, str) or not value:
                 raise TraceFormatError(f"event label {value!r} is not a non-empty string",
-                                       path=self.path, row=self._row(i), column="event_label")
+                                       **self.where(i), column="event_label")
 
     def __len__(self) -> int:
         return len(self.clip)
@@ -75,14 +86,15 @@ class EventList:
         return tuple(sorted(set(self.label.tolist())))
 
     @classmethod
-    def from_rows(cls, rows: Iterable[tuple[str, float, float, str]], *,
-                  clips: Sequence[str] = (), path: str | None = None) -> EventList:
-        """Build from ``(clip, onset, offset, label)`` tuples."""
-        rows = list(rows)
-        columns = list(zip(*rows, strict=True)) if rows else [[], [], [], []]
+    def from_rows(cls, events: Iterable[tuple[str, float, float, str]], /, *,
+                  clips: Sequence[str] = (), **sources: Any) -> EventList:
+        """Build from ``(clip, onset, offset, label)`` tuples; ``sources`` are the
+        ``path``/``rows``/``files``/``clip_rows`` fields."""
+        events = list(events)
+        columns = list(zip(*events, strict=True)) if events else [[], [], [], []]
         return cls(np.asarray(columns[0], dtype=object), np.asarray(columns[1], dtype=np.float64),
                    np.asarray(columns[2], dtype=np.float64), np.asarray(columns[3], dtype=object),
-                   clips=tuple(clips), path=path)
+                   clips=tuple(clips), **sources)
 
     def to_rows(self) -> list[tuple[str, float, float, str]]:
         """``(clip, onset, offset, label)`` tuples in stored order."""
@@ -93,5 +105,6 @@ class EventList:
         """The events of one clip."""
         keep = self.clip == clip
         rows = self.rows[keep] if self.rows is not None else np.flatnonzero(keep) + 1
+        files = self.files[keep] if self.files is not None else None
         return EventList(self.clip[keep], self.onset[keep], self.offset[keep], self.label[keep],
-                         clips=(clip,), path=self.path, rows=rows)
+                         clips=(clip,), path=self.path, rows=rows, files=files)

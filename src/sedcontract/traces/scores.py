@@ -24,6 +24,14 @@ class DecisionPolicy:
     threshold: float = 0.5
     median_filter: float = 0.0  # seconds; 0 = off
 
+    def __post_init__(self) -> None:
+        if not math.isfinite(self.threshold):
+            raise TraceFormatError(f"decision threshold must be a finite number, got "
+                                   f"{self.threshold!r}")
+        if not math.isfinite(self.median_filter) or self.median_filter < 0:
+            raise TraceFormatError(f"median filter must be a non-negative number of seconds, "
+                                   f"got {self.median_filter!r}")
+
     def describe(self) -> str:
         mf = f", median filter {self.median_filter:g} s" if self.median_filter else ""
         return f"active iff score > {self.threshold:g}{mf}"
@@ -37,6 +45,7 @@ class ScoreTable:
     offset: np.ndarray
     classes: tuple[str, ...]
     scores: np.ndarray
+    lines: np.ndarray  # the file line of every frame
 
 
 def read_scores(path: str | Path) -> ScoreTable:
@@ -47,30 +56,34 @@ def read_scores(path: str | Path) -> ScoreTable:
     except (FileNotFoundError, UnicodeDecodeError) as exc:
         raise TraceFormatError(f"cannot read score file ({exc.__class__.__name__})",
                                path=str(path)) from None
-    rows = list(csv.reader(lines, delimiter="\t"))
+    numbered = [(i + 1, fields) for i, fields in enumerate(csv.reader(lines, delimiter="\t"))
+                if any(f.strip() for f in fields)]
+    rows = [fields for _, fields in numbered]
     if not rows or [c.strip() for c in rows[0][:2]] != ["onset", "offset"] or len(rows[0]) < 3:
         raise TraceFormatError("a score file starts with the header 'onset offset <class…>'",
                                path=str(path), row=1)
     header = [c.strip() for c in rows[0]]
+    lines_of = np.array([line for line, _ in numbered[1:]], dtype=np.int64)
     values = np.empty((len(rows) - 1, len(header)))
-    for r, fields in enumerate(rows[1:], start=2):
+    for k, fields in enumerate(rows[1:]):
+        r = int(lines_of[k])
         if len(fields) != len(header):
             raise TraceFormatError(f"{len(fields)} columns, the header has {len(header)}",
                                    path=str(path), row=r)
         for c, text in enumerate(fields):
             try:
-                values[r - 2, c] = float(text)
+                values[k, c] = float(text)
             except ValueError:
                 raise TraceFormatError(f"{text!r} is not a number", path=str(path), row=r,
                                        column=header[c]) from None
-            if not math.isfinite(values[r - 2, c]):
+            if not math.isfinite(values[k, c]):
                 raise TraceFormatError(f"{text!r} is not finite", path=str(path), row=r,
                                        column=header[c])
     if values.shape[0] and np.any(values[:, 1] <= values[:, 0]):
-        r = int(np.flatnonzero(values[:, 1] <= values[:, 0])[0]) + 2
+        r = int(lines_of[np.flatnonzero(values[:, 1] <= values[:, 0])[0]])
         raise TraceFormatError("offset is not after onset", path=str(path), row=r,
                                column="offset")
-    return ScoreTable(values[:, 0], values[:, 1], tuple(header[2:]), values[:, 2:])
+    return ScoreTable(values[:, 0], values[:, 1], tuple(header[2:]), values[:, 2:], lines_of)
 
 
 def scores_to_events(directory: str | Path, policy: DecisionPolicy) -> EventList:
@@ -79,20 +92,25 @@ def scores_to_events(directory: str | Path, policy: DecisionPolicy) -> EventList
     files = sorted(directory.glob("*.tsv"))
     if not files:
         raise TraceFormatError("no score files (*.tsv) in this directory", path=str(directory))
-    rows: list[tuple[str, float, float, str]] = []
-    clips = []
+    events: list[tuple[str, float, float, str]] = []
+    sources, lines, clips = [], [], {}
     for path in files:
         table = read_scores(path)
-        clips.append(path.stem)
+        clips[path.stem] = (str(path), 1)
         if table.scores.shape[0] == 0:
             continue
         scores = table.scores
         if policy.median_filter > 0:
-            hop = float(np.median(table.offset - table.onset))
+            steps = np.diff(table.onset)
+            hop = float(np.median(steps)) if steps.size else float(table.offset[0] -
+                                                                   table.onset[0])
             size = max(1, round(policy.median_filter / hop))
             scores = median_filter(scores, size=(size, 1), mode="nearest")
-        active = (scores > policy.threshold).T
-        row, start, end = runs(active)
-        rows += [(path.stem, float(table.onset[s]), float(table.offset[e - 1]),
-                  table.classes[r]) for r, s, e in zip(row, start, end, strict=True)]
-    return EventList.from_rows(rows, clips=clips, path=str(directory))
+        row, start, end = runs((scores > policy.threshold).T)
+        events += [(path.stem, float(table.onset[s]), float(table.offset[e - 1]),
+                    table.classes[r]) for r, s, e in zip(row, start, end, strict=True)]
+        sources += [str(path)] * len(row)
+        lines += table.lines[start].tolist()
+    return EventList.from_rows(events, clips=tuple(clips), path=str(directory),
+                               rows=np.asarray(lines, dtype=np.int64),
+                               files=np.asarray(sources, dtype=object), clip_rows=clips)

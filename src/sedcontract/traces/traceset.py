@@ -14,28 +14,14 @@ from typing import Literal
 import numpy as np
 
 from sedcontract.errors import TraceFormatError
+from sedcontract.traces.activity import runs
 from sedcontract.traces.events import EventList
 from sedcontract.traces.grid import Grid, Projection, frames_covering, project, to_us
+from sedcontract.traces.names import signal_name
 
 Mode = Literal["typed", "union"]
 MODES: tuple[str, ...] = ("typed", "union")
 SIDES: tuple[str, ...] = ("ref", "pred")
-
-
-def count_merges(events: EventList) -> int:
-    """Events that overlap or touch an earlier event of the same clip and class (in onset
-    order): on a frame grid they become one interval with it."""
-    if len(events) == 0:
-        return 0
-    _, group = np.unique(np.char.add(np.char.add(events.clip.astype(str), "\x00"),
-                                     events.label.astype(str)), return_inverse=True)
-    on, off = to_us(events.onset), to_us(events.offset)
-    order = np.lexsort((off, on, group))
-    # offsets of later groups dominate earlier ones, so one running max serves every group
-    span = int(max(on.max(), off.max())) + 1
-    key_on = group[order] * span + on[order]
-    reach = np.maximum.accumulate(group[order] * span + off[order])
-    return int(np.count_nonzero(key_on[1:] <= reach[:-1]))
 
 
 @dataclass(frozen=True)
@@ -49,8 +35,8 @@ class TraceSet:
     active: dict[str, np.ndarray]  # side → [clips, classes, n] bool
     projection: str
     vanished: dict[str, int]       # side → events that cover no frame under the projection
-    merged: dict[str, int]         # side → events merged into an earlier overlapping/touching
-                                   # event of the same clip and class
+    merged: dict[str, int]         # side → events that share their grid interval with
+                                   # another event of the same clip and class
 
     @classmethod
     def from_events(cls, ref: EventList, pred: EventList, *, hop: float,
@@ -65,8 +51,12 @@ class TraceSet:
         if stray.size:
             i = stray[0]
             raise TraceFormatError(f"prediction for clip {pred.clip[i]!r}, which the reference "
-                                   "does not list", path=pred.path, row=pred._row(i),
-                                   column="filename")
+                                   "does not list", **pred.where(i), column="filename")
+        for clip in pred.clips:
+            if clip not in known:
+                raise TraceFormatError(f"the predictions list clip {clip!r}, which the "
+                                       "reference does not list", **pred.where_clip(clip),
+                                       column="filename")
         labels = sorted(set(ref.classes) | set(pred.classes))
         if classes is None:
             classes = labels
@@ -77,8 +67,8 @@ class TraceSet:
                 if bad.size:
                     i = bad[0]
                     raise TraceFormatError(f"label {events.label[i]!r} is not one of the declared "
-                                           f"classes {', '.join(classes)}", path=events.path,
-                                           row=events._row(i), column="event_label")
+                                           f"classes {', '.join(classes)}", **events.where(i),
+                                           column="event_label")
         clip_index = {c: i for i, c in enumerate(clips)}
         rows = {side: np.array([clip_index[c] for c in events.clip], dtype=np.int64)
                 for side, events in zip(SIDES, (ref, pred), strict=True)}
@@ -98,13 +88,12 @@ class TraceSet:
                     i = late[0]
                     raise TraceFormatError(f"offset {float(events.offset[i])!r} is past the "
                                            f"clip duration {durations[events.clip[i]]!r}",
-                                           path=events.path, row=events._row(i), column="offset")
+                                           **events.where(i), column="offset")
         lengths = frames_covering(extent_us, Grid(hop, 0).hop_us)
         n = int(lengths.max()) if len(clips) else 0
         class_index = {c: i for i, c in enumerate(classes)}
         active, vanished, merged = {}, {}, {}
         for side, events in zip(SIDES, (ref, pred), strict=True):
-            merged[side] = count_merges(events)
             grid = np.zeros((len(clips), len(classes), n + 1), dtype=np.int8)
             first, end = project(events.onset, events.offset, hop, projection)
             cols = np.array([class_index[c] for c in events.label], dtype=np.int64)
@@ -115,6 +104,9 @@ class TraceSet:
             np.add.at(grid, (rows[side], cols, first), 1)
             np.add.at(grid, (rows[side], cols, end), -1)
             active[side] = np.cumsum(grid, axis=-1, dtype=np.int32)[..., :n] > 0
+            # overlapping, touching or grid-adjacent events become one maximal run
+            intervals = len(runs(active[side].reshape(len(clips) * len(classes), n))[0])
+            merged[side] = len(events) - vanished[side] - intervals
         return cls(clips, tuple(classes), float(hop), lengths, active, projection, vanished,
                    merged)
 
@@ -132,13 +124,15 @@ class TraceSet:
         for side in SIDES:
             act = self.active[side]
             if mode == "typed":
-                signals[f"{side}.active"] = act.reshape(n_clips * n_classes, act.shape[-1])
+                signals[signal_name(side, "active")] = act.reshape(n_clips * n_classes,
+                                                                   act.shape[-1])
                 for k, name in enumerate(self.classes):
-                    signals[f"{side}.active[{name}]"] = np.repeat(act[:, k], n_classes, axis=0)
+                    signals[signal_name(side, "active", name)] = np.repeat(act[:, k], n_classes,
+                                                                          axis=0)
             else:
-                signals[f"{side}.active"] = act.any(axis=1)
+                signals[signal_name(side, "active")] = act.any(axis=1)
                 for k, name in enumerate(self.classes):
-                    signals[f"{side}.active[{name}]"] = act[:, k]
+                    signals[signal_name(side, "active", name)] = act[:, k]
         lengths = np.repeat(self.lengths, n_classes) if mode == "typed" else self.lengths
         return signals, lengths
 

@@ -29,12 +29,14 @@ def clip_id(filename: str) -> str:
 def _read_table(path: Path, columns: tuple[str, ...]) -> list[tuple[int, dict[str, str]]]:
     """Rows as ``(line number, {column: text})``; a header row is optional."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")  # a byte-order mark is not data
     except FileNotFoundError:
         raise TraceFormatError("file not found", path=str(path)) from None
     except UnicodeDecodeError as exc:
         raise TraceFormatError(f"not UTF-8 text ({exc.reason} at byte {exc.start})",
                                path=str(path)) from None
+    except OSError as exc:
+        raise TraceFormatError(f"cannot read ({exc.strerror})", path=str(path)) from None
     lines = text.splitlines()
     rows = list(csv.reader(lines, delimiter="\t", quoting=csv.QUOTE_NONE))
     start, names = 0, list(columns)
@@ -50,6 +52,12 @@ def _read_table(path: Path, columns: tuple[str, ...]) -> list[tuple[int, dict[st
         fields = rows[index]
         if not any(f.strip() for f in fields):
             continue
+        if len(fields) == 1 and len(fields[0].split()) > 1:
+            raise TraceFormatError(f"one column {fields[0]!r}: fields must be separated by tabs, "
+                                   "not spaces", path=str(path), row=index + 1)
+        if start == 0 and len(fields) > len(names) and any(f.strip() for f in fields[len(names):]):
+            raise TraceFormatError(f"{len(fields)} columns; expected {' '.join(columns)} "
+                                   "(tab-separated)", path=str(path), row=index + 1)
         table.append((index + 1, {name: (fields[i].strip() if i < len(fields) else "")
                                   for i, name in enumerate(names)}))
     return table
@@ -68,13 +76,14 @@ def _time(value: str, *, path: Path, row: int, column: str) -> float:
 def read_events(path: str | Path) -> EventList:
     """Read a DCASE event tsv; a row with only a filename declares a clip without events."""
     path = Path(path)
-    clips, onsets, offsets, labels, lines, seen = [], [], [], [], [], {}
+    clips, onsets, offsets, labels, lines = [], [], [], [], []
+    seen: dict[str, tuple[str, int]] = {}
     for line, row in _read_table(path, EVENT_COLUMNS):
         name = row.get("filename", "")
         if not name:
             raise TraceFormatError("missing value", path=str(path), row=line, column="filename")
         clip = clip_id(name)
-        seen.setdefault(clip, None)
+        seen.setdefault(clip, (str(path), line))
         rest = [row.get(c, "") for c in EVENT_COLUMNS[1:]]
         if not any(rest):
             continue
@@ -90,7 +99,8 @@ def read_events(path: str | Path) -> EventList:
         lines.append(line)
     return EventList(np.asarray(clips, dtype=object), np.asarray(onsets, dtype=np.float64),
                      np.asarray(offsets, dtype=np.float64), np.asarray(labels, dtype=object),
-                     clips=tuple(seen), path=str(path), rows=np.asarray(lines, dtype=np.int64))
+                     clips=tuple(seen), path=str(path), rows=np.asarray(lines, dtype=np.int64),
+                     clip_rows=seen)
 
 
 def write_events(path: str | Path, events: EventList, *, extension: str = ".wav") -> None:
