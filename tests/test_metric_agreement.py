@@ -10,7 +10,7 @@ import warnings
 import numpy as np
 import pytest
 
-from sedcontract.audit.metrics import event_metrics, segment_metrics
+from sedcontract.audit.metrics import event_metrics, intersection_metrics, segment_metrics
 from sedcontract.traces import EventList
 
 with warnings.catch_warnings():
@@ -127,3 +127,66 @@ def test_declared_difference_no_reference_is_nan_not_huge():
         event_label_list=["tone"], empty_system_output_handling="zero_score"), ref, pred,
         {"a": 1.0}, segment=False)
     assert theirs["overall"]["error_rate"]["error_rate"] > 1e6
+
+
+def disjoint_lists(seed: int, clips: int = 10) -> tuple[EventList, EventList, dict]:
+    """Per class non-overlapping, non-touching events (sed_scores_eval's requirement)."""
+    rng = np.random.default_rng(seed)
+    ref, pred = [], []
+    for c in range(clips):
+        for label in CLASSES:
+            t = rng.uniform(0.0, 0.5)
+            while t < 8.5:
+                length = rng.uniform(0.2, 1.5)
+                ref.append((f"clip{c}", t, t + length, label))
+                if rng.random() < 0.9:
+                    a = t + rng.uniform(-0.4, 0.6) * length
+                    b = t + length + rng.uniform(-0.6, 0.4) * length
+                    if b - a > 0.05:
+                        pred.append((f"clip{c}", max(a, 0.0), min(b, 10.0), label))
+                t += length + rng.uniform(0.8, 2.0)
+    # predictions of one class must not overlap either: keep each class's sorted, disjoint
+    pred.sort(key=lambda e: (e[0], e[3], e[1]))
+    kept: list[tuple] = []
+    for event in pred:
+        if kept and kept[-1][0] == event[0] and kept[-1][3] == event[3] \
+                and event[1] <= kept[-1][2]:
+            continue
+        kept.append(event)
+    names = tuple(f"clip{c}" for c in range(clips))
+    return (EventList.from_rows(ref, clips=names), EventList.from_rows(kept),
+            dict.fromkeys(names, 10.0))
+
+
+def score_frames(pred: EventList, clip: str, duration: float):
+    """Events as a sed_scores_eval score table: 1 inside a class's events, 0 elsewhere."""
+    from sed_scores_eval.base_modules.scores import create_score_dataframe
+
+    rows = [e for e in pred.to_rows() if e[0] == clip]
+    times = np.unique([0.0, duration, *[e[1] for e in rows], *[e[2] for e in rows]])
+    centres = (times[:-1] + times[1:]) / 2
+    values = np.zeros((len(centres), len(CLASSES)))
+    for _, on, off, label in rows:
+        values[(centres > on) & (centres < off), CLASSES.index(label)] = 1.0
+    return create_score_dataframe(values, times, CLASSES)
+
+
+@pytest.mark.parametrize("seed", range(5))
+@pytest.mark.parametrize(("dtc", "gtc"), [(0.5, 0.5), (0.7, 0.7), (0.1, 0.3)])
+def test_intersection_scores_equal_sed_scores_eval(seed, dtc, gtc):
+    intersection_based = pytest.importorskip("sed_scores_eval.intersection_based")
+    ref, pred, durations = disjoint_lists(seed)
+    ours = intersection_metrics(ref, pred, classes=CLASSES, dtc_threshold=dtc,
+                                gtc_threshold=gtc)
+    scores = {clip: score_frames(pred, clip, durations[clip]) for clip in ref.clips}
+    truth = {clip: [(on, off, label) for c, on, off, label in ref.to_rows() if c == clip]
+             for clip in ref.clips}
+    f, p, r, stats = intersection_based.fscore(scores, truth, 0.5, dtc_threshold=dtc,
+                                               gtc_threshold=gtc)
+    for c in CLASSES:
+        assert abs(ours.per_class[c].f1 - f[c]) <= 1e-6, c
+        assert abs(ours.per_class[c].precision - p[c]) <= 1e-6, c
+        assert abs(ours.per_class[c].recall - r[c]) <= 1e-6, c
+        assert (ours.per_class[c].tp, ours.per_class[c].sys - ours.per_class[c].tp) == (
+            stats[c]["tps"], stats[c]["fps"])
+    assert abs(ours.macro("f1")[0] - f["macro_average"]) <= 1e-6

@@ -1,4 +1,4 @@
-"""Command line: ``sedcontract audit | check | demo``.
+"""Command line: ``sedcontract audit | scores | check | demo``.
 
 User mistakes (bad files, bad contracts, bad options) print one clear message and exit with
 status 2; nothing is half-written.
@@ -7,11 +7,14 @@ status 2; nothing is half-written.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from sedcontract.audit import audit, to_csv, to_json, to_markdown
+from sedcontract.audit.metrics import ScoreSettings
+from sedcontract.audit.render import scores_dict, scores_markdown
 from sedcontract.contracts import (
     ROUNDINGS,
     check_contract,
@@ -36,10 +39,20 @@ def _audit(args: argparse.Namespace) -> str:
     else:
         pred = args.pred
     coordinates = args.coordinates.split(",") if args.coordinates else None
+    settings = None
+    if args.with_scores:
+        settings = ScoreSettings(args.t_collar, args.percentage_of_length, args.evaluate_onset,
+                                 args.evaluate_offset, args.event_matching, args.segment)
     report = audit(args.ref, pred, contract=args.contract, durations=args.durations,
                    hop=args.hop, eps=args.eps, mode=args.mode, matching=args.matching,
                    projection=args.projection, edges=args.edges, rounding=args.rounding,
-                   aggregation=args.aggregation, coordinates=coordinates, decision=decision)
+                   aggregation=args.aggregation, coordinates=coordinates, decision=decision,
+                   scores=settings)
+    if args.command == "scores":
+        if args.format == "json":
+            return json.dumps({"policy": report.policy, "scores": scores_dict(report.scores)},
+                              indent=2, allow_nan=False) + "\n"
+        return scores_markdown(report.scores)
     return RENDER[args.format](report)
 
 
@@ -70,6 +83,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     args.pred = EXAMPLES / "demo_pred.tsv"
     args.durations = EXAMPLES / "demo_durations.tsv"
     args.pred_scores, args.mode, args.format, args.coordinates = None, "both", "md", None
+    args.with_scores = False
     print(f"Reference:  {args.ref}\nPrediction: {args.pred}\n")
     sys.stdout.write(_audit(args))
     return 0
@@ -101,27 +115,58 @@ def _policy_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--aggregation", choices=("micro", "macro"), default="micro")
 
 
+def _inputs(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--ref", required=True, help="reference events (DCASE tsv)")
+    parser.add_argument("--pred", default=None, help="predicted events (DCASE tsv)")
+    parser.add_argument("--pred-scores", default=None,
+                        help="directory of sed_scores_eval score files (one tsv per clip)")
+    parser.add_argument("--threshold", type=float, default=0.5,
+                        help="decision threshold for --pred-scores (active iff score > it)")
+    parser.add_argument("--median-filter", type=float, default=0.0,
+                        help="median filter in seconds applied to scores before the threshold")
+    parser.add_argument("--durations", default=None,
+                        help="clip durations (tsv filename duration)")
+    parser.add_argument("--out", default=None, help="write here instead of standard output")
+
+
+def _score_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--t-collar", type=float, default=0.2,
+                        help="collar in seconds for event and boundary scores (0.2)")
+    parser.add_argument("--percentage-of-length", type=float, default=0.2,
+                        help="offset collar as a fraction of the reference length (0.2)")
+    parser.add_argument("--evaluate-onset", action=argparse.BooleanOptionalAction,
+                        default=True)
+    parser.add_argument("--evaluate-offset", action=argparse.BooleanOptionalAction,
+                        default=True)
+    parser.add_argument("--event-matching", choices=("optimal", "greedy"), default="optimal",
+                        help="event matching of the collar event scores (sed_eval's)")
+    parser.add_argument("--segment", type=float, default=1.0,
+                        help="segment length in seconds for segment-based scores (1.0)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="sedcontract", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
 
     run = sub.add_parser("audit", help="guard vector of a system output against a reference")
-    run.add_argument("--ref", required=True, help="reference events (DCASE tsv)")
-    run.add_argument("--pred", default=None, help="predicted events (DCASE tsv)")
-    run.add_argument("--pred-scores", default=None,
-                     help="directory of sed_scores_eval score files (one tsv per clip)")
-    run.add_argument("--threshold", type=float, default=0.5,
-                     help="decision threshold for --pred-scores (active iff score > it)")
-    run.add_argument("--median-filter", type=float, default=0.0,
-                     help="median filter in seconds applied to scores before the threshold")
-    run.add_argument("--durations", default=None, help="clip durations (tsv filename duration)")
+    _inputs(run)
     run.add_argument("--mode", choices=("typed", "union", "both"), default="both")
     run.add_argument("--coordinates", default=None,
                      help="comma-separated coordinates to report (default: all)")
     run.add_argument("--format", choices=tuple(RENDER), default="md")
-    run.add_argument("--out", default=None, help="write here instead of standard output")
+    run.add_argument("--with-scores", action="store_true",
+                     help="add the standard scores (frame, segment, collar event, boundary F1)")
     _policy_options(run)
+    _score_options(run)
     run.set_defaults(run=_cmd_audit)
+
+    scores = sub.add_parser("scores", help="standard SED scores (frame, segment, collar event, "
+                            "boundary F1 and error rates) on the contract's traces")
+    _inputs(scores)
+    scores.add_argument("--format", choices=("md", "json"), default="md")
+    _policy_options(scores)
+    _score_options(scores)
+    scores.set_defaults(run=_cmd_audit, with_scores=True, mode="typed", coordinates=None)
 
     check = sub.add_parser("check", help="parse and type-check a contract, print it canonically")
     check.add_argument("contract", help="shipped name (standard) or a .contract file")

@@ -5,15 +5,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from sedcontract.audit.metrics import MetricResult, ScoreSettings, standard_scores
 from sedcontract.contracts import contract_hash, evaluate_contract, load_contract
+from sedcontract.contracts.bounds import BoundResolver
 from sedcontract.contracts.events import MatchingAudit
-from sedcontract.contracts.syntax import Contract, EventClause
+from sedcontract.contracts.syntax import Bound, Contract, EventClause
 from sedcontract.errors import ContractCheckError
 from sedcontract.traces import MODES, EventList, TraceSet, read_durations, read_events
 from sedcontract.traces.scores import DecisionPolicy
@@ -99,6 +101,7 @@ class GuardReport:
     modes: dict[str, ModeReport]
     aggregation: str = "micro"
     coordinates: tuple[str, ...] = ()
+    scores: dict[str, MetricResult] | None = None  # standard scores on the same traces
 
     def vector(self, mode: str) -> dict[str, float]:
         """``{coordinate: score}`` under the report's aggregation."""
@@ -120,12 +123,13 @@ def audit(ref: EventList | str | Path, pred: EventList | str | Path, *,
           matching: str | None = None, projection: str = "center", edges: str = "open",
           rounding: str = "nearest", aggregation: str = "micro",
           coordinates: Sequence[str] | None = None, classes: Sequence[str] | None = None,
-          decision: DecisionPolicy | None = None) -> GuardReport:
+          decision: DecisionPolicy | None = None,
+          scores: ScoreSettings | None = None) -> GuardReport:
     """Run a contract on reference and prediction events; typed and union side by side.
 
     ``eps`` overrides the contract's ``let eps`` (``'100ms'`` or frames); ``coordinates``
     selects and orders the vector; ``decision`` records how predictions were made from
-    scores, when they were.
+    scores, when they were; ``scores`` adds the standard scores computed on the same traces.
     """
     if mode not in (*MODES, "both"):
         raise ContractCheckError(f"unknown mode {mode!r}; choose typed, union or both")
@@ -181,4 +185,12 @@ def audit(ref: EventList | str | Path, pred: EventList | str | Path, *,
     facts = {"clips": len(traces.clips), "classes": list(traces.classes),
              "vanished": traces.vanished, "merged": traces.merged,
              "durations": "given" if durations is not None else "latest offset per clip"}
-    return GuardReport(policy, facts, reports, aggregation, chosen)
+    standard = None
+    if scores is not None:
+        tolerance = Bound(number=repr(float(scores.t_collar)), unit="s")
+        scores = replace(scores, boundary_frames=BoundResolver(
+            hop=hop, rounding=rounding).frames(tolerance))
+        standard = standard_scores(ref_events, pred_events, traces, scores,
+                                   durations=durations, edges=edges)
+        policy["scores"] = asdict(scores)
+    return GuardReport(policy, facts, reports, aggregation, chosen, standard)

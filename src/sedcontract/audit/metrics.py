@@ -18,7 +18,8 @@ import numpy as np
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import maximum_bipartite_matching
 
-from sedcontract.traces import EventList
+from sedcontract.traces import EventList, TraceSet
+from sedcontract.traces.activity import offset, onset
 from sedcontract.traces.grid import to_us
 
 
@@ -208,3 +209,111 @@ def event_metrics(ref: EventList, pred: EventList, *, classes: Sequence[str],
             tp = len(pick((timing & same)[np.ix_(rc, pc)])[0])
             per_class[c] = per_class[c] + Counts(tp, int(rc.sum()), int(pc.sum()))
     return MetricResult(overall, per_class)
+
+
+def frame_metrics(traces: TraceSet) -> MetricResult:
+    """Frame-based F1 on the contract grid (the same projection the guard vector uses)."""
+    ref, pred = traces.active["ref"], traces.active["pred"]
+    tp = np.count_nonzero(ref & pred, axis=(0, 2))
+    n_ref, n_sys = np.count_nonzero(ref, axis=(0, 2)), np.count_nonzero(pred, axis=(0, 2))
+    per_class = {c: Counts(int(t), int(r), int(s))
+                 for c, t, r, s in zip(traces.classes, tp, n_ref, n_sys, strict=True)}
+    return MetricResult(sum(per_class.values(), Counts(0, 0, 0)), per_class)
+
+
+def _tolerance_matches(ref: np.ndarray, pred: np.ndarray, tolerance: int) -> int:
+    """Largest one-to-one matching of sorted frame positions with ``|r − p| <= tolerance``
+    (earliest-first on a line is optimal)."""
+    matched, k = 0, 0
+    for r in ref.tolist():
+        while k < len(pred) and pred[k] < r - tolerance:
+            k += 1
+        if k < len(pred) and pred[k] <= r + tolerance:
+            matched += 1
+            k += 1
+    return matched
+
+
+def boundary_metrics(traces: TraceSet, *, frames: int, kind: str = "onset",
+                     edges: str = "open") -> MetricResult:
+    """Boundary F1: reference onsets (or offsets) detected by a predicted one of the same class
+    within ``frames`` frames, one to one, on the contract grid (the guard vector's grid and
+    clip-edge policy)."""
+    derive = onset if kind == "onset" else offset
+    per_class = {}
+    for k, c in enumerate(traces.classes):
+        lengths = traces.lengths
+        r = derive(traces.active["ref"][:, k], edges, lengths)
+        p = derive(traces.active["pred"][:, k], edges, lengths)
+        tp = sum(_tolerance_matches(np.flatnonzero(r[i]), np.flatnonzero(p[i]), frames)
+                 for i in range(len(traces.clips)))
+        per_class[c] = Counts(tp, int(r.sum()), int(p.sum()))
+    return MetricResult(sum(per_class.values(), Counts(0, 0, 0)), per_class)
+
+
+@dataclass(frozen=True)
+class ScoreSettings:
+    """Parameters of the standard scores, named as in the literature; part of every report."""
+
+    t_collar: float = 0.2
+    percentage_of_length: float = 0.2
+    evaluate_onset: bool = True
+    evaluate_offset: bool = True
+    matching: str = "optimal"
+    segment: float = 1.0
+    boundary_frames: int = 10  # the contract's eps on the grid
+
+
+def standard_scores(ref: EventList, pred: EventList, traces: TraceSet,
+                    settings: ScoreSettings, *,
+                    durations: Mapping[str, float] | None = None,
+                    edges: str = "open") -> dict[str, MetricResult]:
+    """Frame, segment, collar-event and boundary scores of one system on the same traces."""
+    classes = list(traces.classes)
+    return {
+        "frame": frame_metrics(traces),
+        "segment": segment_metrics(ref, pred, classes=classes,
+                                   time_resolution=settings.segment, durations=durations),
+        "event": event_metrics(ref, pred, classes=classes, t_collar=settings.t_collar,
+                               percentage_of_length=settings.percentage_of_length,
+                               evaluate_onset=settings.evaluate_onset,
+                               evaluate_offset=settings.evaluate_offset,
+                               matching=settings.matching),
+        "onset_boundary": boundary_metrics(traces, frames=settings.boundary_frames,
+                                           kind="onset", edges=edges),
+        "offset_boundary": boundary_metrics(traces, frames=settings.boundary_frames,
+                                            kind="offset", edges=edges),
+    }
+
+
+def intersection_metrics(ref: EventList, pred: EventList, *, classes: Sequence[str],
+                         dtc_threshold: float = 0.5, gtc_threshold: float = 0.5,
+                         time_decimals: int = 6) -> MetricResult:
+    """Intersection-based F1 (DCASE / PSDS criteria) at the given detections.
+
+    A detection whose overlap with same-class references covers at least ``dtc_threshold`` of
+    it is relevant, otherwise a false positive; a reference covered by relevant detections for
+    at least ``gtc_threshold`` of its length is a true positive. Sums and thresholds are
+    rounded to ``time_decimals`` as in sed_scores_eval. ``Counts.sys`` is ``tp + fp`` here, so
+    precision = tp / (tp + fp).
+    """
+    ref_clips, pred_clips = _by_clip(ref), _by_clip(pred)
+    per_class = {c: Counts(0, 0, 0) for c in classes}
+    for clip in dict.fromkeys([*ref.clips, *pred.clips]):
+        r_idx = ref_clips.get(clip, np.zeros(0, dtype=np.int64))
+        p_idx = pred_clips.get(clip, np.zeros(0, dtype=np.int64))
+        for c in classes:
+            r = r_idx[ref.label[r_idx] == c]
+            p = p_idx[pred.label[p_idx] == c]
+            r_on, r_off = ref.onset[r], ref.offset[r]
+            p_on, p_off = pred.onset[p][:, None], pred.offset[p][:, None]
+            shared = np.maximum(np.minimum(p_off, r_off) - np.maximum(p_on, r_on), 0.0)
+            relevant = (np.round(shared.sum(1), time_decimals)
+                        >= np.round(dtc_threshold * (p_off - p_on)[:, 0], time_decimals))
+            relevant &= (p_off > p_on)[:, 0]
+            covered = np.round((relevant[:, None] * shared).sum(0), time_decimals)
+            tp = int(np.count_nonzero(covered >= np.round(gtc_threshold * (r_off - r_on),
+                                                          time_decimals)))
+            fp = int(np.count_nonzero((p_off > p_on)[:, 0] & ~relevant))
+            per_class[c] = per_class[c] + Counts(tp, len(r), tp + fp)
+    return MetricResult(sum(per_class.values(), Counts(0, 0, 0)), per_class)

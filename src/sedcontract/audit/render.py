@@ -12,6 +12,7 @@ import math
 from typing import Any
 
 from sedcontract.audit.guard import Cell, GuardReport, ModeReport
+from sedcontract.audit.metrics import Counts, MetricResult
 
 SCHEMA_VERSION = 1
 ROW_FIELDS = ("mode", "clip", "class", "coordinate", "role", "sort", "satisfied", "obligations")
@@ -58,8 +59,49 @@ def to_dict(report: GuardReport) -> dict[str, Any]:
                               "exact": int(m.exact_per_row[r])} for r in m.short_rows]}
                 for m in mode.matchings.values()},
         }
-    return {"schema_version": SCHEMA_VERSION, "policy": report.policy,
+    data = {"schema_version": SCHEMA_VERSION, "policy": report.policy,
             "traces": report.traces, "aggregation": report.aggregation, "modes": modes}
+    if report.scores is not None:
+        data["scores"] = scores_dict(report.scores)
+    return data
+
+
+def _number(value: float) -> float | None:
+    return None if math.isnan(value) else value
+
+
+def _counts(counts: Counts) -> dict[str, Any]:
+    return {"f1": _number(counts.f1), "precision": counts.precision,
+            "recall": _number(counts.recall), "error_rate": _number(counts.error_rate),
+            "tp": counts.tp, "ref": counts.ref, "sys": counts.sys, "subs": counts.subs}
+
+
+def scores_dict(scores: dict[str, MetricResult]) -> dict[str, Any]:
+    """Standard scores as plain data: micro counts and rates, macro means, per class."""
+    out = {}
+    for name, result in scores.items():
+        f1, classes = result.macro("f1")
+        er, _ = result.macro("error_rate")
+        out[name] = {**_counts(result.overall), "error_rate": _number(result.error_rate),
+                     "macro": {"f1": _number(f1), "error_rate": _number(er),
+                               "classes": classes},
+                     "per_class": {c: _counts(v) for c, v in result.per_class.items()}}
+    return out
+
+
+def scores_markdown(scores: dict[str, MetricResult]) -> str:
+    """One table: F1 micro and macro, error rate, and the counts behind them."""
+    def show(value: float) -> str:
+        return "n/a" if math.isnan(value) else f"{value:.3f}"
+
+    lines = ["| score | F1 (micro) | F1 (macro) | error rate | tp / ref / sys |",
+             "|---|---|---|---|---|"]
+    for name, result in scores.items():
+        f1, classes = result.macro("f1")
+        o = result.overall
+        lines.append(f"| {name} | {show(o.f1)} | {show(f1)} ({classes} classes) | "
+                     f"{show(result.error_rate)} | {o.tp} / {o.ref} / {o.sys} |")
+    return "\n".join(lines) + "\n"
 
 
 def to_json(report: GuardReport) -> str:
@@ -118,6 +160,14 @@ def to_markdown(report: GuardReport) -> str:
     logic = [("vacuous" if math.isnan(v) else f"{v:.3f}")
              for v in (report.logic(m) for m in modes)]
     out.append(f"| logic | {' | '.join(logic)} |")
+    if report.scores is not None:
+        settings = report.policy["scores"]
+        out += ["", "Standard scores on the same events (typed, class-aware):", "",
+                scores_markdown(report.scores).rstrip(),
+                f"(collar t_collar {settings['t_collar']:g} s, percentage_of_length "
+                f"{settings['percentage_of_length']:g}, {settings['matching']} matching; "
+                f"segments {settings['segment']:g} s; boundary tolerance "
+                f"{settings['boundary_frames']} frames)"]
     first = report.modes[modes[0]]
     if first.diagnostics:
         out += ["", "Diagnostics (beside the vector, not part of it):", "",
