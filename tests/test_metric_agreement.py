@@ -190,3 +190,16 @@ def test_intersection_scores_equal_sed_scores_eval(seed, dtc, gtc):
         assert (ours.per_class[c].tp, ours.per_class[c].sys - ours.per_class[c].tp) == (
             stats[c]["tps"], stats[c]["fps"])
     assert abs(ours.macro("f1")[0] - f["macro_average"]) <= 1e-6
+
+
+def test_declared_difference_collar_ties_count_as_hits():
+    """|0.9 − 0.7| is 0.20000000000000007 in float64, so sed_eval misses an onset exactly one
+    collar away; compared in microseconds it is exactly 0.2 s and a hit (|Δ| <= t_collar)."""
+    ref = EventList.from_rows([("a", 0.7, 2.0, "tone")])
+    pred = EventList.from_rows([("a", 0.9, 2.0, "tone")])
+    ours = event_metrics(ref, pred, classes=["tone"])
+    assert ours.overall.tp == 1
+    theirs = reference_results(sed_eval.sound_event.EventBasedMetrics(
+        event_label_list=["tone"], t_collar=0.2, percentage_of_length=0.2,
+        empty_system_output_handling="zero_score"), ref, pred, {"a": 2.0}, segment=False)
+    assert theirs["overall"]["f_measure"]["f_measure"] == 0.0

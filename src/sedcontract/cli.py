@@ -14,7 +14,7 @@ from pathlib import Path
 
 from sedcontract.audit import audit, to_csv, to_json, to_markdown
 from sedcontract.audit.metrics import ScoreSettings
-from sedcontract.audit.render import scores_dict, scores_markdown
+from sedcontract.audit.render import psds_line, scores_dict, scores_markdown
 from sedcontract.contracts import (
     ROUNDINGS,
     check_contract,
@@ -42,17 +42,22 @@ def _audit(args: argparse.Namespace) -> str:
     settings = None
     if args.with_scores:
         settings = ScoreSettings(args.t_collar, args.percentage_of_length, args.evaluate_onset,
-                                 args.evaluate_offset, args.event_matching, args.segment)
+                                 args.evaluate_offset, args.event_matching, args.segment,
+                                 args.dtc, args.gtc)
     report = audit(args.ref, pred, contract=args.contract, durations=args.durations,
                    hop=args.hop, eps=args.eps, mode=args.mode, matching=args.matching,
                    projection=args.projection, edges=args.edges, rounding=args.rounding,
                    aggregation=args.aggregation, coordinates=coordinates, decision=decision,
-                   scores=settings)
+                   scores=settings,
+                   psds_scores=args.pred_scores if args.with_scores else None)
     if args.command == "scores":
         if args.format == "json":
-            return json.dumps({"policy": report.policy, "scores": scores_dict(report.scores)},
-                              indent=2, allow_nan=False) + "\n"
-        return scores_markdown(report.scores)
+            data = {"policy": report.policy, "scores": scores_dict(report.scores)}
+            if report.psds is not None:
+                data["psds"] = report.psds
+            return json.dumps(data, indent=2, allow_nan=False) + "\n"
+        text = scores_markdown(report.scores)
+        return text + (psds_line(report.psds) + "\n" if report.psds is not None else "")
     return RENDER[args.format](report)
 
 
@@ -142,6 +147,10 @@ def _score_options(parser: argparse.ArgumentParser) -> None:
                         help="event matching of the collar event scores (sed_eval's)")
     parser.add_argument("--segment", type=float, default=1.0,
                         help="segment length in seconds for segment-based scores (1.0)")
+    parser.add_argument("--dtc", type=float, default=0.5,
+                        help="detection tolerance criterion of the intersection F1 (0.5)")
+    parser.add_argument("--gtc", type=float, default=0.5,
+                        help="ground-truth intersection criterion of the intersection F1 (0.5)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -155,7 +164,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="comma-separated coordinates to report (default: all)")
     run.add_argument("--format", choices=tuple(RENDER), default="md")
     run.add_argument("--with-scores", action="store_true",
-                     help="add the standard scores (frame, segment, collar event, boundary F1)")
+                     help="add the standard scores (frame, segment, collar event, intersection, "
+                "boundary F1; PSDS with --pred-scores)")
     _policy_options(run)
     _score_options(run)
     run.set_defaults(run=_cmd_audit)

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from sedcontract.audit.metrics import MetricResult, ScoreSettings, standard_scores
+from sedcontract.audit.psds import PsdsUnavailable, psds
 from sedcontract.contracts import contract_hash, evaluate_contract, load_contract
 from sedcontract.contracts.bounds import BoundResolver
 from sedcontract.contracts.events import MatchingAudit
@@ -102,6 +103,7 @@ class GuardReport:
     aggregation: str = "micro"
     coordinates: tuple[str, ...] = ()
     scores: dict[str, MetricResult] | None = None  # standard scores on the same traces
+    psds: dict[str, Any] | None = None  # PSDS1/PSDS2 from score files, or a note why not
 
     def vector(self, mode: str) -> dict[str, float]:
         """``{coordinate: score}`` under the report's aggregation."""
@@ -124,7 +126,8 @@ def audit(ref: EventList | str | Path, pred: EventList | str | Path, *,
           rounding: str = "nearest", aggregation: str = "micro",
           coordinates: Sequence[str] | None = None, classes: Sequence[str] | None = None,
           decision: DecisionPolicy | None = None,
-          scores: ScoreSettings | None = None) -> GuardReport:
+          scores: ScoreSettings | None = None,
+          psds_scores: str | Path | None = None) -> GuardReport:
     """Run a contract on reference and prediction events; typed and union side by side.
 
     ``eps`` overrides the contract's ``let eps`` (``'100ms'`` or frames); ``coordinates``
@@ -193,4 +196,10 @@ def audit(ref: EventList | str | Path, pred: EventList | str | Path, *,
         standard = standard_scores(ref_events, pred_events, traces, scores,
                                    durations=durations, edges=edges)
         policy["scores"] = asdict(scores)
-    return GuardReport(policy, facts, reports, aggregation, chosen, standard)
+    psds_result = None
+    if psds_scores is not None:
+        try:
+            psds_result = psds(psds_scores, ref_events, durations)
+        except PsdsUnavailable as exc:
+            psds_result = {"note": str(exc)}
+    return GuardReport(policy, facts, reports, aggregation, chosen, standard, psds_result)

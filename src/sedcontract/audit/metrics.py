@@ -261,14 +261,17 @@ class ScoreSettings:
     evaluate_offset: bool = True
     matching: str = "optimal"
     segment: float = 1.0
-    boundary_frames: int = 10  # the contract's eps on the grid
+    dtc_threshold: float = 0.5
+    gtc_threshold: float = 0.5
+    boundary_frames: int = 10  # t_collar on the contract grid
 
 
 def standard_scores(ref: EventList, pred: EventList, traces: TraceSet,
                     settings: ScoreSettings, *,
                     durations: Mapping[str, float] | None = None,
                     edges: str = "open") -> dict[str, MetricResult]:
-    """Frame, segment, collar-event and boundary scores of one system on the same traces."""
+    """Frame, segment, collar-event, intersection and boundary scores of one system on the
+    same traces."""
     classes = list(traces.classes)
     return {
         "frame": frame_metrics(traces),
@@ -279,6 +282,9 @@ def standard_scores(ref: EventList, pred: EventList, traces: TraceSet,
                                evaluate_onset=settings.evaluate_onset,
                                evaluate_offset=settings.evaluate_offset,
                                matching=settings.matching),
+        "intersection": intersection_metrics(ref, pred, classes=classes,
+                                             dtc_threshold=settings.dtc_threshold,
+                                             gtc_threshold=settings.gtc_threshold),
         "onset_boundary": boundary_metrics(traces, frames=settings.boundary_frames,
                                            kind="onset", edges=edges),
         "offset_boundary": boundary_metrics(traces, frames=settings.boundary_frames,

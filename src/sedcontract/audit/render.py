@@ -63,6 +63,8 @@ def to_dict(report: GuardReport) -> dict[str, Any]:
             "traces": report.traces, "aggregation": report.aggregation, "modes": modes}
     if report.scores is not None:
         data["scores"] = scores_dict(report.scores)
+    if report.psds is not None:
+        data["psds"] = report.psds
     return data
 
 
@@ -87,6 +89,14 @@ def scores_dict(scores: dict[str, MetricResult]) -> dict[str, Any]:
                                "classes": classes},
                      "per_class": {c: _counts(v) for c, v in result.per_class.items()}}
     return out
+
+
+def psds_line(result: dict[str, Any]) -> str:
+    """PSDS values in one line, or why they are missing."""
+    if "note" in result:
+        return f"PSDS: not computed ({result['note']})"
+    return ("PSDS (sed_scores_eval, DCASE 2024 settings): "
+            + ", ".join(f"{name.upper()} {v['value']:.3f}" for name, v in result.items()))
 
 
 def scores_markdown(scores: dict[str, MetricResult]) -> str:
@@ -168,6 +178,8 @@ def to_markdown(report: GuardReport) -> str:
                 f"{settings['percentage_of_length']:g}, {settings['matching']} matching; "
                 f"segments {settings['segment']:g} s; boundary tolerance "
                 f"{settings['boundary_frames']} frames)"]
+    if report.psds is not None:
+        out.append(psds_line(report.psds))
     first = report.modes[modes[0]]
     if first.diagnostics:
         out += ["", "Diagnostics (beside the vector, not part of it):", "",

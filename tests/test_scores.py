@@ -1,0 +1,132 @@
+"""Standard scores beside the guard vector: hand-computed values on DESIGN.md's example, the
+``scores`` command, ``audit --with-scores`` and PSDS through sed_scores_eval."""
+
+from __future__ import annotations
+
+import builtins
+import json
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+import sedcontract
+from sedcontract.audit.metrics import ScoreSettings
+from sedcontract.audit.render import to_markdown
+from sedcontract.cli import main
+from sedcontract.traces import EventList, write_durations, write_events
+
+REF = EventList.from_rows([("c", 0.5, 1.5, "speech"), ("c", 2.0, 2.6, "tone")])
+PRED = EventList.from_rows([("c", 0.6, 1.0, "speech"), ("c", 1.1, 1.8, "speech"),
+                            ("c", 2.0, 2.6, "speech"), ("c", 3.2, 3.4, "tone")])
+
+
+def test_scores_of_the_worked_example_by_hand():
+    report = sedcontract.audit(REF, PRED, durations={"c": 4.0}, scores=ScoreSettings())
+    s = report.scores
+    # frames: speech 40 of 50 reference frames hit, 85 predicted; tone 0 of 30, 10 predicted
+    assert (s["frame"].overall.tp, s["frame"].overall.ref, s["frame"].overall.sys) == (40, 80, 95)
+    assert math.isclose(s["frame"].overall.f1, 80 / 175)
+    # collar events: no hit; the tone predicted as speech is a substitution
+    assert (s["event"].overall.tp, s["event"].overall.subs) == (0, 1)
+    assert math.isclose(s["event"].error_rate, (1 + 1 + 3) / 2)
+    # intersection (dtc = gtc = 0.5): speech reference covered 0.8 s by relevant detections
+    assert (s["intersection"].per_class["speech"].tp, s["intersection"].per_class["speech"].sys,
+            s["intersection"].per_class["tone"].sys) == (1, 2, 1)
+    # boundaries within 10 frames: the speech onset (25 vs 30) only
+    assert s["onset_boundary"].overall.tp == 1 and s["offset_boundary"].overall.tp == 0
+    # segments of 1 s: speech ref in segments 0, 1; pred in 0, 1, 2; tone ref 2, pred 3
+    assert (s["segment"].per_class["speech"].tp, s["segment"].per_class["tone"].tp) == (2, 0)
+    text = to_markdown(report)
+    assert text.index("| logic |") < text.index("| frame | 0.457 |")  # one report, vector first
+
+
+def files(tmp_path):
+    write_events(tmp_path / "ref.tsv", REF)
+    write_events(tmp_path / "pred.tsv", PRED)
+    write_durations(tmp_path / "dur.tsv", {"c": 4.0})
+    return [f"--ref={tmp_path / 'ref.tsv'}", f"--durations={tmp_path / 'dur.tsv'}"]
+
+
+def test_scores_command(tmp_path, capsys):
+    args = [*files(tmp_path), f"--pred={tmp_path / 'pred.tsv'}"]
+    assert main(["scores", *args]) == 0
+    out = capsys.readouterr().out
+    assert "| event | 0.000 | 0.000 (2 classes) | 2.500 | 0 / 2 / 4 |" in out
+    assert main(["scores", *args, "--format", "json", "--t-collar", "0.5",
+                 "--no-evaluate-offset"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["policy"]["scores"]["t_collar"] == 0.5
+    assert data["scores"]["event"]["tp"] == 1  # onset-only: [0.6, 1.0) hits speech
+    assert data["policy"]["scores"]["boundary_frames"] == 25
+    assert main(["audit", *args, "--with-scores", "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert set(data["scores"]) == {"frame", "segment", "event", "intersection",
+                                   "onset_boundary", "offset_boundary"}
+    assert "onset" in data["modes"]["typed"]["coordinates"]
+
+
+def write_score_files(folder, clips, classes, seed):
+    rng = np.random.default_rng(seed)
+    folder.mkdir()
+    times = np.arange(156) * 0.064  # the DCASE baseline grid: 156 frames per 10 s
+    for clip in clips:
+        values = np.clip(rng.random((len(times), len(classes))) * 0.6 +
+                         np.sin(times[:, None] * (1 + np.arange(len(classes)))) * 0.5, 0, 1)
+        lines = ["onset\toffset\t" + "\t".join(classes)]
+        lines += [f"{t:.3f}\t{t + 0.064:.3f}\t" + "\t".join(f"{v:.4f}" for v in row)
+                  for t, row in zip(times, values, strict=True)]
+        (folder / f"{clip}.tsv").write_text("\n".join(lines) + "\n")
+
+
+def test_psds_matches_sed_scores_eval_on_the_same_files(tmp_path, capsys):
+    intersection_based = pytest.importorskip("sed_scores_eval.intersection_based")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from sed_scores_eval import io
+    classes = ["speech", "tone"]
+    clips = ["a", "b", "c"]
+    ref = EventList.from_rows([("a", 0.5, 2.0, "speech"), ("a", 1.9, 3.0, "speech"),
+                               ("a", 4.0, 6.0, "tone"), ("b", 1.0, 5.0, "tone"),
+                               ("b", 6.0, 7.5, "speech"), ("c", 2.0, 4.0, "speech"),
+                               ("c", 5.0, 9.0, "tone")])
+    write_events(tmp_path / "ref.tsv", ref)
+    write_durations(tmp_path / "dur.tsv", dict.fromkeys(clips, 10.0))
+    write_score_files(tmp_path / "scores", clips, classes, seed=0)
+    assert main(["scores", f"--ref={tmp_path / 'ref.tsv'}", f"--durations={tmp_path / 'dur.tsv'}",
+                 f"--pred-scores={tmp_path / 'scores'}", "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    truth = {"a": [(0.5, 3.0, "speech"), (4.0, 6.0, "tone")],  # touching speech merged
+             "b": [(1.0, 5.0, "tone"), (6.0, 7.5, "speech")],
+             "c": [(2.0, 4.0, "speech"), (5.0, 9.0, "tone")]}
+    scores = io.read_sed_scores(tmp_path / "scores")
+    durations = dict.fromkeys(clips, 10.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        psds1 = intersection_based.psds(scores, truth, durations, dtc_threshold=0.7,
+                                        gtc_threshold=0.7, alpha_ct=0.0, alpha_st=1.0,
+                                        max_efpr=100.0)[0]
+        psds2 = intersection_based.psds(scores, truth, durations, dtc_threshold=0.1,
+                                        gtc_threshold=0.1, cttc_threshold=0.3, alpha_ct=0.5,
+                                        alpha_st=1.0, max_efpr=100.0)[0]
+    assert abs(data["psds"]["psds1"]["value"] - psds1) <= 1e-6
+    assert abs(data["psds"]["psds2"]["value"] - psds2) <= 1e-6
+    assert psds2 > 0 and data["psds"]["psds1"]["settings"]["dtc_threshold"] == 0.7
+
+
+def test_psds_without_sed_scores_eval_is_a_note(tmp_path, monkeypatch):
+    real_import = builtins.__import__
+
+    def no_sed_scores_eval(name, *args, **kwargs):
+        if name.startswith("sed_scores_eval"):
+            raise ImportError(name)
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_sed_scores_eval)
+    write_events(tmp_path / "ref.tsv", REF)
+    write_score_files(tmp_path / "scores", ["c"], ["speech", "tone"], seed=1)
+    report = sedcontract.audit(tmp_path / "ref.tsv", PRED, durations={"c": 10.0},
+                               scores=ScoreSettings(), psds_scores=tmp_path / "scores")
+    assert "sedcontract[psds]" in report.psds["note"]
+    assert "PSDS: not computed" in to_markdown(report)
