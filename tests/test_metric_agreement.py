@@ -203,3 +203,15 @@ def test_declared_difference_collar_ties_count_as_hits():
         event_label_list=["tone"], t_collar=0.2, percentage_of_length=0.2,
         empty_system_output_handling="zero_score"), ref, pred, {"a": 2.0}, segment=False)
     assert theirs["overall"]["f_measure"]["f_measure"] == 0.0
+
+
+def test_a_class_with_references_but_no_output_scores_zero_in_the_macro_mean():
+    ref = EventList.from_rows([("a", 0.5, 1.5, "tone"), ("a", 2.0, 3.0, "burst")])
+    pred = EventList.from_rows([("a", 0.5, 1.5, "tone")])
+    ours = event_metrics(ref, pred, classes=["burst", "tone"])
+    assert ours.per_class["burst"].f1 == 0.0
+    assert ours.macro("f1") == (0.5, 2)
+    theirs = reference_results(sed_eval.sound_event.EventBasedMetrics(
+        event_label_list=["burst", "tone"], empty_system_output_handling="zero_score"),
+        ref, pred, {"a": 4.0}, segment=False)
+    assert theirs["class_wise_average"]["f_measure"]["f_measure"] == 0.5
