@@ -9,7 +9,7 @@ import time
 import warnings
 
 from audit_vector import CLASSES, workload
-from sedcontract.audit.metrics import event_metrics, segment_metrics
+from sedcontract.audit.scores import event_metrics, segment_metrics
 
 
 def timed(fn):

@@ -10,7 +10,7 @@ import warnings
 import numpy as np
 import pytest
 
-from sedcontract.audit.metrics import event_metrics, intersection_metrics, segment_metrics
+from sedcontract.audit.scores import event_metrics, intersection_metrics, segment_metrics
 from sedcontract.traces import EventList
 
 with warnings.catch_warnings():

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import sedcontract
-from sedcontract.audit.metrics import ScoreSettings
 from sedcontract.audit.render import to_markdown
+from sedcontract.audit.scores import ScoreSettings
 from sedcontract.cli import main
 from sedcontract.traces import EventList, write_durations, write_events
 
@@ -130,3 +130,21 @@ def test_psds_without_sed_scores_eval_is_a_note(tmp_path, monkeypatch):
                                scores=ScoreSettings(), psds_scores=tmp_path / "scores")
     assert "sedcontract[psds]" in report.psds["note"]
     assert "PSDS: not computed" in to_markdown(report)
+
+
+def test_empty_prediction_file_and_zero_length_events(tmp_path):
+    ref_path = tmp_path / "ref.tsv"
+    write_events(ref_path, REF)
+    empty = tmp_path / "empty.tsv"
+    empty.write_text("")
+    report = sedcontract.audit(ref_path, empty, durations={"c": 4.0}, scores=ScoreSettings())
+    for name, result in report.scores.items():
+        assert result.overall.tp == 0 and result.overall.sys == 0, name
+        assert result.overall.f1 == 0.0 and result.overall.ref > 0, name
+    # a zero-length prediction is an event for the event scores and, as in sed_eval, marks the
+    # segment it lies in; it covers no frame of the grid
+    blip = EventList.from_rows([("c", 0.5, 0.5, "speech")])
+    report = sedcontract.audit(REF, blip, durations={"c": 4.0}, scores=ScoreSettings())
+    assert report.scores["event"].overall.sys == 1
+    assert report.scores["frame"].overall.sys == 0 and report.scores["segment"].overall.sys == 1
+    assert report.traces["vanished"]["pred"] == 1

@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from sedcontract.audit import audit, to_csv, to_json, to_markdown
-from sedcontract.audit.metrics import ScoreSettings
 from sedcontract.audit.render import psds_line, scores_dict, scores_markdown
+from sedcontract.audit.scores import ScoreSettings
 from sedcontract.contracts import (
     ROUNDINGS,
     check_contract,

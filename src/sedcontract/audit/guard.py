@@ -11,8 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from sedcontract.audit.metrics import MetricResult, ScoreSettings, standard_scores
 from sedcontract.audit.psds import PsdsUnavailable, psds
+from sedcontract.audit.scores import MetricResult, ScoreSettings, standard_scores
 from sedcontract.contracts import contract_hash, evaluate_contract, load_contract
 from sedcontract.contracts.bounds import BoundResolver
 from sedcontract.contracts.events import MatchingAudit

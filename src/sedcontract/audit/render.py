@@ -12,7 +12,7 @@ import math
 from typing import Any
 
 from sedcontract.audit.guard import Cell, GuardReport, ModeReport
-from sedcontract.audit.metrics import Counts, MetricResult
+from sedcontract.audit.scores import Counts, MetricResult
 
 SCHEMA_VERSION = 1
 ROW_FIELDS = ("mode", "clip", "class", "coordinate", "role", "sort", "satisfied", "obligations")
