@@ -18,6 +18,7 @@ import numpy as np
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import maximum_bipartite_matching
 
+from sedcontract.errors import TraceFormatError
 from sedcontract.traces import EventList, TraceSet
 from sedcontract.traces.activity import offset, onset
 from sedcontract.traces.grid import to_us
@@ -104,6 +105,8 @@ def segment_metrics(ref: EventList, pred: EventList, *, classes: Sequence[str],
         r_idx = ref_clips.get(clip, np.zeros(0, dtype=np.int64))
         p_idx = pred_clips.get(clip, np.zeros(0, dtype=np.int64))
         if durations is not None:
+            if clip not in durations:
+                raise TraceFormatError(f"no duration for clip {clip!r}")
             length_us = int(to_us(durations[clip]))
         else:
             ends = np.concatenate([to_us(ref.offset[r_idx]), to_us(pred.offset[p_idx])])
