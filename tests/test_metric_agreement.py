@@ -158,17 +158,17 @@ def disjoint_lists(seed: int, clips: int = 10) -> tuple[EventList, EventList, di
             dict.fromkeys(names, 10.0))
 
 
-def score_frames(pred: EventList, clip: str, duration: float):
+def score_frames(pred: EventList, clip: str, duration: float, classes=tuple(CLASSES)):
     """Events as a sed_scores_eval score table: 1 inside a class's events, 0 elsewhere."""
     from sed_scores_eval.base_modules.scores import create_score_dataframe
 
     rows = [e for e in pred.to_rows() if e[0] == clip]
     times = np.unique([0.0, duration, *[e[1] for e in rows], *[e[2] for e in rows]])
     centres = (times[:-1] + times[1:]) / 2
-    values = np.zeros((len(centres), len(CLASSES)))
+    values = np.zeros((len(centres), len(classes)))
     for _, on, off, label in rows:
-        values[(centres > on) & (centres < off), CLASSES.index(label)] = 1.0
-    return create_score_dataframe(values, times, CLASSES)
+        values[(centres > on) & (centres < off), list(classes).index(label)] = 1.0
+    return create_score_dataframe(values, times, classes)
 
 
 @pytest.mark.parametrize("seed", range(5))
@@ -215,3 +215,18 @@ def test_a_class_with_references_but_no_output_scores_zero_in_the_macro_mean():
         event_label_list=["burst", "tone"], empty_system_output_handling="zero_score"),
         ref, pred, {"a": 4.0}, segment=False)
     assert theirs["class_wise_average"]["f_measure"]["f_measure"] == 0.5
+
+
+def test_intersection_merges_overlapping_detections_like_sed_scores_eval():
+    intersection_based = pytest.importorskip("sed_scores_eval.intersection_based")
+    ref = EventList.from_rows([("a", 0.0, 2.5, "tone")])
+    pred = EventList.from_rows([("a", 0.0, 1.2, "tone"), ("a", 0.4, 1.6, "tone")])
+    ours = intersection_metrics(ref, pred, classes=["tone"], dtc_threshold=0.5,
+                                gtc_threshold=0.7)
+    scores = {"a": score_frames(pred, "a", 3.0, classes=("tone",))}
+    f, _, _, stats = intersection_based.fscore(scores, {"a": [(0.0, 2.5, "tone")]}, 0.5,
+                                               dtc_threshold=0.5, gtc_threshold=0.7)
+    assert ours.per_class["tone"].tp == stats["tone"]["tps"] == 0  # the union covers 1.6 s
+    assert ours.per_class["tone"].f1 == f["tone"]
+    blip = EventList.from_rows([("a", 1.0, 1.0, "tone")])
+    assert intersection_metrics(blip, EventList.from_rows([]), classes=["tone"]).overall.tp == 0

@@ -148,3 +148,26 @@ def test_empty_prediction_file_and_zero_length_events(tmp_path):
     assert report.scores["event"].overall.sys == 1
     assert report.scores["frame"].overall.sys == 0 and report.scores["segment"].overall.sys == 1
     assert report.traces["vanished"]["pred"] == 1
+
+
+def test_psds_reports_why_it_could_not_be_computed(tmp_path, capsys):
+    pytest.importorskip("sed_scores_eval")
+    write_events(tmp_path / "ref.tsv", EventList.from_rows([("c", 0.5, 2.0, "speech")]))
+    write_durations(tmp_path / "dur.tsv", {"c": 10.0})
+    write_score_files(tmp_path / "scores", ["c"], ["speech", "tone"], seed=2)
+    base = [f"--ref={tmp_path / 'ref.tsv'}", f"--pred-scores={tmp_path / 'scores'}",
+            "--format", "json"]
+    assert main(["scores", *base, f"--durations={tmp_path / 'dur.tsv'}"]) == 0
+    note = json.loads(capsys.readouterr().out)["psds"]["note"]
+    assert "refused" in note and "tone" in note  # a class without reference events
+    assert main(["scores", *base]) == 0
+    assert "needs clip durations" in json.loads(capsys.readouterr().out)["psds"]["note"]
+
+
+@pytest.mark.parametrize("option", [["--segment", "0"], ["--segment", "-1"],
+                                    ["--t-collar", "nan"], ["--dtc", "1.5"],
+                                    ["--percentage-of-length", "nan"]])
+def test_bad_score_settings_exit_2(tmp_path, capsys, option):
+    args = [*files(tmp_path), f"--pred={tmp_path / 'pred.tsv'}", *option]
+    assert main(["scores", *args]) == 2
+    assert "out of range" in capsys.readouterr().err

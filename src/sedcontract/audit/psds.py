@@ -13,7 +13,8 @@ from sedcontract.traces import EventList
 
 
 class PsdsUnavailable(SedContractError):
-    """sed_scores_eval is not installed."""
+    """PSDS cannot be computed here (library missing, no durations, or the library refused the
+    data); the report carries the reason instead of a number."""
 
 # DCASE 2024 Task 4
 PSDS_SETTINGS: dict[str, dict[str, float]] = {
@@ -25,16 +26,12 @@ PSDS_SETTINGS: dict[str, dict[str, float]] = {
 
 
 def ground_truth(ref: EventList) -> dict[str, list[tuple[float, float, str]]]:
-    """Reference events per clip with overlapping or touching same-class events merged
+    """Reference events per clip, overlapping or touching same-class events merged
     (sed_scores_eval rejects them; the guard report counts them as merged)."""
-    merged: dict[str, list[list[Any]]] = {clip: [] for clip in ref.clips}
-    for clip, on, off, label in sorted(ref.to_rows(), key=lambda e: (e[0], e[3], e[1])):
-        events = merged[clip]
-        if events and events[-1][2] == label and on <= events[-1][1]:
-            events[-1][1] = max(events[-1][1], off)
-        else:
-            events.append([on, off, label])
-    return {clip: [tuple(e) for e in events] for clip, events in merged.items()}
+    truth: dict[str, list[tuple[float, float, str]]] = {clip: [] for clip in ref.clips}
+    for clip, on, off, label in ref.merged().to_rows():
+        truth[clip].append((on, off, label))
+    return truth
 
 
 def psds(scores_dir: str | Path, ref: EventList,
@@ -48,7 +45,7 @@ def psds(scores_dir: str | Path, ref: EventList,
         raise PsdsUnavailable("PSDS needs the optional sed_scores_eval: "
                               "pip install 'sedcontract[psds]'") from None
     if durations is None:
-        raise SedContractError("PSDS needs clip durations (--durations)")
+        raise PsdsUnavailable("PSDS needs clip durations (--durations)")
     try:
         scores = io.read_sed_scores(Path(scores_dir))
     except (ValueError, KeyError, OSError) as exc:
@@ -61,10 +58,13 @@ def psds(scores_dir: str | Path, ref: EventList,
     audio = {clip: float(durations[clip]) for clip in truth}
     out = {}
     for name, settings in PSDS_SETTINGS.items():
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            value, per_class, *_ = intersection_based.psds(
-                {clip: scores[clip] for clip in truth}, truth, audio, **settings)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                value, per_class, *_ = intersection_based.psds(
+                    {clip: scores[clip] for clip in truth}, truth, audio, **settings)
+        except (AssertionError, ValueError, KeyError) as exc:
+            raise PsdsUnavailable(f"sed_scores_eval refused the data for {name}: {exc}") from None
         out[name] = {"value": float(value),
                      "per_class": {c: float(v) for c, v in per_class.items()},
                      "settings": settings}

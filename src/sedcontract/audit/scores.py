@@ -18,7 +18,7 @@ import numpy as np
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import maximum_bipartite_matching
 
-from sedcontract.errors import TraceFormatError
+from sedcontract.errors import SedContractError, TraceFormatError
 from sedcontract.traces import EventList, TraceSet
 from sedcontract.traces.activity import offset, onset
 from sedcontract.traces.grid import to_us
@@ -268,6 +268,20 @@ class ScoreSettings:
     gtc_threshold: float = 0.5
     boundary_frames: int = 10  # t_collar on the contract grid
 
+    def __post_init__(self) -> None:
+        checks = [("t_collar", self.t_collar >= 0), ("percentage_of_length",
+                                                    self.percentage_of_length >= 0),
+                  ("segment", self.segment > 0 and to_us(self.segment) > 0),
+                  ("dtc_threshold", 0 <= self.dtc_threshold <= 1),
+                  ("gtc_threshold", 0 <= self.gtc_threshold <= 1)]
+        for name, ok in checks:
+            value = getattr(self, name)
+            if not (math.isfinite(value) and ok):
+                raise SedContractError(f"score setting {name} = {value!r} is out of range")
+        if self.matching not in ("optimal", "greedy"):
+            raise SedContractError(f"unknown event matching {self.matching!r}; choose optimal "
+                                   "or greedy")
+
 
 def standard_scores(ref: EventList, pred: EventList, traces: TraceSet,
                     settings: ScoreSettings, *,
@@ -304,8 +318,10 @@ def intersection_metrics(ref: EventList, pred: EventList, *, classes: Sequence[s
     it is relevant, otherwise a false positive; a reference covered by relevant detections for
     at least ``gtc_threshold`` of its length is a true positive. Sums and thresholds are
     rounded to ``time_decimals`` as in sed_scores_eval. ``Counts.sys`` is ``tp + fp`` here, so
-    precision = tp / (tp + fp).
+    precision = tp / (tp + fp). Overlapping same-class events are first merged on both sides
+    (a detection is activity, not a count), and a zero-length reference cannot be covered.
     """
+    ref, pred = ref.merged(), pred.merged()
     ref_clips, pred_clips = _by_clip(ref), _by_clip(pred)
     per_class = {c: Counts(0, 0, 0) for c in classes}
     for clip in dict.fromkeys([*ref.clips, *pred.clips]):
@@ -321,8 +337,8 @@ def intersection_metrics(ref: EventList, pred: EventList, *, classes: Sequence[s
                         >= np.round(dtc_threshold * (p_off - p_on)[:, 0], time_decimals))
             relevant &= (p_off > p_on)[:, 0]
             covered = np.round((relevant[:, None] * shared).sum(0), time_decimals)
-            tp = int(np.count_nonzero(covered >= np.round(gtc_threshold * (r_off - r_on),
-                                                          time_decimals)))
+            tp = int(np.count_nonzero((covered >= np.round(gtc_threshold * (r_off - r_on),
+                                                           time_decimals)) & (r_off > r_on)))
             fp = int(np.count_nonzero((p_off > p_on)[:, 0] & ~relevant))
             per_class[c] = per_class[c] + Counts(tp, len(r), tp + fp)
     return MetricResult(sum(per_class.values(), Counts(0, 0, 0)), per_class)
