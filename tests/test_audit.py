@@ -18,11 +18,10 @@ import sedcontract
 from sedcontract.audit import to_csv, to_json, to_markdown
 from sedcontract.cli import main
 from sedcontract.errors import ContractCheckError, TraceFormatError
-from sedcontract.traces import EventList, write_durations, write_events
+from sedcontract.traces import EventList
+from tests.helpers import worked_example, write_worked_example
 
-REF = EventList.from_rows([("c", 0.5, 1.5, "speech"), ("c", 2.0, 2.6, "tone")])
-PRED = EventList.from_rows([("c", 0.6, 1.0, "speech"), ("c", 1.1, 1.8, "speech"),
-                            ("c", 2.0, 2.6, "speech"), ("c", 3.2, 3.4, "tone")])
+REF, PRED = worked_example()
 COORDINATES = ("onset", "offset", "missed", "false", "silence", "duration", "fragmentation")
 
 
@@ -230,15 +229,10 @@ def test_bad_input_names_file_and_row(tmp_path, ref_body, pred_body, durations, 
 
 
 # -- the command ----------------------------------------------------------------------------
-def demo_files(tmp_path):
-    write_events(tmp_path / "ref.tsv", REF)
-    write_events(tmp_path / "pred.tsv", PRED)
-    write_durations(tmp_path / "dur.tsv", {"c": 4.0})
-    return [f"--ref={tmp_path / 'ref.tsv'}", f"--durations={tmp_path / 'dur.tsv'}"]
 
 
 def test_audit_command_formats(tmp_path, capsys):
-    base = [*demo_files(tmp_path), f"--pred={tmp_path / 'pred.tsv'}"]
+    base = [*write_worked_example(tmp_path), f"--pred={tmp_path / 'pred.tsv'}"]
     assert main(["audit", *base]) == 0
     out = capsys.readouterr().out
     assert "| silence | 0.839 (235/280) | 0.812 (65/80) |" in out
@@ -266,7 +260,7 @@ def test_audit_command_on_score_files(tmp_path, capsys):
         f"{t:.2f}\t{t + 0.02:.2f}\t{s}\t{o}" for t, s, o in zip(frames, speech, tone,
                                                                 strict=True)]
     (scores / "c.tsv").write_text("\n".join(lines) + "\n")
-    base = [*demo_files(tmp_path), f"--pred-scores={scores}", "--format", "json"]
+    base = [*write_worked_example(tmp_path), f"--pred-scores={scores}", "--format", "json"]
     assert main(["audit", *base]) == 0
     data = json.loads(capsys.readouterr().out)
     fragmentation = data["modes"]["typed"]["coordinates"]["fragmentation"]["per_class"]
@@ -283,7 +277,7 @@ def test_audit_command_on_score_files(tmp_path, capsys):
 
 
 def test_audit_command_errors_exit_2(tmp_path, capsys):
-    base = demo_files(tmp_path)
+    base = write_worked_example(tmp_path)
     assert main(["audit", *base]) == 2
     assert "exactly one of --pred" in capsys.readouterr().err
     bad = write(tmp_path, "bad.tsv", "c.wav\t1.0\t0.5\tspeech\n")
@@ -306,8 +300,8 @@ def test_macro_aggregation_averages_non_vacuous_classes(tmp_path, capsys):
     assert report.vector("typed")["duration"] == 0.0
     assert report.modes["typed"].macro("duration") == (0.0, 1)
     assert "0.333 (mean of 2 classes)" in to_markdown(report)
-    base = [*demo_files(tmp_path), f"--pred={tmp_path / 'pred.tsv'}", "--aggregation", "macro",
-            "--format", "json"]
+    base = [*write_worked_example(tmp_path), f"--pred={tmp_path / 'pred.tsv'}",
+            "--aggregation", "macro", "--format", "json"]
     assert main(["audit", *base]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["aggregation"] == "macro"

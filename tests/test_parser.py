@@ -143,7 +143,7 @@ def test_deep_nesting_is_a_syntax_error_not_a_crash():
 ALPHABET = st.sampled_from(list("refpdactivonsN FGPHU[]():!&|->.0123456789msl\"\\#\n\t=,~x"))
 
 
-def only_syntax_errors(text: str) -> None:
+def check_only_syntax_errors(text: str) -> None:
     for parse in (parse_formula, parse_contract):
         try:
             parse(text)
@@ -154,13 +154,13 @@ def only_syntax_errors(text: str) -> None:
 @settings(max_examples=1000)
 @given(st.text())
 def test_fuzz_arbitrary_strings(text):
-    only_syntax_errors(text)
+    check_only_syntax_errors(text)
 
 
 @settings(max_examples=1000)
 @given(st.text(ALPHABET, max_size=60))
 def test_fuzz_language_alphabet(text):
-    only_syntax_errors(text)
+    check_only_syntax_errors(text)
 
 
 @settings(max_examples=1000)
@@ -176,5 +176,5 @@ def test_fuzz_mutated_valid_formulas(formula, data):
             text = text[:i] + data.draw(ALPHABET) + text[i:]
         elif i + 1 < len(text):
             text = text[:i] + text[i + 1] + text[i] + text[i + 2:]
-    only_syntax_errors(text)
-    only_syntax_errors(f"let eps = 2\nclause c: on {text} require {text}")
+    check_only_syntax_errors(text)
+    check_only_syntax_errors(f"let eps = 2\nclause c: on {text} require {text}")

@@ -16,10 +16,9 @@ from sedcontract.audit.render import to_markdown
 from sedcontract.audit.scores import ScoreSettings
 from sedcontract.cli import main
 from sedcontract.traces import EventList, write_durations, write_events
+from tests.helpers import worked_example, write_worked_example
 
-REF = EventList.from_rows([("c", 0.5, 1.5, "speech"), ("c", 2.0, 2.6, "tone")])
-PRED = EventList.from_rows([("c", 0.6, 1.0, "speech"), ("c", 1.1, 1.8, "speech"),
-                            ("c", 2.0, 2.6, "speech"), ("c", 3.2, 3.4, "tone")])
+REF, PRED = worked_example()
 
 
 def test_scores_of_the_worked_example_by_hand():
@@ -42,15 +41,10 @@ def test_scores_of_the_worked_example_by_hand():
     assert text.index("| logic |") < text.index("| frame | 0.457 |")  # one report, vector first
 
 
-def files(tmp_path):
-    write_events(tmp_path / "ref.tsv", REF)
-    write_events(tmp_path / "pred.tsv", PRED)
-    write_durations(tmp_path / "dur.tsv", {"c": 4.0})
-    return [f"--ref={tmp_path / 'ref.tsv'}", f"--durations={tmp_path / 'dur.tsv'}"]
 
 
 def test_scores_command(tmp_path, capsys):
-    args = [*files(tmp_path), f"--pred={tmp_path / 'pred.tsv'}"]
+    args = [*write_worked_example(tmp_path), f"--pred={tmp_path / 'pred.tsv'}"]
     assert main(["scores", *args]) == 0
     out = capsys.readouterr().out
     assert "| event | 0.000 | 0.000 (2 classes) | 2.500 | 0 / 2 / 4 |" in out
@@ -168,6 +162,6 @@ def test_psds_reports_why_it_could_not_be_computed(tmp_path, capsys):
                                     ["--t-collar", "nan"], ["--dtc", "1.5"],
                                     ["--percentage-of-length", "nan"]])
 def test_bad_score_settings_exit_2(tmp_path, capsys, option):
-    args = [*files(tmp_path), f"--pred={tmp_path / 'pred.tsv'}", *option]
+    args = [*write_worked_example(tmp_path), f"--pred={tmp_path / 'pred.tsv'}", *option]
     assert main(["scores", *args]) == 2
     assert "out of range" in capsys.readouterr().err
