@@ -154,7 +154,9 @@ def _score_options(parser: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="sedcontract", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="sedcontract", description="Executable boundary contracts for sound event "
+        "detection: guard vectors, standard scores and contract checks.")
     sub = parser.add_subparsers(dest="command", required=True)
 
     run = sub.add_parser("audit", help="guard vector of a system output against a reference")
@@ -171,7 +173,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.set_defaults(run=_cmd_audit)
 
     scores = sub.add_parser("scores", help="standard SED scores (frame, segment, collar event, "
-                            "boundary F1 and error rates) on the contract's traces")
+                            "intersection, boundary F1, error rates; PSDS from score files)")
     _inputs(scores)
     scores.add_argument("--format", choices=("md", "json"), default="md")
     _policy_options(scores)
