@@ -23,8 +23,9 @@ from sedcontract.contracts import (
     load_contract,
 )
 from sedcontract.contracts.matching import METHODS
+from sedcontract.data import PATHOLOGIES, pathology_set, write_pathology_set
 from sedcontract.errors import SedContractError
-from sedcontract.traces import EDGES, PROJECTIONS
+from sedcontract.traces import EDGES, PROJECTIONS, read_durations, read_events
 from sedcontract.traces.scores import DecisionPolicy, scores_to_events
 
 EXAMPLES = Path(__file__).parent / "examples"
@@ -91,6 +92,27 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     args.with_scores = False
     print(f"Reference:  {args.ref}\nPrediction: {args.pred}\n")
     sys.stdout.write(_audit(args))
+    return 0
+
+
+def _cmd_pathologies(args: argparse.Namespace) -> int:
+    ref = read_events(args.ref)
+    durations = read_durations(args.durations) if args.durations else None
+    chosen = None
+    if args.pathologies:
+        chosen = {}
+        for name in args.pathologies.split(","):
+            if name not in PATHOLOGIES:
+                raise SedContractError(f"unknown pathology {name!r}; known: "
+                                       f"{', '.join(PATHOLOGIES)}")
+            chosen[name] = PATHOLOGIES[name]
+    data = pathology_set(ref, durations, seed=args.seed, pathologies=chosen)
+    for path in write_pathology_set(args.out, data):
+        print(f"wrote {path}")
+    print(f"{len(data.labels)} corrupted clips from {len(ref.clips)} reference clips; audit "
+          f"them with: sedcontract audit --ref {Path(args.out) / 'ref.tsv'} --pred "
+          f"{Path(args.out) / 'pred.tsv'} --durations {Path(args.out) / 'durations.tsv'} "
+          "--format csv")
     return 0
 
 
@@ -185,6 +207,18 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--hop", type=float, default=0.02, help="grid hop in seconds (0.02)")
     check.add_argument("--rounding", choices=ROUNDINGS, default="nearest")
     check.set_defaults(run=_cmd_check)
+
+    data = sub.add_parser("data", help="data sets: calibration pathology sets")
+    data_sub = data.add_subparsers(dest="data_command", required=True)
+    patho = data_sub.add_parser("pathologies", help="corrupt a reference into predictions with "
+                                "known pathologies at graded severity")
+    patho.add_argument("--ref", required=True, help="reference events (DCASE tsv)")
+    patho.add_argument("--durations", default=None, help="clip durations (tsv)")
+    patho.add_argument("--out", required=True, help="output folder")
+    patho.add_argument("--seed", type=int, default=0)
+    patho.add_argument("--pathologies", default=None,
+                       help=f"comma-separated subset of: {', '.join(PATHOLOGIES)}")
+    patho.set_defaults(run=_cmd_pathologies)
 
     demo = sub.add_parser("demo", help="audit the shipped example (the README's main job)")
     _policy_options(demo)
