@@ -30,6 +30,7 @@ bench: $(STAMP)            ## speed side by side with the reference tools
 	$(BIN)/python benchmarks/frame_monitor.py
 	$(BIN)/python -W ignore benchmarks/audit_vector.py
 	$(BIN)/python -W ignore benchmarks/standard_scores.py
+	$(BIN)/python benchmarks/build_controlled.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

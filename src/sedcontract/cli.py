@@ -24,6 +24,7 @@ from sedcontract.contracts import (
 )
 from sedcontract.contracts.matching import METHODS
 from sedcontract.data import PATHOLOGIES, pathology_set, write_pathology_set
+from sedcontract.data.build import SPLITS, build_controlled
 from sedcontract.errors import SedContractError
 from sedcontract.traces import EDGES, PROJECTIONS, read_durations, read_events
 from sedcontract.traces.scores import DecisionPolicy, scores_to_events
@@ -113,6 +114,15 @@ def _cmd_pathologies(args: argparse.Namespace) -> int:
           f"them with: sedcontract audit --ref {Path(args.out) / 'ref.tsv'} --pred "
           f"{Path(args.out) / 'pred.tsv'} --durations {Path(args.out) / 'durations.tsv'} "
           "--format csv")
+    return 0
+
+
+def _cmd_build(args: argparse.Namespace) -> int:
+    sizes = {"train": args.train, "validation": args.validation, "test": args.test}
+    for split, count in sizes.items():
+        if count < 0:
+            raise SedContractError(f"--{split} must be a non-negative number of scenes")
+    build_controlled(args.root, seed=args.seed, sizes=sizes)
     return 0
 
 
@@ -208,7 +218,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--rounding", choices=ROUNDINGS, default="nearest")
     check.set_defaults(run=_cmd_check)
 
-    data = sub.add_parser("data", help="data sets: calibration pathology sets")
+    data = sub.add_parser("data", help="data sets: the controlled benchmark, pathology sets")
     data_sub = data.add_subparsers(dest="data_command", required=True)
     patho = data_sub.add_parser("pathologies", help="corrupt a reference into predictions with "
                                 "known pathologies at graded severity")
@@ -219,6 +229,14 @@ def build_parser() -> argparse.ArgumentParser:
     patho.add_argument("--pathologies", default=None,
                        help=f"comma-separated subset of: {', '.join(PATHOLOGIES)}")
     patho.set_defaults(run=_cmd_pathologies)
+    build = data_sub.add_parser("build", help="build a benchmark deterministically from a seed")
+    build.add_argument("name", choices=("controlled",), help="which benchmark")
+    build.add_argument("--root", default="data", help="data root (default: data/)")
+    build.add_argument("--seed", type=int, default=0)
+    build.add_argument("--train", type=int, default=SPLITS["train"])
+    build.add_argument("--validation", type=int, default=SPLITS["validation"])
+    build.add_argument("--test", type=int, default=SPLITS["test"])
+    build.set_defaults(run=_cmd_build)
 
     demo = sub.add_parser("demo", help="audit the shipped example (the README's main job)")
     _policy_options(demo)

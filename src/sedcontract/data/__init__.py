@@ -1,4 +1,5 @@
-"""Data: calibration pathology sets (and, later, the controlled benchmark and corpora)."""
+"""Data: the controlled benchmark (synthetic sources, scenes, perturbations, build) and
+calibration pathology sets."""
 
 from sedcontract.data.pathologies import (
     PATHOLOGIES,
