@@ -7,11 +7,15 @@ import json
 import wave
 
 import numpy as np
+import pytest
+import torch
 
 import sedcontract
 from sedcontract.cli import main
 from sedcontract.data.build import build_controlled, perturbation_for
+from sedcontract.data.dataset import ControlledDataset
 from sedcontract.data.perturb import FAMILIES
+from sedcontract.errors import SedContractError
 
 SIZES = {"train": 4, "validation": 2, "test": 10}
 
@@ -103,3 +107,20 @@ def test_build_command(tmp_path, capsys):
     assert "manifest" in capsys.readouterr().out
     assert (tmp_path / "controlled" / "manifest.json").exists()
     assert main(["data", "build", "controlled", f"--root={tmp_path}", "--train=-1"]) == 2
+
+
+def test_dataset_items_match_the_manifest(tmp_path):
+    build_controlled(tmp_path, seed=0, sizes={"train": 3}, log=lambda _: None)
+    data = ControlledDataset(tmp_path, "train", hop=0.02)
+    assert len(data) == 3
+    item = data[1]
+    assert item["waveform"].dtype == torch.float32 and item["waveform"].shape == (160_000,)
+    assert item["activity"].shape == (3, 500) and item["onset"].shape == (3, 500)
+    k = data.classes.index(item["events"][0][2])
+    first = int(np.ceil(item["events"][0][0] / 0.02 - 0.5))  # first frame centre inside
+    assert item["activity"][k, first] == 1 and item["onset"][k, first] == 1
+    assert item["activity"][k, first - 1] == 0
+    manifest_item = manifest(tmp_path, "train")[1]
+    assert item["id"] == manifest_item["id"] and item["events"] == manifest_item["events"]
+    with pytest.raises(SedContractError, match="build the benchmark first"):
+        ControlledDataset(tmp_path, "test")
