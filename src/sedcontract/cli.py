@@ -24,7 +24,7 @@ from sedcontract.contracts import (
 )
 from sedcontract.contracts.matching import METHODS
 from sedcontract.data import PATHOLOGIES, pathology_set, write_pathology_set
-from sedcontract.data.build import SPLITS, build_controlled
+from sedcontract.data.build import SPEECH_SOURCES, SPLITS, build_controlled
 from sedcontract.errors import SedContractError
 from sedcontract.traces import EDGES, PROJECTIONS, read_durations, read_events
 from sedcontract.traces.scores import DecisionPolicy, scores_to_events
@@ -122,7 +122,8 @@ def _cmd_build(args: argparse.Namespace) -> int:
     for split, count in sizes.items():
         if count < 0:
             raise SedContractError(f"--{split} must be a non-negative number of scenes")
-    build_controlled(args.root, seed=args.seed, sizes=sizes)
+    build_controlled(args.root, seed=args.seed, sizes=sizes, speech_source=args.speech_source,
+                     librispeech_root=args.librispeech_root)
     return 0
 
 
@@ -236,6 +237,10 @@ def build_parser() -> argparse.ArgumentParser:
     build.add_argument("--train", type=int, default=SPLITS["train"])
     build.add_argument("--validation", type=int, default=SPLITS["validation"])
     build.add_argument("--test", type=int, default=SPLITS["test"])
+    build.add_argument("--speech-source", choices=SPEECH_SOURCES, default="auto",
+                       help="auto: a local Mini LibriSpeech copy when given, else synthetic")
+    build.add_argument("--librispeech-root", default=None,
+                       help="folder holding LibriSpeech/train-clean-5 and dev-clean-2")
     build.set_defaults(run=_cmd_build)
 
     demo = sub.add_parser("demo", help="audit the shipped example (the README's main job)")
