@@ -17,14 +17,14 @@ demo: $(STAMP)             ## the main job: audit the shipped example, print the
 	$(BIN)/sedcontract demo
 
 test: $(STAMP)             ## lint + the test suite (CI runs exactly this)
-	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff check src tests benchmarks scripts
 	$(BIN)/python -m pytest -m "not slow"
 
 test-slow: $(STAMP)        ## the long checks (larger proof bounds, long fuzzing)
 	$(BIN)/python -m pytest -m slow
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff check src tests benchmarks scripts
 
 bench: $(STAMP)            ## speed side by side with the reference tools
 	$(BIN)/python benchmarks/frame_monitor.py
