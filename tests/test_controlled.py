@@ -14,7 +14,8 @@ import sedcontract
 from sedcontract.cli import main
 from sedcontract.data.build import build_controlled, perturbation_for
 from sedcontract.data.dataset import ControlledDataset
-from sedcontract.data.perturb import FAMILIES
+from sedcontract.data.perturb import FAMILIES, SEVERITIES
+from sedcontract.data.scenes import make_scene
 from sedcontract.errors import SedContractError
 
 SIZES = {"train": 4, "validation": 2, "test": 10}
@@ -124,3 +125,18 @@ def test_dataset_items_match_the_manifest(tmp_path):
     assert item["id"] == manifest_item["id"] and item["events"] == manifest_item["events"]
     with pytest.raises(SedContractError, match="build the benchmark first"):
         ControlledDataset(tmp_path, "test")
+
+
+@pytest.mark.parametrize("family", ["noise", "reverb", "clipping", "gain_drift", "jitter"])
+def test_perturbations_change_audio_and_keep_labels_as_documented(family):
+    clean, clean_record = make_scene(21)
+    noisy, record = make_scene(21, perturbation=(family, SEVERITIES[family][-1]))
+    assert not np.allclose(clean, noisy)
+    assert record["perturbation"]["family"] == family
+    if family == "jitter":
+        assert record["events"] != clean_record["events"]
+        shift = SEVERITIES["jitter"][-1]
+        for (a, b, la), (c, d, lc) in zip(clean_record["events"], record["events"], strict=True):
+            assert la == lc and abs(a - c) <= shift + 1e-6 and abs(b - d) <= shift + 1e-6
+    else:
+        assert record["events"] == clean_record["events"]
