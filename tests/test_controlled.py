@@ -140,3 +140,25 @@ def test_perturbations_change_audio_and_keep_labels_as_documented(family):
             assert la == lc and abs(a - c) <= shift + 1e-6 and abs(b - d) <= shift + 1e-6
     else:
         assert record["events"] == clean_record["events"]
+
+
+def test_rebuild_repairs_reference_files_and_rejects_negative_seeds(tmp_path, capsys):
+    build_controlled(tmp_path, seed=0, sizes={"train": 2}, log=lambda _: None)
+    folder = tmp_path / "controlled"
+    good = (folder / "train.tsv").read_bytes()
+    (folder / "train.tsv").unlink()
+    (folder / "train_durations.tsv").write_text("junk\n")
+    build_controlled(tmp_path, seed=0, sizes={"train": 2}, log=lambda _: None)
+    assert (folder / "train.tsv").read_bytes() == good
+    assert (folder / "train_durations.tsv").read_text().startswith("filename\tduration")
+    assert main(["data", "build", "controlled", f"--root={tmp_path}", "--seed=-1"]) == 2
+    assert "non-negative" in capsys.readouterr().err
+
+
+def test_impulsive_burst_labels_end_with_sound(tmp_path):
+    for seed in range(40):
+        audio, record = make_scene(seed)
+        for on, off, label in record["events"]:
+            if label == "burst":
+                tail = audio[int((off - 0.02) * 16_000):int(off * 16_000)]
+                assert np.abs(tail).max() > 0, (seed, on, off)

@@ -29,7 +29,7 @@ PATHOLOGIES: dict[str, tuple[float, ...]] = {
     "early_release": (0.1, 0.3, 0.6),
     "missed": (0.25, 0.5, 1.0),
     "false": (1, 2, 4),
-    "leakage": (0.04, 0.08, 0.12),
+    "leakage": (0.06, 0.09, 0.12),
     "fragmentation": (2, 3, 4),
     "duration": (0.5, 1.5, 2.5),
     "class_swap": (0.5, 1.0),
@@ -183,7 +183,11 @@ def pathology_set(ref: EventList, durations: Mapping[str, float] | None = None, 
                   pathologies: Mapping[str, Sequence[float]] | None = None) -> PathologySet:
     """Every reference clip × pathology × severity as a new clip ``<clip>__<pathology>_<sev>``
     whose reference is the original and whose prediction is the corrupted copy."""
+    if seed < 0:
+        raise SedContractError(f"the seed must be a non-negative integer, got {seed}")
     chosen = dict(pathologies or PATHOLOGIES)
+    if pathologies is None and len(set(ref.label.tolist())) < 2:
+        chosen.pop("class_swap")  # the default set skips what a one-class reference cannot do
     unknown = [p for p in chosen if p not in CORRUPTIONS]
     if unknown:
         raise SedContractError(f"unknown pathology {unknown[0]!r}; known: "

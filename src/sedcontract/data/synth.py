@@ -51,7 +51,8 @@ def tone(rng: np.random.Generator, duration: float, sr: int = SAMPLE_RATE,
 
 def burst(rng: np.random.Generator, duration: float, sr: int = SAMPLE_RATE,
           kind: str | None = None) -> tuple[np.ndarray, dict]:
-    """Band-limited noise, or an impulsive cluster of decaying clicks, peak 1."""
+    """Band-limited noise of ``duration`` s, or an impulsive cluster of decaying clicks within
+    it (ending with the last click's decay, so possibly shorter), peak 1."""
     kind = kind or str(rng.choice(["band", "impulsive"]))
     n = round(duration * sr)
     if kind == "band":
@@ -65,10 +66,14 @@ def burst(rng: np.random.Generator, duration: float, sr: int = SAMPLE_RATE,
         clicks = max(2, int(duration * rng.uniform(8, 20)))
         starts = np.sort(rng.integers(0, max(n - int(0.03 * sr), 1), size=clicks))
         starts[0] = 0  # the label starts with the first click
+        last = 0
         for s in starts:
             length = int(rng.uniform(0.01, 0.03) * sr)
             seg = rng.standard_normal(length) * np.exp(-np.arange(length) / (0.004 * sr))
             x[s:s + length] += seg[: n - s]
+            last = max(last, min(s + length, n))
+        x = x[:last]  # the event ends with the last click's decay, not in silence
+        n = last
         params = {"kind": kind, "clicks": clicks}
     else:
         raise ValueError(f"unknown burst kind {kind!r}")

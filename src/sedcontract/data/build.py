@@ -1,0 +1,184 @@
+"""Build the controlled benchmark on disk: audio (16-bit wav), a JSONL manifest per split,
+DCASE reference and duration tsv files, and a top-level manifest with hashes.
+
+Deterministic from the seed: a rebuild is byte-identical. Every file is written atomically;
+audio is rewritten only when its bytes would change, so an interrupted build resumes without
+duplicates and a corrupt file is regenerated. A build whose manifest, configuration and audio
+hashes all match is skipped outright.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import wave
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+from sedcontract.data.librispeech import LAYOUT, LibriSpeechSource, split_utterances
+from sedcontract.data.perturb import FAMILIES, SEVERITIES
+from sedcontract.data.scenes import SceneConfig, SpeechSource, make_scene, synthetic_speech
+from sedcontract.errors import SedContractError
+
+SPLITS: dict[str, int] = {"train": 960, "validation": 120, "test": 420}
+FORMAT_VERSION = 1
+
+
+def wav_bytes(x: np.ndarray, sr: int) -> bytes:
+    """16-bit PCM mono wav, deterministic bytes."""
+    pcm = np.clip(np.round(x * 32767), -32768, 32767).astype("<i2")
+    buffer = io.BytesIO()
+    with wave.open(buffer, "wb") as f:
+        f.setnchannels(1)
+        f.setsampwidth(2)
+        f.setframerate(sr)
+        f.writeframes(pcm.tobytes())
+    return buffer.getvalue()
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(path.name + ".partial")
+    partial.write_bytes(data)
+    partial.replace(path)
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def perturbation_for(index: int) -> tuple[str, float]:
+    """Test items cycle through every family × severity."""
+    family = FAMILIES[index % len(FAMILIES)]
+    severities = SEVERITIES[family]
+    return family, severities[(index // len(FAMILIES)) % len(severities)]
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    root: Path
+    manifest_hash: str
+    written: int   # audio files (re)written
+    skipped: int   # audio files already valid
+
+
+SPEECH_SOURCES = ("auto", "librispeech", "synthetic")
+
+
+def speech_sources(choice: str, librispeech_root: str | Path | None, sample_rate: int,
+                   log: Callable[[str], None]) -> tuple[str, dict[str, SpeechSource]]:
+    """Resolve ``auto | librispeech | synthetic`` to a speech source per split."""
+    if choice not in SPEECH_SOURCES:
+        raise SedContractError(f"unknown speech source {choice!r}; choose one of "
+                               f"{', '.join(SPEECH_SOURCES)}")
+    if choice == "synthetic":
+        return "synthetic", {}
+    if librispeech_root is None:
+        if choice == "librispeech":
+            raise SedContractError("speech_source=librispeech needs a local Mini LibriSpeech "
+                                   f"copy (--librispeech-root); expected {LAYOUT}")
+        log("no Mini LibriSpeech copy configured (--librispeech-root): using the synthetic "
+            "speech source")
+        return "synthetic", {}
+    try:
+        splits = split_utterances(librispeech_root)
+    except SedContractError as exc:
+        if choice == "librispeech":
+            raise
+        log(f"{exc}; using the synthetic speech source")
+        return "synthetic", {}
+    return "librispeech", {split: LibriSpeechSource(utterances, sample_rate)
+                           for split, utterances in splits.items()}
+
+
+def build_controlled(root: str | Path, *, seed: int = 0, sizes: Mapping[str, int] | None = None,
+                     config: SceneConfig | None = None, speech_source: str = "auto",
+                     librispeech_root: str | Path | None = None,
+                     log: Callable[[str], None] = print) -> BuildResult:
+    """Build (or verify) ``root/controlled``; returns what was written and the manifest hash."""
+    if seed < 0:
+        raise SedContractError(f"the seed must be a non-negative integer, got {seed}")
+    config = config or SceneConfig()
+    sizes = dict(sizes or SPLITS)
+    out = Path(root) / "controlled"
+    source, sources = speech_sources(speech_source, librispeech_root, config.sample_rate, log)
+    corpus = {split: [u.id for u in s.utterances] for split, s in sources.items()}
+    settings = {"format_version": FORMAT_VERSION, "seed": seed, "sizes": sizes,
+                "config": asdict(config), "speech_source": source,
+                "speech_corpus_sha256": _sha256(json.dumps(corpus, sort_keys=True).encode())}
+    config_hash = _sha256(json.dumps(settings, sort_keys=True).encode())
+    top = out / "manifest.json"
+    if top.exists():
+        previous = json.loads(top.read_text())
+        if previous.get("config_hash") == config_hash and _audio_valid(out, previous):
+            log(f"controlled benchmark in {out} is up to date ({previous['manifest_hash'][:12]})")
+            total = sum(previous["sizes"].values())
+            return BuildResult(out, previous["manifest_hash"], 0, total)
+    written = skipped = 0
+    split_hashes: dict[str, str] = {}
+    file_hashes: dict[str, str] = {}
+    for split_index, (split, count) in enumerate(sizes.items()):
+        seeds = np.random.SeedSequence([seed, split_index]).generate_state(count)
+        lines, events_tsv, durations_tsv = [], ["filename\tonset\toffset\tevent_label"], \
+            ["filename\tduration"]
+        for i, item_seed in enumerate(seeds.tolist()):
+            item = f"{split}_{i:04d}"
+            perturbation = perturbation_for(i) if split == "test" else None
+            audio, record = make_scene(int(item_seed), config, perturbation,
+                                       sources.get(split, synthetic_speech))
+            data = wav_bytes(audio, config.sample_rate)
+            digest = _sha256(data)
+            path = out / "audio" / split / f"{item}.wav"
+            if path.exists() and _sha256(path.read_bytes()) == digest:
+                skipped += 1
+            else:
+                _atomic_write(path, data)
+                written += 1
+            lines.append(json.dumps({"id": item, "split": split, **record,
+                                     "audio": str(path.relative_to(out)), "sha256": digest},
+                                    sort_keys=True))
+            events_tsv += [f"{item}.wav\t{on!r}\t{off!r}\t{label}"
+                           for on, off, label in record["events"]]
+            if not record["events"]:
+                events_tsv.append(f"{item}.wav\t\t\t")
+            durations_tsv.append(f"{item}.wav\t{config.duration!r}")
+        manifest = ("\n".join(lines) + "\n").encode()
+        _atomic_write(out / f"{split}.jsonl", manifest)
+        for name, text in ((f"{split}.tsv", events_tsv), (f"{split}_durations.tsv",
+                                                          durations_tsv)):
+            data = ("\n".join(text) + "\n").encode()
+            _atomic_write(out / name, data)
+            file_hashes[name] = _sha256(data)
+        split_hashes[split] = _sha256(manifest)
+        log(f"{split}: {count} scenes")
+    manifest_hash = _sha256(json.dumps(split_hashes, sort_keys=True).encode())
+    _atomic_write(top, (json.dumps({**settings, "config_hash": config_hash,
+                                    "splits": split_hashes, "files": file_hashes,
+                                    "manifest_hash": manifest_hash},
+                                   indent=2, sort_keys=True) + "\n").encode())
+    log(f"controlled benchmark in {out}: {written} audio files written, {skipped} already "
+        f"valid; manifest {manifest_hash[:12]}")
+    return BuildResult(out, manifest_hash, written, skipped)
+
+
+def _audio_valid(out: Path, previous: dict) -> bool:
+    """Every split manifest, reference and durations file matches its recorded hash and every
+    audio file its sha256."""
+    for name, digest in previous.get("files", {}).items():
+        path = out / name
+        if not path.exists() or _sha256(path.read_bytes()) != digest:
+            return False
+    for split, digest in previous.get("splits", {}).items():
+        manifest = out / f"{split}.jsonl"
+        if not manifest.exists() or _sha256(manifest.read_bytes()) != digest:
+            return False
+        for line in manifest.read_text().splitlines():
+            item = json.loads(line)
+            path = out / item["audio"]
+            if not path.exists() or _sha256(path.read_bytes()) != item["sha256"]:
+                return False
+    return True
