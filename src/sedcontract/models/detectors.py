@@ -83,3 +83,97 @@ class DilatedCNN(nn.Module):
 
 DETECTORS = {"logistic": LogisticDetector, "temporal_cnn": TemporalCNN,
              "dilated_cnn": DilatedCNN}
+
+
+def hysteresis(x: torch.Tensor, low: torch.Tensor, high: torch.Tensor) -> torch.Tensor:
+    """Boolean activity along the last axis: switch on above ``high``, off below ``low``
+    (per class thresholds broadcast over ``[batch, classes, frames]``)."""
+    state = torch.zeros(x.shape[:-1], dtype=torch.bool, device=x.device)
+    out = torch.zeros_like(x, dtype=torch.bool)
+    for t in range(x.shape[-1]):
+        state = torch.where(state, x[..., t] >= low, x[..., t] > high)
+        out[..., t] = state
+    return out
+
+
+class ThresholdDetector(nn.Module):
+    """No gradient: per class, the log-mel band that best separates its active frames (band
+    energy), spectral flux for onsets, and hysteresis thresholds fitted on training data.
+
+    ``forward`` returns logits (feature minus the midpoint threshold, flux minus its
+    threshold); ``decide`` applies the hysteresis to give Boolean activity.
+    """
+
+    def __init__(self, features: int, classes: int, band: int = 8) -> None:
+        super().__init__()
+        self.features, self.classes, self.band = features, classes, band
+        self.register_buffer("start", torch.zeros(classes, dtype=torch.long))
+        self.register_buffer("low", torch.zeros(classes))
+        self.register_buffer("high", torch.zeros(classes))
+        self.register_buffer("flux_threshold", torch.zeros(classes))
+        self.fitted = False
+
+    def band_energy(self, x: torch.Tensor) -> torch.Tensor:
+        """``[batch, classes, frames]`` mean log-mel energy in each class's band."""
+        windows = x.unfold(1, self.band, 1).mean(-1)  # [batch, features - band + 1, frames]
+        return windows[:, self.start, :]
+
+    def flux(self, x: torch.Tensor) -> torch.Tensor:
+        """Positive spectral flux in each class's band, ``[batch, classes, frames]``."""
+        diff = torch.relu(torch.diff(x, dim=-1, prepend=x[..., :1]))
+        return self.band_energy(diff)
+
+    @torch.no_grad()
+    def fit(self, x: torch.Tensor, activity: torch.Tensor, onset: torch.Tensor,
+            quantiles: int = 41) -> ThresholdDetector:
+        """Choose bands and thresholds on features ``[N, F, T]`` and targets ``[N, C, T]``
+        by exhaustive search (best frame F1 for activity, best F1 for onsets)."""
+        windows = x.unfold(1, self.band, 1).mean(-1)
+        for c in range(self.classes):
+            active = activity[:, c].bool()
+            if not active.any() or active.all():
+                continue
+            separation = (windows.permute(1, 0, 2)[:, active].mean(-1)
+                          - windows.permute(1, 0, 2)[:, ~active].mean(-1))
+            self.start[c] = int(separation.argmax())
+        energy = self.band_energy(x)
+        grid = torch.linspace(0.02, 0.98, quantiles)
+        for c in range(self.classes):
+            target = activity[:, c].bool()
+            levels = torch.quantile(energy[:, c].flatten(), grid)
+            best = (-1.0, 0.0, 0.0)
+            for i, low in enumerate(levels):
+                for high in levels[i:]:
+                    f1 = _f1(hysteresis(energy[:, c:c + 1], low, high)[:, 0], target)
+                    if f1 > best[0]:
+                        best = (f1, float(low), float(high))
+            self.low[c], self.high[c] = best[1], best[2]
+        flux = self.flux(x)
+        for c in range(self.classes):
+            target = onset[:, c].bool()
+            levels = torch.quantile(flux[:, c].flatten(), grid)
+            scores = [_f1(flux[:, c] > level, target) for level in levels]
+            self.flux_threshold[c] = float(levels[int(torch.tensor(scores).argmax())])
+        self.fitted = True
+        return self
+
+    def forward(self, x: torch.Tensor) -> dict[str, torch.Tensor]:
+        energy = self.band_energy(x)
+        mid = ((self.low + self.high) / 2)[None, :, None]
+        onset = self.flux(x) - self.flux_threshold[None, :, None]
+        return {"activity": energy - mid, "onset": onset, "offset": -onset}
+
+    def decide(self, x: torch.Tensor) -> torch.Tensor:
+        """Boolean activity ``[batch, classes, frames]`` with the fitted hysteresis."""
+        if not self.fitted:
+            raise RuntimeError("ThresholdDetector.fit must run on training data first")
+        return hysteresis(self.band_energy(x), self.low[None, :], self.high[None, :])
+
+
+def _f1(prediction: torch.Tensor, target: torch.Tensor) -> float:
+    tp = (prediction & target).sum().item()
+    total = prediction.sum().item() + target.sum().item()
+    return 0.0 if total == 0 else 2 * tp / total
+
+
+DETECTORS["threshold"] = ThresholdDetector
