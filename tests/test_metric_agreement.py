@@ -65,6 +65,19 @@ def close(ours: float, theirs: float) -> bool:
     return (math.isnan(ours) and math.isnan(theirs)) or abs(ours - theirs) <= 1e-9
 
 
+def assert_same_scores(ours, theirs) -> None:
+    """F1 and error rate: overall, per class and macro, to 1e-9."""
+    assert close(ours.overall.f1, theirs["overall"]["f_measure"]["f_measure"])
+    assert close(ours.error_rate, theirs["overall"]["error_rate"]["error_rate"])
+    for c in CLASSES:
+        wise = theirs["class_wise"][c]
+        assert close(ours.per_class[c].f1, wise["f_measure"]["f_measure"]), c
+        assert close(ours.per_class[c].error_rate, wise["error_rate"]["error_rate"]), c
+    average = theirs["class_wise_average"]
+    assert close(ours.macro("f1")[0], average["f_measure"]["f_measure"])
+    assert close(ours.macro("error_rate")[0], average["error_rate"]["error_rate"])
+
+
 @pytest.mark.parametrize("seed", range(6))
 @pytest.mark.parametrize("matching", ["optimal", "greedy"])
 def test_collar_event_scores_equal_sed_eval(seed, matching):
@@ -75,15 +88,7 @@ def test_collar_event_scores_equal_sed_eval(seed, matching):
         event_label_list=CLASSES, t_collar=0.2, percentage_of_length=0.2,
         event_matching_type=matching, empty_system_output_handling="zero_score"),
         ref, pred, durations, segment=False)
-    assert close(ours.overall.f1, theirs["overall"]["f_measure"]["f_measure"])
-    assert close(ours.error_rate, theirs["overall"]["error_rate"]["error_rate"])
-    for c in CLASSES:
-        wise = theirs["class_wise"][c]
-        assert close(ours.per_class[c].f1, wise["f_measure"]["f_measure"]), c
-        assert close(ours.per_class[c].error_rate, wise["error_rate"]["error_rate"]), c
-    assert close(ours.macro("f1")[0], theirs["class_wise_average"]["f_measure"]["f_measure"])
-    assert close(ours.macro("error_rate")[0],
-                 theirs["class_wise_average"]["error_rate"]["error_rate"])
+    assert_same_scores(ours, theirs)
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -95,13 +100,7 @@ def test_segment_scores_equal_sed_eval(seed, resolution):
     theirs = reference_results(sed_eval.sound_event.SegmentBasedMetrics(
         event_label_list=CLASSES, time_resolution=resolution), ref, pred, durations,
         segment=True)
-    assert close(ours.overall.f1, theirs["overall"]["f_measure"]["f_measure"])
-    assert close(ours.error_rate, theirs["overall"]["error_rate"]["error_rate"])
-    for c in CLASSES:
-        wise = theirs["class_wise"][c]
-        assert close(ours.per_class[c].f1, wise["f_measure"]["f_measure"]), c
-        assert close(ours.per_class[c].error_rate, wise["error_rate"]["error_rate"]), c
-    assert close(ours.macro("f1")[0], theirs["class_wise_average"]["f_measure"]["f_measure"])
+    assert_same_scores(ours, theirs)
 
 
 def test_declared_difference_float_segment_boundaries():

@@ -1,32 +1,43 @@
-"""The numpy backend of the temporal operators: ``[rows, n]`` Boolean arrays, one clip per
-row, windows clipped to each row's own length so nothing leaks across clips."""
+"""Array backends of the temporal operators: ``[rows, n]`` Boolean arrays, one clip per row,
+windows clipped to each row's own length so nothing leaks across clips.
+
+``SlicingOps`` holds the logic once, written with slicing and ``& | ~`` only, so any array
+library with numpy-style indexing can use it; ``NumpyOps`` is the monitor's backend (the torch
+one lives with the models).
+"""
 
 from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any
 
 import numpy as np
 
 
-class NumpyOps:
-    """Shifts along the last axis; ``valid`` (or None) marks each row's in-clip frames."""
+class SlicingOps(ABC):
+    """Shifts along the last axis; ``valid`` (or None) marks each row's in-clip frames.
+    Subclasses say how to make a filled array (``_full_like``, ``const``) and count."""
 
-    def __init__(self, shape: tuple[int, ...], valid: np.ndarray | None = None) -> None:
+    def __init__(self, shape: Any, valid: Any = None) -> None:
         self.shape, self.valid = shape, valid
-        self._valid_shifted: dict[int, np.ndarray] = {}
+        self._valid_shifted: dict[int, Any] = {}
 
-    def _raw_shift(self, x: np.ndarray, k: int, fill: bool) -> np.ndarray:
+    @abstractmethod
+    def _full_like(self, x: Any, fill: bool) -> Any:
+        """An array shaped and typed like ``x``, every element ``fill``."""
+
+    def _raw_shift(self, x: Any, k: int, fill: bool) -> Any:
         n = x.shape[-1]
-        out = np.empty_like(x)
-        if abs(k) >= n:
-            out[...] = fill
-        elif k > 0:
-            out[..., : n - k] = x[..., k:]
-            out[..., n - k:] = fill
-        else:
-            out[..., -k:] = x[..., : n + k]
-            out[..., :-k] = fill
+        out = self._full_like(x, fill)
+        if abs(k) < n:
+            if k > 0:
+                out[..., : n - k] = x[..., k:]
+            else:
+                out[..., -k:] = x[..., : n + k]
         return out
 
-    def shift(self, x: np.ndarray, k: int, fill: bool) -> np.ndarray:
+    def shift(self, x: Any, k: int, fill: bool) -> Any:
+        """``y[t] = x[t+k]`` inside the row's own length, else ``fill``."""
         if k == 0:
             return x
         out = self._raw_shift(x, k, fill)
@@ -34,20 +45,24 @@ class NumpyOps:
             inside = self._valid_shifted.get(k)
             if inside is None:
                 inside = self._valid_shifted[k] = self._raw_shift(self.valid, k, False)
-            if fill:
-                out |= ~inside
-            else:
-                out &= inside
+            out = out | ~inside if fill else out & inside
         return out
 
-    def and_(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    def and_(self, x: Any, y: Any) -> Any:
         return x & y
 
-    def or_(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    def or_(self, x: Any, y: Any) -> Any:
         return x | y
 
-    def not_(self, x: np.ndarray) -> np.ndarray:
+    def not_(self, x: Any) -> Any:
         return ~x
+
+
+class NumpyOps(SlicingOps):
+    """The numpy backend of the exact monitor."""
+
+    def _full_like(self, x: np.ndarray, fill: bool) -> np.ndarray:
+        return np.full_like(x, fill)
 
     def const(self, value: bool) -> np.ndarray:
         return np.full(self.shape, value, dtype=bool)

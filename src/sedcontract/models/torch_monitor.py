@@ -7,6 +7,7 @@ from collections.abc import Mapping
 
 import torch
 
+from sedcontract.contracts.backend import SlicingOps
 from sedcontract.contracts.bounds import BoundResolver
 from sedcontract.contracts.monitor import evaluate_tree
 from sedcontract.contracts.parser import parse_formula
@@ -15,44 +16,20 @@ from sedcontract.errors import SignalError
 from sedcontract.traces.names import signal_name
 
 
-class TorchOps:
-    """Shifts along the last axis of ``[rows, frames]`` Boolean tensors; ``lengths`` (or
-    None) bounds each row so windows never reach past its own end."""
+class TorchOps(SlicingOps):
+    """The torch backend: ``lengths`` (or None) bounds each row so windows never reach past
+    its own end."""
 
     def __init__(self, shape: torch.Size, device: torch.device,
                  lengths: torch.Tensor | None = None) -> None:
-        self.shape, self.device = shape, device
-        self.valid = None
+        valid = None
         if lengths is not None:
-            self.valid = torch.arange(shape[-1], device=device) < lengths[..., None]
+            valid = torch.arange(shape[-1], device=device) < lengths[..., None]
+        super().__init__(shape, valid)
+        self.device = device
 
-    def _raw(self, x: torch.Tensor, k: int, fill: bool) -> torch.Tensor:
-        n = x.shape[-1]
-        out = torch.full_like(x, fill)
-        if abs(k) < n:
-            if k > 0:
-                out[..., : n - k] = x[..., k:]
-            else:
-                out[..., -k:] = x[..., : n + k]
-        return out
-
-    def shift(self, x: torch.Tensor, k: int, fill: bool) -> torch.Tensor:
-        if k == 0:
-            return x
-        out = self._raw(x, k, fill)
-        if k > 0 and self.valid is not None:
-            inside = self._raw(self.valid, k, False)
-            out = out | ~inside if fill else out & inside
-        return out
-
-    def and_(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-        return x & y
-
-    def or_(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-        return x | y
-
-    def not_(self, x: torch.Tensor) -> torch.Tensor:
-        return ~x
+    def _full_like(self, x: torch.Tensor, fill: bool) -> torch.Tensor:
+        return torch.full_like(x, fill)
 
     def const(self, value: bool) -> torch.Tensor:
         return torch.full(self.shape, value, dtype=torch.bool, device=self.device)
