@@ -5,15 +5,19 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-slow lint bench clean
+.PHONY: train demo test test-slow lint bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[test]'
+	$(BIN)/pip install --quiet --no-deps rtamt==0.4.10  # see pyproject.toml
 	touch $(STAMP)
 
-demo: $(STAMP)             ## the main job: audit the shipped example, print the guard vector
+train: $(STAMP)            ## the main job: train the dilated CNN, guard vectors every epoch
+	$(BIN)/python train.py model=dilated_cnn $(ARGS)
+
+demo: $(STAMP)             ## audit the shipped example, print the guard vector
 	$(BIN)/sedcontract demo
 
 test: $(STAMP)             ## lint + the test suite (CI runs exactly this)
@@ -31,6 +35,7 @@ bench: $(STAMP)            ## speed side by side with the reference tools
 	$(BIN)/python -W ignore benchmarks/audit_vector.py
 	$(BIN)/python -W ignore benchmarks/standard_scores.py
 	$(BIN)/python benchmarks/build_controlled.py
+	$(BIN)/python -W ignore benchmarks/train_throughput.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

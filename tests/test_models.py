@@ -93,3 +93,26 @@ def test_threshold_detector_fits_bands_and_thresholds_without_gradients():
     assert out[0, 0].tolist() == [False, True, True, True, True, True, False, False]
     with pytest.raises(RuntimeError, match="fit must run"):
         ThresholdDetector(features=32, classes=2).decide(test_x)
+
+
+def test_threshold_search_picks_the_pair_a_pair_by_pair_search_picks():
+    """The batched search over every low ≤ high pair equals the plain double loop (first best
+    wins), whatever the batch size."""
+    x, activity, onset = synthetic_features(3)
+    x = x + 1.5 * torch.randn_like(x)  # overlapping classes: many near-ties
+    fitted = [ThresholdDetector(features=32, classes=2).fit(x, activity, onset, quantiles=11,
+                                                            pairs_per_pass=k) for k in (1, 7, 66)]
+    reference = fitted[0]
+    energy = reference.band_energy(x)
+    for c in range(2):
+        levels = torch.quantile(energy[:, c].flatten(), torch.linspace(0.02, 0.98, 11))
+        best = (-1.0, None, None)
+        for i, low in enumerate(levels):
+            for high in levels[i:]:
+                decided = hysteresis(energy[:, c:c + 1], low, high)[:, 0]
+                tp = (decided & activity[:, c].bool()).sum().item()
+                f1 = 2 * tp / (decided.sum().item() + activity[:, c].sum().item())
+                if f1 > best[0]:
+                    best = (f1, float(low), float(high))
+        for model in fitted:
+            assert (float(model.low[c]), float(model.high[c])) == best[1:]

@@ -7,13 +7,12 @@ status 2; nothing is half-written.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from sedcontract.audit import audit, to_csv, to_json, to_markdown
-from sedcontract.audit.render import psds_line, scores_dict, scores_markdown
+from sedcontract.audit.render import psds_line, scores_json, scores_markdown
 from sedcontract.audit.scores import ScoreSettings
 from sedcontract.contracts import (
     ROUNDINGS,
@@ -54,10 +53,7 @@ def _audit(args: argparse.Namespace) -> str:
                    psds_scores=args.pred_scores if args.with_scores else None)
     if args.command == "scores":
         if args.format == "json":
-            data = {"policy": report.policy, "scores": scores_dict(report.scores)}
-            if report.psds is not None:
-                data["psds"] = report.psds
-            return json.dumps(data, indent=2, allow_nan=False) + "\n"
+            return scores_json(report)
         text = scores_markdown(report.scores)
         return text + (psds_line(report.psds) + "\n" if report.psds is not None else "")
     return RENDER[args.format](report)

@@ -9,6 +9,8 @@ import csv
 import io
 import json
 import math
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from sedcontract.audit.guard import Cell, GuardReport, ModeReport
@@ -154,22 +156,33 @@ def _show_macro(mode: ModeReport, name: str) -> str:
         f"{score:.3f} (mean of {classes} classes)"
 
 
-def to_markdown(report: GuardReport) -> str:
-    """Guard vector (typed and union side by side), logic, diagnostics, per-class table,
-    matching audit and policy."""
-    modes = list(report.modes)
-    show = _show if report.aggregation == "micro" else None
-    out = [f"| coordinate | {' | '.join(modes)} |", "|---" * (len(modes) + 1) + "|"]
-
+def _line(report: GuardReport) -> Callable[[str], str]:
+    """A table row of one coordinate or diagnostic, a cell per mode."""
     def line(name: str) -> str:
-        cells = [show(report.modes[m].micro(name)) if show else _show_macro(report.modes[m], name)
-                 for m in modes]
+        cells = [_show(report.modes[m].micro(name)) if report.aggregation == "micro"
+                 else _show_macro(report.modes[m], name) for m in report.modes]
         return f"| {name} | {' | '.join(cells)} |"
+    return line
 
+
+def vector_markdown(report: GuardReport) -> str:
+    """The guard vector alone: one row per coordinate, a column per mode, then logic."""
+    modes = list(report.modes)
+    line = _line(report)
+    out = [f"| coordinate | {' | '.join(modes)} |", "|---" * (len(modes) + 1) + "|"]
     out += [line(name) for name in report.coordinates]
     logic = [("vacuous" if math.isnan(v) else f"{v:.3f}")
              for v in (report.logic(m) for m in modes)]
     out.append(f"| logic | {' | '.join(logic)} |")
+    return "\n".join(out) + "\n"
+
+
+def to_markdown(report: GuardReport) -> str:
+    """Guard vector (typed and union side by side), logic, diagnostics, per-class table,
+    matching audit and policy."""
+    modes = list(report.modes)
+    out = vector_markdown(report).splitlines()
+    line = _line(report)
     if report.scores is not None:
         settings = report.policy["scores"]
         out += ["", "Standard scores on the same events (typed, class-aware):", "",
@@ -214,3 +227,30 @@ def to_markdown(report: GuardReport) -> str:
         f"aggregation: {report.aggregation}; logic = {p['logic']}, shown after the vector.",
     ]
     return "\n".join(out) + "\n"
+
+
+def scores_json(report: GuardReport) -> str:
+    """The standard scores of a report with the policy behind them (and PSDS when present)."""
+    data = {"policy": report.policy, "scores": scores_dict(report.scores or {})}
+    if report.psds is not None:
+        data["psds"] = report.psds
+    return json.dumps(data, indent=2, allow_nan=False) + "\n"
+
+
+def write_report(report: GuardReport, directory: str | Path, stem: str) -> list[Path]:
+    """Write ``<stem>.json`` (the report), ``<stem>.md``, ``<stem>.csv`` (source rows) and,
+    when the report has them, ``<stem>_scores.json`` (standard scores with their policy)."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    texts = {f"{stem}.json": to_json(report), f"{stem}.md": to_markdown(report),
+             f"{stem}.csv": to_csv(report)}
+    if report.scores is not None:
+        texts[f"{stem}_scores.json"] = scores_json(report)
+    paths = []
+    for name, text in texts.items():
+        path = directory / name
+        partial = path.with_name(path.name + ".partial")
+        partial.write_text(text, encoding="utf-8")
+        partial.replace(path)
+        paths.append(path)
+    return paths

@@ -55,7 +55,8 @@ class ControlledDataset(Dataset):
         audio, sr = read_wav(self.folder / item["audio"])
         duration = len(audio) / sr
         events = EventList.from_rows([(item["id"], on, off, label)
-                                      for on, off, label in item["events"]],
+                                      for on, off, label in item["events"]
+                                      if label in self.classes],
                                      clips=(item["id"],))
         traces = TraceSet.from_events(events, EventList.from_rows([], clips=(item["id"],)),
                                       hop=self.hop, durations={item["id"]: duration},

@@ -111,7 +111,11 @@ class ThresholdDetector(nn.Module):
         self.register_buffer("low", torch.zeros(classes))
         self.register_buffer("high", torch.zeros(classes))
         self.register_buffer("flux_threshold", torch.zeros(classes))
-        self.fitted = False
+        self.register_buffer("fitted_flag", torch.zeros((), dtype=torch.bool))  # in checkpoints
+
+    @property
+    def fitted(self) -> bool:
+        return bool(self.fitted_flag)
 
     def band_energy(self, x: torch.Tensor) -> torch.Tensor:
         """``[batch, classes, frames]`` mean log-mel energy in each class's band."""
@@ -125,9 +129,10 @@ class ThresholdDetector(nn.Module):
 
     @torch.no_grad()
     def fit(self, x: torch.Tensor, activity: torch.Tensor, onset: torch.Tensor,
-            quantiles: int = 41) -> ThresholdDetector:
+            quantiles: int = 41, pairs_per_pass: int = 64) -> ThresholdDetector:
         """Choose bands and thresholds on features ``[N, F, T]`` and targets ``[N, C, T]``
-        by exhaustive search (best frame F1 for activity, best F1 for onsets)."""
+        by exhaustive search (best frame F1 for activity over every low ≤ high pair of
+        quantile levels, ``pairs_per_pass`` pairs at a time; best F1 for onsets)."""
         windows = x.unfold(1, self.band, 1).mean(-1)
         for c in range(self.classes):
             active = activity[:, c].bool()
@@ -138,15 +143,19 @@ class ThresholdDetector(nn.Module):
             self.start[c] = int(separation.argmax())
         energy = self.band_energy(x)
         grid = torch.linspace(0.02, 0.98, quantiles)
+        low_i, high_i = torch.triu_indices(quantiles, quantiles)  # every low <= high pair
         for c in range(self.classes):
             target = activity[:, c].bool()
-            levels = torch.quantile(energy[:, c].flatten(), grid)
+            levels = torch.quantile(energy[:, c].flatten(), grid.to(energy.device))
             best = (-1.0, 0.0, 0.0)
-            for i, low in enumerate(levels):
-                for high in levels[i:]:
-                    f1 = _f1(hysteresis(energy[:, c:c + 1], low, high)[:, 0], target)
-                    if f1 > best[0]:
-                        best = (f1, float(low), float(high))
+            for chunk in torch.arange(len(low_i)).split(pairs_per_pass):
+                low, high = levels[low_i[chunk]], levels[high_i[chunk]]
+                decided = hysteresis(energy[None, :, c].expand(len(chunk), -1, -1),
+                                     low[:, None], high[:, None])
+                f1 = _f1_each(decided, target)
+                k = int(f1.argmax())  # the first best, as in a pair-by-pair search
+                if float(f1[k]) > best[0]:
+                    best = (float(f1[k]), float(low[k]), float(high[k]))
             self.low[c], self.high[c] = best[1], best[2]
         flux = self.flux(x)
         for c in range(self.classes):
@@ -154,7 +163,7 @@ class ThresholdDetector(nn.Module):
             levels = torch.quantile(flux[:, c].flatten(), grid)
             scores = [_f1(flux[:, c] > level, target) for level in levels]
             self.flux_threshold[c] = float(levels[int(torch.tensor(scores).argmax())])
-        self.fitted = True
+        self.fitted_flag.fill_(True)
         return self
 
     def forward(self, x: torch.Tensor) -> dict[str, torch.Tensor]:
@@ -168,6 +177,14 @@ class ThresholdDetector(nn.Module):
         if not self.fitted:
             raise RuntimeError("ThresholdDetector.fit must run on training data first")
         return hysteresis(self.band_energy(x), self.low[None, :], self.high[None, :])
+
+
+def _f1_each(prediction: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+    """Frame F1 of each of ``[K, ...]`` Boolean predictions against one target ``[...]``."""
+    dims = tuple(range(1, prediction.ndim))
+    tp = (prediction & target).sum(dims).double()
+    total = prediction.sum(dims).double() + target.sum().double()
+    return torch.where(total > 0, 2 * tp / total.clamp(min=1), torch.zeros_like(tp))
 
 
 def _f1(prediction: torch.Tensor, target: torch.Tensor) -> float:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -86,6 +87,30 @@ def read_scores(path: str | Path) -> ScoreTable:
     return ScoreTable(values[:, 0], values[:, 1], tuple(header[2:]), values[:, 2:], lines_of)
 
 
+def decide(scores: np.ndarray, policy: DecisionPolicy, hop: float) -> np.ndarray:
+    """Boolean activity from frame scores ``[..., frames, classes]`` under ``policy``: the
+    median filter (its length in seconds rounded to frames of ``hop``) along frames, then
+    the threshold."""
+    scores = np.asarray(scores, dtype=np.float64)
+    if policy.median_filter > 0 and scores.shape[-2] > 0:
+        size = max(1, round(policy.median_filter / hop))
+        sizes = (1,) * (scores.ndim - 2) + (size, 1)
+        scores = median_filter(scores, size=sizes, mode="nearest")
+    return scores > policy.threshold
+
+
+def activity_to_events(active: np.ndarray, clips: Sequence[str], classes: Sequence[str],
+                       hop: float, lengths: np.ndarray | None = None) -> EventList:
+    """Events of Boolean activity ``[clips, classes, frames]`` on a grid of ``hop`` seconds:
+    each maximal run of frames ``[s, e)`` becomes ``[s·hop, e·hop)``."""
+    n_clips, n_classes, n = active.shape
+    rows = None if lengths is None else np.repeat(np.asarray(lengths), n_classes)
+    row, start, end = runs(active.reshape(n_clips * n_classes, n), rows)
+    events = [(clips[r // n_classes], s * hop, e * hop, classes[r % n_classes])
+              for r, s, e in zip(row.tolist(), start.tolist(), end.tolist(), strict=True)]
+    return EventList.from_rows(events, clips=tuple(clips))
+
+
 def scores_to_events(directory: str | Path, policy: DecisionPolicy) -> EventList:
     """Events of every ``*.tsv`` score file in ``directory`` (clip id = file stem)."""
     directory = Path(directory)
@@ -99,14 +124,9 @@ def scores_to_events(directory: str | Path, policy: DecisionPolicy) -> EventList
         clips[path.stem] = (str(path), 1)
         if table.scores.shape[0] == 0:
             continue
-        scores = table.scores
-        if policy.median_filter > 0:
-            steps = np.diff(table.onset)
-            hop = float(np.median(steps)) if steps.size else float(table.offset[0] -
-                                                                   table.onset[0])
-            size = max(1, round(policy.median_filter / hop))
-            scores = median_filter(scores, size=(size, 1), mode="nearest")
-        row, start, end = runs((scores > policy.threshold).T)
+        steps = np.diff(table.onset)
+        hop = float(np.median(steps)) if steps.size else float(table.offset[0] - table.onset[0])
+        row, start, end = runs(decide(table.scores, policy, hop).T)
         events += [(path.stem, float(table.onset[s]), float(table.offset[e - 1]),
                     table.classes[r]) for r, s, e in zip(row, start, end, strict=True)]
         sources += [str(path)] * len(row)

@@ -1,0 +1,67 @@
+"""``evaluate(cfg)``: run the exact monitor on one split with a trained checkpoint and write
+the guard report, standard scores and CSV source rows into the run directory. ``main`` is the
+Hydra entry point (``evaluate.py``, ``sedcontract-eval``)."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+import hydra
+import lightning as L
+import torch
+from hydra.utils import instantiate
+from omegaconf import DictConfig, OmegaConf
+
+from sedcontract.audit.render import write_report
+from sedcontract.config import CONFIG_PATH, report_errors
+from sedcontract.errors import SedContractError
+from sedcontract.models.callbacks import GuardConsole
+from sedcontract.training import build_model
+
+log = logging.getLogger(__name__)
+
+
+def checkpoint_model_config(path: Path) -> dict[str, Any]:
+    """The resolved detector config stored in a checkpoint by :func:`train`."""
+    try:
+        checkpoint = torch.load(path, map_location="cpu", weights_only=False)
+    except (OSError, RuntimeError, EOFError) as exc:
+        raise SedContractError(f"{path}: not a readable checkpoint ({exc})") from exc
+    config = checkpoint.get("hyper_parameters", {}).get("model_config")
+    if not config:
+        raise SedContractError(f"{path}: the checkpoint holds no model config; pass model=...")
+    return json.loads(config)
+
+
+def evaluate(cfg: DictConfig) -> tuple[dict[str, float], dict[str, Any]]:
+    """Guard vector of the checkpoint ``cfg.ckpt_path`` on split ``cfg.split``."""
+    if OmegaConf.is_missing(cfg, "ckpt_path"):
+        raise SedContractError("which checkpoint? evaluate.py ckpt_path=<run dir>/checkpoints/"
+                               "last.ckpt (or the best one beside it)")
+    path = Path(cfg.ckpt_path)
+    if not path.exists():
+        raise SedContractError(f"checkpoint {path} does not exist")
+    if cfg.get("seed") is not None:
+        L.seed_everything(cfg.seed, workers=True)
+    model_cfg = cfg.model if cfg.get("model") else checkpoint_model_config(path)
+    model = build_model(model_cfg, cfg.contract)
+    datamodule = instantiate(cfg.data)
+    datamodule.val_split = model.metric_prefix = cfg.split
+    trainer = instantiate(cfg.trainer, logger=False, callbacks=[GuardConsole()],
+                          num_sanity_val_steps=0)
+    trainer.validate(model, datamodule=datamodule, ckpt_path=str(path))
+    metrics = {k: float(v) for k, v in trainer.callback_metrics.items()}
+    output_dir = Path(cfg.paths.output_dir)
+    if trainer.is_global_zero:
+        written = write_report(model.report, output_dir, f"{cfg.split}_report")
+        log.info("wrote %s", ", ".join(str(p) for p in written))
+    return metrics, {"cfg": cfg, "model": model, "datamodule": datamodule, "trainer": trainer}
+
+
+@hydra.main(version_base="1.3", config_path=CONFIG_PATH, config_name="eval")
+@report_errors
+def main(cfg: DictConfig) -> None:
+    evaluate(cfg)

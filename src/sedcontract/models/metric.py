@@ -1,0 +1,117 @@
+"""``ContractMonitor``: the exact contract monitor of the audit layer as a torchmetrics
+``Metric``, so validation reports the same guard vector as ``sedcontract audit``.
+
+State is one slot per clip of the split (frame scores and a seen-count), reduced by sum. A
+process writes a clip's slot (it never adds to it), so a clip seen twice by one process counts
+once, and a clip that several processes saw (the distributed sampler pads the last batch) is
+divided by its seen-count: the vector is identical on 1 or N processes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import torch
+from torchmetrics import Metric
+
+from sedcontract.audit import GuardReport, ScoreSettings, audit
+from sedcontract.errors import SedContractError
+from sedcontract.traces import EventList
+from sedcontract.traces.grid import frames_covering, to_us
+from sedcontract.traces.scores import DecisionPolicy, activity_to_events, decide
+
+
+def restrict(events: EventList, clips: Sequence[str]) -> EventList:
+    """The events of ``clips`` only (in that clip order)."""
+    keep = set(clips)
+    return EventList.from_rows([row for row in events.to_rows() if row[0] in keep],
+                               clips=tuple(clips))
+
+
+class Audited:
+    """What one ``compute`` returns: the guard report and the clips it covers. (A plain class:
+    torchmetrics walks dataclass results and refuses frozen ones.)"""
+
+    __slots__ = ("clips", "report")
+
+    def __init__(self, report: GuardReport, clips: tuple[str, ...]) -> None:
+        self.report, self.clips = report, clips
+
+
+class ContractMonitor(Metric):
+    """Guard vector (and standard scores) of frame scores ``[batch, classes, frames]`` against
+    a split's reference events, under a declared decision policy and contract."""
+
+    full_state_update = False
+    is_differentiable = False
+    higher_is_better = True
+
+    def __init__(self, reference: EventList, durations: Mapping[str, float],
+                 classes: Sequence[str], *, hop: float = 0.02, contract: str = "standard",
+                 eps: str | None = None, projection: str = "center", edges: str = "open",
+                 rounding: str = "nearest", matching: str | None = None,
+                 aggregation: str = "micro", decision: DecisionPolicy | None = None,
+                 scores: ScoreSettings | None = None, source: str = "") -> None:
+        super().__init__()
+        missing = [c for c in reference.clips if c not in durations]
+        if missing:
+            raise SedContractError(f"no duration for clip {missing[0]!r} of the reference")
+        self.reference, self.durations = reference, dict(durations)
+        self.clips = tuple(reference.clips)
+        self.index = {clip: i for i, clip in enumerate(self.clips)}
+        self.classes, self.hop = tuple(classes), hop
+        self.decision = decision or DecisionPolicy()
+        self.source = source  # what produced the scores (e.g. a fitted hysteresis)
+        self.settings = {"contract": contract, "eps": eps, "projection": projection,
+                         "edges": edges, "rounding": rounding, "matching": matching,
+                         "aggregation": aggregation}
+        self.score_settings = scores
+        hop_us = int(to_us(hop))
+        self.lengths = frames_covering(to_us(np.array([self.durations[c] for c in self.clips])),
+                                       hop_us).astype(np.int64)
+        frames = int(self.lengths.max()) if len(self.clips) else 0
+        self.add_state("frame_scores", torch.zeros(len(self.clips), len(self.classes), frames),
+                       dist_reduce_fx="sum")
+        self.add_state("seen", torch.zeros(len(self.clips)), dist_reduce_fx="sum")
+
+    def update(self, scores: torch.Tensor, clips: Sequence[str]) -> None:
+        """Record the frame scores of a batch of clips (named by id)."""
+        if scores.ndim != 3 or scores.shape[0] != len(clips) or \
+                scores.shape[1] != len(self.classes):
+            raise SedContractError(f"expected scores [{len(clips)}, {len(self.classes)}, "
+                                   f"frames], got {list(scores.shape)}")
+        unknown = [c for c in clips if c not in self.index]
+        if unknown:
+            raise SedContractError(f"clip {unknown[0]!r} is not in the reference of this split")
+        rows = torch.tensor([self.index[c] for c in clips], device=self.seen.device)
+        n = min(scores.shape[-1], self.frame_scores.shape[-1])
+        slot = torch.zeros(len(clips), *self.frame_scores.shape[1:], device=self.seen.device)
+        slot[..., :n] = scores[..., :n].detach().to(slot.dtype)
+        self.frame_scores[rows] = slot
+        self.seen[rows] = 1.0
+
+    def events(self) -> tuple[EventList, tuple[str, ...]]:
+        """Predicted events of every clip seen so far (after the decision policy) and the
+        clips they cover."""
+        seen = self.seen.detach().cpu().numpy()
+        rows = np.flatnonzero(seen > 0)
+        scores = (self.frame_scores[torch.from_numpy(rows).to(self.seen.device)].cpu().numpy()
+                  / seen[rows, None, None])
+        active = decide(scores.transpose(0, 2, 1), self.decision, self.hop).transpose(0, 2, 1)
+        clips = tuple(self.clips[i] for i in rows)
+        return activity_to_events(active, clips, self.classes, self.hop,
+                                  self.lengths[rows]), clips
+
+    def compute(self) -> Audited:
+        pred, clips = self.events()
+        if not clips:
+            raise SedContractError("the contract monitor saw no clips")
+        ref = self.reference if len(clips) == len(self.clips) else restrict(self.reference,
+                                                                            clips)
+        report = audit(ref, pred, durations={c: self.durations[c] for c in clips},
+                       hop=self.hop, classes=self.classes, decision=self.decision,
+                       scores=self.score_settings, **self.settings)
+        if self.source:
+            report.policy["decision"] = f"{self.source}; {report.policy['decision']}"
+        return Audited(report, clips)

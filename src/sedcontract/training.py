@@ -1,0 +1,74 @@
+"""``train(cfg)``: build the datamodule, detector, callbacks and loggers from a composed config,
+fit with validation by the exact monitor, and write the last validation report into the run
+directory. ``main`` is the Hydra entry point (``train.py``, ``sedcontract-train``)."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+import hydra
+import lightning as L
+from hydra.utils import instantiate
+from omegaconf import DictConfig, OmegaConf
+
+from sedcontract.config import CONFIG_PATH, callbacks, finish_wandb, loggers, report_errors
+from sedcontract.errors import SedContractError
+
+log = logging.getLogger(__name__)
+
+
+def build_model(model_cfg: DictConfig | dict, contract_cfg: DictConfig) -> L.LightningModule:
+    """The detector module of ``model_cfg`` under the contract, decision policy and score
+    settings of ``contract_cfg``; the resolved model config travels in its checkpoints."""
+    if isinstance(model_cfg, DictConfig):
+        model_cfg = OmegaConf.to_container(model_cfg, resolve=True)
+    settings = OmegaConf.to_container(contract_cfg, resolve=True)
+    return instantiate(model_cfg, contract=settings["monitor"], decision=settings["decision"],
+                       scores=settings["scores"], model_config=json.dumps(model_cfg),
+                       _convert_="all")
+
+
+def resume_path(ckpt_path: str | None, output_dir: Path) -> str | None:
+    """``last`` names ``<output_dir>/checkpoints/last.ckpt``; any other path must exist."""
+    if ckpt_path is None:
+        return None
+    path = output_dir / "checkpoints" / "last.ckpt" if ckpt_path == "last" else Path(ckpt_path)
+    if not path.exists():
+        raise SedContractError(f"checkpoint {path} does not exist; resume with "
+                               "ckpt_path=<file> or hydra.run.dir=<run dir> ckpt_path=last")
+    return str(path)
+
+
+def train(cfg: DictConfig) -> tuple[dict[str, float], dict[str, Any]]:
+    """Fit ``cfg.model`` on ``cfg.data``; returns the final metrics and the objects built."""
+    if cfg.get("seed") is not None:
+        L.seed_everything(cfg.seed, workers=True)
+    output_dir = Path(cfg.paths.output_dir)
+    datamodule = instantiate(cfg.data)
+    model = build_model(cfg.model, cfg.contract)
+    run_loggers = loggers(cfg)
+    trainer = instantiate(cfg.trainer, callbacks=callbacks(cfg), logger=run_loggers or False)
+    objects = {"cfg": cfg, "datamodule": datamodule, "model": model, "trainer": trainer,
+               "loggers": run_loggers}
+    for logger in run_loggers:
+        logger.log_hyperparams(OmegaConf.to_container(cfg, resolve=True))
+    try:
+        trainer.fit(model, datamodule=datamodule,
+                    ckpt_path=resume_path(cfg.get("ckpt_path"), output_dir))
+    finally:
+        finish_wandb()
+    metrics = {k: float(v) for k, v in trainer.callback_metrics.items()}
+    checkpoint = next((c for c in trainer.checkpoint_callbacks if c.best_model_path), None)
+    if checkpoint is not None:
+        log.info("best checkpoint (%s): %s", checkpoint.monitor, checkpoint.best_model_path)
+    return metrics, objects
+
+
+@hydra.main(version_base="1.3", config_path=CONFIG_PATH, config_name="train")
+@report_errors
+def main(cfg: DictConfig) -> float | None:
+    metrics, _ = train(cfg)
+    return metrics.get(cfg.get("optimized_metric"))

@@ -1,0 +1,313 @@
+"""The training framework end to end on a tiny controlled benchmark built by the tests: every
+config option instantiates, every detector runs, the exact monitor in validation agrees with
+``audit`` and across processes, W&B offline holds the vector, runs resume and evaluate
+reproduces the validation report."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+from hydra import compose, initialize_config_module
+from hydra.core.global_hydra import GlobalHydra
+from hydra.utils import instantiate
+from omegaconf import OmegaConf
+
+from sedcontract.audit import to_json
+from sedcontract.config import report_errors
+from sedcontract.data.build import build_controlled
+from sedcontract.errors import SedContractError
+from sedcontract.evaluation import evaluate
+from sedcontract.models.module import DetectorModule, NonFiniteLoss
+from sedcontract.training import build_model, train
+
+CONFIGS = Path(__file__).resolve().parents[1] / "src" / "sedcontract" / "configs"
+ROOT = Path(__file__).resolve().parents[1]
+SIZES = "{train:8,validation:5,test:3}"
+
+
+def options(group: str) -> list[str]:
+    return sorted(p.stem for p in (CONFIGS / group).glob("*.yaml"))
+
+
+@pytest.fixture(scope="session")
+def data_root(tmp_path_factory):
+    root = tmp_path_factory.mktemp("data")
+    build_controlled(root, sizes={"train": 8, "validation": 5, "test": 3},
+                     speech_source="synthetic", log=lambda message: None)
+    return root
+
+
+def compose_config(name: str, overrides: list[str]):
+    GlobalHydra.instance().clear()
+    with initialize_config_module("sedcontract.configs", version_base="1.3"):
+        return compose(name, overrides=overrides)
+
+
+@pytest.fixture
+def base(tmp_path, data_root):
+    """Overrides that every test run shares: the tiny data, CPU, CSV logs, one epoch."""
+    return [f"paths.output_dir={tmp_path}", f"paths.data_dir={data_root}",
+            f"data.sizes={SIZES}", "data.speech_source=synthetic", "data.num_workers=0",
+            "data.batch_size=2", "trainer=cpu", "logger=csv", "trainer.max_epochs=1",
+            "+trainer.enable_progress_bar=false", "+trainer.enable_model_summary=false"]
+
+
+def for_eval(overrides: list[str], **replace: str) -> list[str]:
+    """The shared overrides for ``eval.yaml`` (no logger), with some keys replaced."""
+    kept = [o for o in overrides if not o.startswith("logger=")
+            and o.split("=", 1)[0] not in replace]
+    return kept + [f"{k}={v}" for k, v in replace.items()]
+
+
+def csv_metrics(output_dir: Path) -> list[dict[str, str]]:
+    with open(output_dir / "csv" / "metrics.csv") as f:
+        return list(csv.DictReader(f))
+
+
+# ---- configuration ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("model", options("model"))
+@pytest.mark.parametrize("contract", options("contract"))
+def test_every_model_and_contract_option_instantiates(base, model, contract):
+    cfg = compose_config("train", [*base, f"model={model}", f"contract={contract}"])
+    module = build_model(cfg.model, cfg.contract)
+    assert isinstance(module, DetectorModule)
+    assert module.contract["eps"] == cfg.contract.monitor.eps
+    assert json.loads(module.hparams.model_config)["net"]["_target_"] == cfg.model.net._target_
+    out = module(torch.zeros(2, 16_000))
+    assert out["activity"].shape == (2, 3, 50)
+
+
+@pytest.mark.parametrize(("group", "option"),
+                         [(g, o) for g in ("trainer", "logger", "callbacks", "debug",
+                                           "experiment", "data", "paths") for o in options(g)])
+def test_every_other_config_option_instantiates(base, group, option, monkeypatch):
+    monkeypatch.setenv("WANDB_MODE", "offline")
+    cfg = compose_config("train", [*base, f"{group}={option}"])
+    trainer_cfg = OmegaConf.to_container(cfg.trainer, resolve=True)
+    if trainer_cfg.get("accelerator") == "gpu" and not torch.cuda.is_available():
+        trainer_cfg.update(accelerator="cpu", devices=1)  # the same options, on this machine
+    trainer = instantiate(trainer_cfg, logger=False, enable_progress_bar=False)
+    assert trainer.max_epochs == cfg.trainer.max_epochs
+    for node in (cfg.get("callbacks") or {}).values():
+        assert instantiate(node) is not None
+    for node in (cfg.get("logger") or {}).values():
+        assert instantiate(node) is not None
+    assert instantiate(cfg.data).val_split == "validation"
+    assert cfg.paths.output_dir == base[0].split("=", 1)[1]
+
+
+def test_eval_config_composes_with_every_data_and_contract_option(base):
+    for data in options("data"):
+        for contract in options("contract"):
+            cfg = compose_config("eval", for_eval(base, data=data, contract=contract,
+                                                  ckpt_path="x.ckpt"))
+            assert cfg.split == "test" and cfg.model is None
+
+
+def test_unknown_model_lists_the_choices(tmp_path):
+    run = subprocess.run([sys.executable, str(ROOT / "train.py"), "model=nope",
+                          f"paths.log_dir={tmp_path}"], capture_output=True, text=True,
+                         cwd=tmp_path, timeout=120)
+    assert run.returncode != 0
+    assert "Could not find 'model/nope'" in run.stderr
+    assert all(name in run.stderr for name in options("model"))
+
+
+# ---- runs ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("model", options("model"))
+def test_every_model_runs_fast_dev_run(base, model):
+    cfg = compose_config("train", [*base, f"model={model}", "debug=fdr"])
+    before = {k: v.clone() for k, v in build_model(cfg.model, cfg.contract).state_dict().items()}
+    torch.manual_seed(0)
+    _, objects = train(cfg)
+    module = objects["model"]
+    report = module.report
+    assert report.traces["clips"] == 2  # fast_dev_run validates one batch
+    assert set(report.vector("typed")) == {"onset", "offset", "missed", "false", "silence",
+                                           "duration", "fragmentation"}
+    after = module.state_dict()
+    if model == "threshold":
+        assert module.net.fitted and not torch.equal(before["net.high"], after["net.high"])
+    else:
+        changed = [k for k in before if before[k].is_floating_point()
+                   and not torch.equal(before[k], after[k])]
+        assert changed, "one optimiser step changed nothing"
+
+
+def test_overfitting_one_batch_lowers_the_loss(base):
+    cfg = compose_config("train", [*base, "model=temporal_cnn", "debug=overfit",
+                                   "trainer.max_epochs=25", "trainer.log_every_n_steps=1",
+                                   "callbacks=none"])
+    train(cfg)
+    losses = [float(r["train/loss"]) for r in csv_metrics(Path(cfg.paths.output_dir))
+              if r.get("train/loss")]
+    assert len(losses) == 25
+    assert losses[-1] < 0.5 * losses[0], losses
+
+
+def test_training_logs_the_guard_vector_per_epoch_and_checkpoints_on_logic(base):
+    cfg = compose_config("train", [*base, "model=logistic", "trainer.max_epochs=2"])
+    metrics, objects = train(cfg)
+    out = Path(cfg.paths.output_dir)
+    rows = [r for r in csv_metrics(out) if r.get("val/logic")]
+    assert [int(r["epoch"]) for r in rows] == [0, 1]  # not the sanity check
+    report = objects["model"].report
+    assert math.isclose(float(rows[-1]["val/guard/typed/onset"]), report.vector("typed")["onset"],
+                        rel_tol=1e-6)
+    assert float(rows[-1]["val/obligations/typed/onset"]) == \
+        report.modes["typed"].micro("onset").obligations
+    assert math.isclose(metrics["val/logic"], report.logic("typed"), rel_tol=1e-6)
+    saved = json.loads((out / "val_report.json").read_text())
+    assert json.loads(to_json(report)) == saved
+    checkpoint = objects["trainer"].checkpoint_callback
+    assert checkpoint.monitor == "val/logic" and Path(checkpoint.best_model_path).exists()
+    assert (out / "checkpoints" / "last.ckpt").exists()
+
+
+def test_resume_from_last_continues_the_step_count(base):
+    first = compose_config("train", [*base, "model=logistic", "trainer.max_epochs=1"])
+    _, objects = train(first)
+    steps = objects["trainer"].global_step
+    assert steps == 4  # 8 clips, batches of 2
+    second = compose_config("train", [*base, "model=logistic", "trainer.max_epochs=2",
+                                      "ckpt_path=last"])
+    _, objects = train(second)
+    assert objects["trainer"].global_step == 2 * steps
+    assert objects["trainer"].current_epoch == 2
+    steps_logged = [int(r["step"]) for r in csv_metrics(Path(second.paths.output_dir))
+                    if r.get("train/loss")]
+    assert steps_logged and max(steps_logged) >= steps  # the second run logged later steps
+
+
+def test_resume_from_a_missing_checkpoint_says_how(base):
+    cfg = compose_config("train", [*base, "ckpt_path=last"])
+    with pytest.raises(SedContractError, match=r"last\.ckpt does not exist"):
+        train(cfg)
+
+
+def test_evaluate_reproduces_the_validation_report_from_the_checkpoint(base, tmp_path):
+    cfg = compose_config("train", [*base, "model=dilated_cnn", "trainer.max_epochs=1"])
+    _, objects = train(cfg)
+    trained = objects["model"].report
+    ckpt = Path(cfg.paths.output_dir) / "checkpoints" / "last.ckpt"
+    eval_dir = tmp_path / "eval"
+    eval_cfg = compose_config("eval", for_eval(base, **{"paths.output_dir": str(eval_dir)},
+                                               ckpt_path=str(ckpt), split="validation"))
+    _, eval_objects = evaluate(eval_cfg)
+    assert to_json(eval_objects["model"].report) == to_json(trained)
+    assert (eval_dir / "validation_report.json").read_text() == to_json(trained)
+    assert (eval_dir / "validation_report.csv").exists()
+    assert "scores" in json.loads((eval_dir / "validation_report_scores.json").read_text())
+
+
+def test_evaluate_under_another_contract_changes_the_policy(base, tmp_path):
+    cfg = compose_config("train", [*base, "model=logistic"])
+    train(cfg)
+    ckpt = Path(cfg.paths.output_dir) / "checkpoints" / "last.ckpt"
+    eval_cfg = compose_config("eval", for_eval(base, **{"paths.output_dir": str(tmp_path / "e")},
+                                               ckpt_path=str(ckpt), contract="tight"))
+    _, objects = evaluate(eval_cfg)
+    report = objects["model"].report
+    assert report.policy["eps"] == "100ms"
+    assert report.traces["clips"] == 3  # the test split
+    metrics = objects["trainer"].callback_metrics
+    assert float(metrics["test/logic"]) == pytest.approx(report.logic("typed"))
+    assert not any(k.startswith("val/") for k in metrics)
+
+
+def test_ddp_two_processes_give_the_vector_of_one(base):
+    """5 validation clips on 2 processes: the sampler pads, one clip is seen twice."""
+    results = {}
+    for trainer in ("cpu", "ddp_cpu"):
+        cfg = compose_config("train", [*base, "model=dilated_cnn", f"trainer={trainer}",
+                                       "callbacks=none"])
+        torch.manual_seed(0)
+        model = build_model(cfg.model, cfg.contract)
+        torch.manual_seed(0)
+        model.load_state_dict(build_model(cfg.model, cfg.contract).state_dict())
+        runner = instantiate(cfg.trainer, logger=False, enable_progress_bar=False)
+        runner.validate(model, datamodule=instantiate(cfg.data))
+        results[trainer] = {k: float(v) for k, v in runner.callback_metrics.items()
+                            if k.startswith(("val/guard", "val/obligations", "val/scores",
+                                             "val/logic"))}
+    single, double = results["cpu"], results["ddp_cpu"]
+    assert single.keys() == double.keys() and len(single) > 20
+    for key in single:
+        assert single[key] == double[key] or (math.isnan(single[key]) and
+                                              math.isnan(double[key])), key
+
+
+def test_wandb_offline_run_holds_the_guard_vector(base, monkeypatch):
+    monkeypatch.delenv("WANDB_MODE", raising=False)
+    monkeypatch.setenv("WANDB_SILENT", "true")
+    cfg = compose_config("train", [*base, "model=logistic", "logger=many",
+                                   "trainer.max_epochs=2"])
+    _, objects = train(cfg)
+    report = objects["model"].report
+    runs = sorted((Path(cfg.paths.output_dir) / "wandb").glob("offline-run-*"))
+    assert len(runs) == 1
+    tables = sorted((runs[0] / "files" / "media" / "table" / "val").glob("guard_vector_*.json"),
+                    key=lambda p: int(p.name.split("_")[2]))
+    assert len(tables) == 2  # one per epoch, none for the sanity check
+    first, last = (json.loads(t.read_text()) for t in tables)
+    assert first["columns"] == ["epoch", "mode", "coordinate", "kind", "satisfied",
+                                "obligations", "score"]
+    assert {r[0] for r in first["data"]} == {0} and {r[0] for r in last["data"]} == {1}
+    rows = {(r[1], r[2]): r for r in last["data"]}
+    for mode in ("typed", "union"):
+        for name in (*report.coordinates, *report.modes[mode].diagnostics):
+            cell = report.modes[mode].micro(name)
+            assert rows[(mode, name)][4:6] == [cell.satisfied, cell.obligations], (mode, name)
+            assert rows[(mode, name)][6] == (None if cell.vacuous else
+                                             pytest.approx(cell.score))
+    # the history (a binary record log offline) carries every guard key
+    history = next(runs[0].glob("run-*.wandb")).read_bytes()
+    for name in report.coordinates:
+        assert f"val/guard/typed/{name}".encode() in history
+
+
+# ---- faults -------------------------------------------------------------------------------
+
+def test_a_non_finite_loss_stops_the_run_at_its_step(base, monkeypatch, capsys):
+    real = DetectorModule.loss
+    calls = {"n": 0}
+
+    def poisoned(self, out, batch):
+        loss, parts = real(self, out, batch)
+        calls["n"] += 1
+        return (loss * float("nan") if calls["n"] == 3 else loss), parts
+
+    monkeypatch.setattr(DetectorModule, "loss", poisoned)
+    cfg = compose_config("train", [*base, "model=logistic", "trainer.num_sanity_val_steps=0"])
+    with pytest.raises(NonFiniteLoss, match="nan at global step 2"):
+        train(cfg)
+    calls["n"] = 0
+    with pytest.raises(SystemExit) as stop:
+        report_errors(train)(cfg)
+    assert stop.value.code == 2
+    assert "global step 2" in capsys.readouterr().err
+
+
+def test_a_missing_dataset_is_explained_or_built(base, tmp_path):
+    empty = tmp_path / "nothing-here"
+    cfg = compose_config("train", [*base, f"paths.data_dir={empty}", "data.build=false"])
+    with pytest.raises(SedContractError, match="sedcontract data build controlled"):
+        train(cfg)
+    cfg = compose_config("train", [*base, f"paths.data_dir={empty}", "debug=fdr"])
+    train(cfg)
+    assert (empty / "controlled" / "manifest.json").exists()
+
+
+def test_evaluate_needs_an_existing_checkpoint(base, tmp_path):
+    cfg = compose_config("eval", for_eval(base, ckpt_path=str(tmp_path / "none.ckpt")))
+    with pytest.raises(SedContractError, match="does not exist"):
+        evaluate(cfg)
