@@ -78,7 +78,7 @@ def test_a_clip_seen_by_two_processes_counts_once():
     single.update(scores, CLIPS)
     first, second = monitor(), monitor()
     first.update(scores[[0, 1, 2]], ["a", "b", "c"])
-    first.update(scores[[2]], ["c"])             # seen twice by one process
+    first.update(scores[[2], :, :75], ["c"])    # seen twice by one process (c: 75 frames)
     second.update(scores[[3, 4, 0]], ["d", "e", "a"])  # the padded sampler repeats clip a
     first.merge_state(second)                    # what the sum reduction does across ranks
     assert first.seen.tolist() == [2, 1, 1, 1, 1]

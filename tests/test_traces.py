@@ -172,3 +172,17 @@ def test_trace_set_errors_and_vanished_events(tmp_path):
     tiny = EventList.from_rows([("a", 0.2, 0.205, "dog")])
     traces = TraceSet.from_events(ref, tiny, hop=HOP)
     assert traces.vanished == {"ref": 0, "pred": 1}
+
+
+def test_select_keeps_clips_classes_and_source_rows(tmp_path):
+    path = tmp_path / "ref.tsv"
+    path.write_text("filename\tonset\toffset\tevent_label\n"
+                    "a.wav\t0.0\t1.0\tspeech\nb.wav\t0.5\t1.5\ttone\n"
+                    "a.wav\t2.0\t3.0\ttone\nc.wav\t\t\t\n")
+    events = read_events(path)
+    picked = events.select(clips=["c", "a"])
+    assert picked.clips == ("c", "a")  # c has no events and stays listed
+    assert picked.to_rows() == [("a", 0.0, 1.0, "speech"), ("a", 2.0, 3.0, "tone")]
+    assert picked.where(1)["row"] == 4  # the source line of the second kept event
+    tones = events.select(classes=["tone"])
+    assert tones.clips == events.clips and [r[0] for r in tones.to_rows()] == ["b", "a"]

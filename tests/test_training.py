@@ -109,7 +109,7 @@ def test_eval_config_composes_with_every_data_and_contract_option(base):
         for contract in options("contract"):
             cfg = compose_config("eval", for_eval(base, data=data, contract=contract,
                                                   ckpt_path="x.ckpt"))
-            assert cfg.split == "test" and cfg.model is None
+            assert cfg.split == "test" and cfg.get("model") is None
 
 
 def test_unknown_model_lists_the_choices(tmp_path):
@@ -173,19 +173,33 @@ def test_training_logs_the_guard_vector_per_epoch_and_checkpoints_on_logic(base)
     assert (out / "checkpoints" / "last.ckpt").exists()
 
 
-def test_resume_from_last_continues_the_step_count(base):
+def test_resume_from_last_continues_the_step_count(base, monkeypatch):
+    """A run stopped after its first epoch (as if killed) resumes from ``last.ckpt``: the
+    weights it starts from are the saved ones and it trains only the missing epoch."""
     first = compose_config("train", [*base, "model=logistic", "trainer.max_epochs=1"])
     _, objects = train(first)
     steps = objects["trainer"].global_step
     assert steps == 4  # 8 clips, batches of 2
+    saved = {k: v.clone() for k, v in objects["model"].state_dict().items()}
+    seen = {"steps": 0, "start": None}
+    real_step = DetectorModule.training_step
+
+    def counting(self, batch, batch_idx):
+        seen["steps"] += 1
+        return real_step(self, batch, batch_idx)
+
+    def snapshot(self):
+        seen["start"] = {k: v.clone() for k, v in self.state_dict().items()}
+
+    monkeypatch.setattr(DetectorModule, "training_step", counting)
+    monkeypatch.setattr(DetectorModule, "on_train_start", snapshot)
     second = compose_config("train", [*base, "model=logistic", "trainer.max_epochs=2",
                                       "ckpt_path=last"])
     _, objects = train(second)
+    assert seen["steps"] == steps  # only the second epoch
+    assert all(torch.equal(seen["start"][k], saved[k]) for k in saved)
     assert objects["trainer"].global_step == 2 * steps
     assert objects["trainer"].current_epoch == 2
-    steps_logged = [int(r["step"]) for r in csv_metrics(Path(second.paths.output_dir))
-                    if r.get("train/loss")]
-    assert steps_logged and max(steps_logged) >= steps  # the second run logged later steps
 
 
 def test_resume_from_a_missing_checkpoint_says_how(base):
@@ -259,7 +273,7 @@ def test_wandb_offline_run_holds_the_guard_vector(base, monkeypatch):
                     key=lambda p: int(p.name.split("_")[2]))
     assert len(tables) == 2  # one per epoch, none for the sanity check
     first, last = (json.loads(t.read_text()) for t in tables)
-    assert first["columns"] == ["epoch", "mode", "coordinate", "kind", "satisfied",
+    assert first["columns"] == ["epoch", "mode", "coordinate", "role", "satisfied",
                                 "obligations", "score"]
     assert {r[0] for r in first["data"]} == {0} and {r[0] for r in last["data"]} == {1}
     rows = {(r[1], r[2]): r for r in last["data"]}
@@ -311,3 +325,34 @@ def test_evaluate_needs_an_existing_checkpoint(base, tmp_path):
     cfg = compose_config("eval", for_eval(base, ckpt_path=str(tmp_path / "none.ckpt")))
     with pytest.raises(SedContractError, match="does not exist"):
         evaluate(cfg)
+
+
+def test_every_config_file_ships_with_the_package():
+    """The package data globs cover every yaml under configs/ (installed console scripts
+    compose from the package, not from a checkout)."""
+    import tomllib
+
+    patterns = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"][
+        "package-data"]["sedcontract"]
+    package = CONFIGS.parent
+    shipped = {p for pattern in patterns for p in package.glob(pattern)}
+    configs = set(CONFIGS.rglob("*.yaml"))
+    assert configs and configs <= shipped, sorted(map(str, configs - shipped))
+
+
+def test_evaluate_refuses_data_the_detector_was_not_trained_for(base, tmp_path):
+    cfg = compose_config("train", [*base, "model=logistic", "+trainer.limit_train_batches=1"])
+    train(cfg)
+    ckpt = Path(cfg.paths.output_dir) / "checkpoints" / "last.ckpt"
+    for override, message in ((("data.classes=[tone,speech,burst]",), "outputs are speech"),
+                              (("contract.hop=0.01",), "frames are 0.02 s")):
+        eval_cfg = compose_config("eval", for_eval(base, ckpt_path=str(ckpt)) + list(override))
+        with pytest.raises(SedContractError, match=message):
+            evaluate(eval_cfg)
+    eval_cfg = compose_config("eval", for_eval(base, ckpt_path=str(ckpt), split="tset"))
+    with pytest.raises(SedContractError, match="unknown split 'tset'"):
+        evaluate(eval_cfg)
+    # a detector config may still be named explicitly
+    eval_cfg = compose_config("eval", for_eval(base, ckpt_path=str(ckpt), model="logistic"))
+    _, objects = evaluate(eval_cfg)
+    assert objects["model"].report.traces["clips"] == 3

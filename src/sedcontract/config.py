@@ -40,6 +40,11 @@ def loggers(cfg: DictConfig) -> list[Logger]:
     return instantiate_all(cfg.get("logger"))
 
 
+def callback_metrics(trainer: Any) -> dict[str, float]:
+    """The trainer's last logged values as plain floats."""
+    return {k: float(v) for k, v in trainer.callback_metrics.items()}
+
+
 def finish_wandb() -> None:
     """Close the W&B run of this process, if one was started (so the next run is separate)."""
     if "wandb" in sys.modules:

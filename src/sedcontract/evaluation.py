@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
+import pickle
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,7 @@ from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
 from sedcontract.audit.render import write_report
-from sedcontract.config import CONFIG_PATH, report_errors
+from sedcontract.config import CONFIG_PATH, callback_metrics, report_errors
 from sedcontract.errors import SedContractError
 from sedcontract.models.callbacks import GuardConsole
 from sedcontract.training import build_model
@@ -24,16 +25,16 @@ from sedcontract.training import build_model
 log = logging.getLogger(__name__)
 
 
-def checkpoint_model_config(path: Path) -> dict[str, Any]:
-    """The resolved detector config stored in a checkpoint by :func:`train`."""
+def checkpoint_detector(path: Path) -> tuple[dict[str, Any] | None, list[str] | None]:
+    """The resolved detector config and the output class names that :func:`train` stored in
+    a checkpoint (None where it holds none)."""
     try:
         checkpoint = torch.load(path, map_location="cpu", weights_only=False)
-    except (OSError, RuntimeError, EOFError) as exc:
+    except (OSError, RuntimeError, EOFError, pickle.UnpicklingError) as exc:
         raise SedContractError(f"{path}: not a readable checkpoint ({exc})") from exc
-    config = checkpoint.get("hyper_parameters", {}).get("model_config")
-    if not config:
-        raise SedContractError(f"{path}: the checkpoint holds no model config; pass model=...")
-    return json.loads(config)
+    hparams = checkpoint.get("hyper_parameters", {}) if isinstance(checkpoint, dict) else {}
+    config = hparams.get("model_config")
+    return (json.loads(config) if config else None), hparams.get("classes")
 
 
 def evaluate(cfg: DictConfig) -> tuple[dict[str, float], dict[str, Any]]:
@@ -46,14 +47,19 @@ def evaluate(cfg: DictConfig) -> tuple[dict[str, float], dict[str, Any]]:
         raise SedContractError(f"checkpoint {path} does not exist")
     if cfg.get("seed") is not None:
         L.seed_everything(cfg.seed, workers=True)
-    model_cfg = cfg.model if cfg.get("model") else checkpoint_model_config(path)
-    model = build_model(model_cfg, cfg.contract)
+    model_cfg, classes = checkpoint_detector(path)
+    if cfg.get("model"):
+        model_cfg = cfg.model
+    if model_cfg is None:
+        raise SedContractError(f"{path}: the checkpoint holds no detector config; name one "
+                               "with model=<option>")
+    model = build_model(model_cfg, cfg.contract, classes)
     datamodule = instantiate(cfg.data)
     datamodule.val_split = model.metric_prefix = cfg.split
     trainer = instantiate(cfg.trainer, logger=False, callbacks=[GuardConsole()],
                           num_sanity_val_steps=0)
     trainer.validate(model, datamodule=datamodule, ckpt_path=str(path))
-    metrics = {k: float(v) for k, v in trainer.callback_metrics.items()}
+    metrics = callback_metrics(trainer)
     output_dir = Path(cfg.paths.output_dir)
     if trainer.is_global_zero:
         written = write_report(model.report, output_dir, f"{cfg.split}_report")

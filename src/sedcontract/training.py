@@ -1,11 +1,12 @@
-"""``train(cfg)``: build the datamodule, detector, callbacks and loggers from a composed config,
-fit with validation by the exact monitor, and write the last validation report into the run
-directory. ``main`` is the Hydra entry point (``train.py``, ``sedcontract-train``)."""
+"""``train(cfg)``: build the datamodule, detector, callbacks and loggers from a composed config
+and fit with validation by the exact monitor (the callbacks print the guard vectors and write
+the report files). ``main`` is the Hydra entry point (``train.py``, ``sedcontract-train``)."""
 
 from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -14,20 +15,30 @@ import lightning as L
 from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
-from sedcontract.config import CONFIG_PATH, callbacks, finish_wandb, loggers, report_errors
+from sedcontract.config import (
+    CONFIG_PATH,
+    callback_metrics,
+    callbacks,
+    finish_wandb,
+    loggers,
+    report_errors,
+)
 from sedcontract.errors import SedContractError
 
 log = logging.getLogger(__name__)
 
 
-def build_model(model_cfg: DictConfig | dict, contract_cfg: DictConfig) -> L.LightningModule:
-    """The detector module of ``model_cfg`` under the contract, decision policy and score
-    settings of ``contract_cfg``; the resolved model config travels in its checkpoints."""
+def build_model(model_cfg: DictConfig | dict, contract_cfg: DictConfig,
+                classes: Sequence[str] | None = None) -> L.LightningModule:
+    """The detector module of ``model_cfg`` (outputs named ``classes``) under the contract,
+    decision policy and score settings of ``contract_cfg``; the resolved model config and the
+    class names travel in its checkpoints."""
     if isinstance(model_cfg, DictConfig):
         model_cfg = OmegaConf.to_container(model_cfg, resolve=True)
     settings = OmegaConf.to_container(contract_cfg, resolve=True)
     return instantiate(model_cfg, contract=settings["monitor"], decision=settings["decision"],
                        scores=settings["scores"], model_config=json.dumps(model_cfg),
+                       classes=list(classes) if classes is not None else None,
                        _convert_="all")
 
 
@@ -48,7 +59,7 @@ def train(cfg: DictConfig) -> tuple[dict[str, float], dict[str, Any]]:
         L.seed_everything(cfg.seed, workers=True)
     output_dir = Path(cfg.paths.output_dir)
     datamodule = instantiate(cfg.data)
-    model = build_model(cfg.model, cfg.contract)
+    model = build_model(cfg.model, cfg.contract, datamodule.classes)
     run_loggers = loggers(cfg)
     trainer = instantiate(cfg.trainer, callbacks=callbacks(cfg), logger=run_loggers or False)
     objects = {"cfg": cfg, "datamodule": datamodule, "model": model, "trainer": trainer,
@@ -60,7 +71,7 @@ def train(cfg: DictConfig) -> tuple[dict[str, float], dict[str, Any]]:
                     ckpt_path=resume_path(cfg.get("ckpt_path"), output_dir))
     finally:
         finish_wandb()
-    metrics = {k: float(v) for k, v in trainer.callback_metrics.items()}
+    metrics = callback_metrics(trainer)
     checkpoint = next((c for c in trainer.checkpoint_callbacks if c.best_model_path), None)
     if checkpoint is not None:
         log.info("best checkpoint (%s): %s", checkpoint.monitor, checkpoint.best_model_path)

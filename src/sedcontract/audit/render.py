@@ -30,6 +30,22 @@ def _names(report: GuardReport, mode: ModeReport) -> list[tuple[str, str]]:
             + [(n, "diagnostic") for n in mode.diagnostics])
 
 
+VECTOR_COLUMNS = ("mode", "coordinate", "role", "satisfied", "obligations", "score")
+
+
+def vector_rows(report: GuardReport) -> list[list[Any]]:
+    """The vector and diagnostics as table rows (``VECTOR_COLUMNS``): pooled counts, and the
+    score under the report's aggregation (None when vacuous)."""
+    rows = []
+    for mode_name, mode in report.modes.items():
+        for name, role in _names(report, mode):
+            cell = mode.micro(name)
+            score = mode.score(name, report.aggregation)
+            rows.append([mode_name, name, role, cell.satisfied, cell.obligations,
+                         None if math.isnan(score) else score])
+    return rows
+
+
 def to_dict(report: GuardReport) -> dict[str, Any]:
     """The report as plain data (the JSON schema of docs/guard-report.md)."""
     modes = {}

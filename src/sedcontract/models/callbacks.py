@@ -10,12 +10,17 @@ from pathlib import Path
 from lightning.pytorch import Callback, LightningModule, Trainer
 from lightning.pytorch.loggers import WandbLogger
 
-from sedcontract.audit.render import scores_markdown, vector_markdown, write_report
-from sedcontract.models.module import guard_rows
+from sedcontract.audit.render import (
+    VECTOR_COLUMNS,
+    scores_markdown,
+    vector_markdown,
+    vector_rows,
+    write_report,
+)
 
 log = logging.getLogger(__name__)
 
-TABLE_COLUMNS = ["epoch", "mode", "coordinate", "kind", "satisfied", "obligations", "score"]
+TABLE_COLUMNS = ["epoch", *VECTOR_COLUMNS]
 
 
 def _ready(trainer: Trainer, pl_module: LightningModule) -> bool:
@@ -41,7 +46,7 @@ class GuardTable(Callback):
     def on_validation_end(self, trainer: Trainer, pl_module: LightningModule) -> None:
         if not _ready(trainer, pl_module):
             return
-        rows = guard_rows(pl_module.report, trainer.current_epoch)
+        rows = [[trainer.current_epoch, *row] for row in vector_rows(pl_module.report)]
         for logger in trainer.loggers:
             if isinstance(logger, WandbLogger):
                 logger.log_table("val/guard_vector", columns=TABLE_COLUMNS, data=rows,

@@ -95,6 +95,7 @@ class ControlledDataModule(LightningDataModule):
                 "data.build=true")
 
     def dataset(self, split: str) -> ControlledDataset:
+        self.check_split(split)
         if split not in self.datasets:
             self.datasets[split] = ControlledDataset(self.root, split, hop=self.hop,
                                                      classes=self.classes,
@@ -105,11 +106,18 @@ class ControlledDataModule(LightningDataModule):
     def reference(self, split: str) -> tuple[EventList, dict[str, float]]:
         """Reference events of the declared classes and clip durations of ``split`` (the DCASE
         tsv files)."""
+        self.check_split(split)
         events = read_events(self.folder / f"{split}.tsv")
         if set(events.classes) - set(self.classes):
-            events = EventList.from_rows([r for r in events.to_rows() if r[3] in self.classes],
-                                         clips=events.clips)
+            events = events.select(classes=self.classes)
         return events, read_durations(self.folder / f"{split}_durations.tsv")
+
+    def check_split(self, split: str) -> None:
+        """Refuse a split the benchmark does not have, naming the ones it has."""
+        splits = list(self.sizes or SPLITS)
+        if split not in splits:
+            raise SedContractError(f"unknown split {split!r}; the controlled benchmark has "
+                                   f"{', '.join(splits)}")
 
     def dataloader(self, split: str, *, shuffle: bool = False) -> DataLoader:
         return DataLoader(self.dataset(split), batch_size=self.batch_size, shuffle=shuffle,

@@ -142,11 +142,11 @@ class ThresholdDetector(nn.Module):
                           - windows.permute(1, 0, 2)[:, ~active].mean(-1))
             self.start[c] = int(separation.argmax())
         energy = self.band_energy(x)
-        grid = torch.linspace(0.02, 0.98, quantiles)
+        grid = torch.linspace(0.02, 0.98, quantiles, device=x.device)
         low_i, high_i = torch.triu_indices(quantiles, quantiles)  # every low <= high pair
         for c in range(self.classes):
             target = activity[:, c].bool()
-            levels = torch.quantile(energy[:, c].flatten(), grid.to(energy.device))
+            levels = torch.quantile(energy[:, c].flatten(), grid)
             best = (-1.0, 0.0, 0.0)
             for chunk in torch.arange(len(low_i)).split(pairs_per_pass):
                 low, high = levels[low_i[chunk]], levels[high_i[chunk]]
@@ -161,8 +161,8 @@ class ThresholdDetector(nn.Module):
         for c in range(self.classes):
             target = onset[:, c].bool()
             levels = torch.quantile(flux[:, c].flatten(), grid)
-            scores = [_f1(flux[:, c] > level, target) for level in levels]
-            self.flux_threshold[c] = float(levels[int(torch.tensor(scores).argmax())])
+            scores = _f1_each(flux[None, :, c] > levels[:, None, None], target)
+            self.flux_threshold[c] = float(levels[int(scores.argmax())])
         self.fitted_flag.fill_(True)
         return self
 
@@ -185,12 +185,6 @@ def _f1_each(prediction: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
     tp = (prediction & target).sum(dims).double()
     total = prediction.sum(dims).double() + target.sum().double()
     return torch.where(total > 0, 2 * tp / total.clamp(min=1), torch.zeros_like(tp))
-
-
-def _f1(prediction: torch.Tensor, target: torch.Tensor) -> float:
-    tp = (prediction & target).sum().item()
-    total = prediction.sum().item() + target.sum().item()
-    return 0.0 if total == 0 else 2 * tp / total
 
 
 DETECTORS["threshold"] = ThresholdDetector

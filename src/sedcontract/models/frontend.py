@@ -16,7 +16,7 @@ class LogMel(nn.Module):
     def __init__(self, sample_rate: int = 16_000, hop: float = 0.02, n_fft: int = 1024,
                  window: float = 0.04, n_mels: int = 64) -> None:
         super().__init__()
-        self.hop_samples = round(hop * sample_rate)
+        self.hop, self.hop_samples = hop, round(hop * sample_rate)
         if abs(self.hop_samples - hop * sample_rate) > 1e-6 or self.hop_samples <= 0:
             raise ValueError(f"hop {hop} s is not a whole number of samples at {sample_rate} Hz")
         win = round(window * sample_rate)

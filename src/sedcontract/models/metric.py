@@ -22,13 +22,6 @@ from sedcontract.traces.grid import frames_covering, to_us
 from sedcontract.traces.scores import DecisionPolicy, activity_to_events, decide
 
 
-def restrict(events: EventList, clips: Sequence[str]) -> EventList:
-    """The events of ``clips`` only (in that clip order)."""
-    keep = set(clips)
-    return EventList.from_rows([row for row in events.to_rows() if row[0] in keep],
-                               clips=tuple(clips))
-
-
 class Audited:
     """What one ``compute`` returns: the guard report and the clips it covers. (A plain class:
     torchmetrics walks dataclass results and refuses frozen ones.)"""
@@ -68,8 +61,9 @@ class ContractMonitor(Metric):
                          "aggregation": aggregation}
         self.score_settings = scores
         hop_us = int(to_us(hop))
-        self.lengths = frames_covering(to_us(np.array([self.durations[c] for c in self.clips])),
-                                       hop_us).astype(np.int64)
+        duration_us = to_us(np.array([self.durations[c] for c in self.clips]))
+        self.lengths = frames_covering(duration_us, hop_us).astype(np.int64)  # the grid
+        self.whole = (duration_us // hop_us).astype(np.int64)  # frames a front end gives
         frames = int(self.lengths.max()) if len(self.clips) else 0
         self.add_state("frame_scores", torch.zeros(len(self.clips), len(self.classes), frames),
                        dist_reduce_fx="sum")
@@ -84,8 +78,15 @@ class ContractMonitor(Metric):
         unknown = [c for c in clips if c not in self.index]
         if unknown:
             raise SedContractError(f"clip {unknown[0]!r} is not in the reference of this split")
-        rows = torch.tensor([self.index[c] for c in clips], device=self.seen.device)
-        n = min(scores.shape[-1], self.frame_scores.shape[-1])
+        index = [self.index[c] for c in clips]
+        # a batch is as long as its longest clip: at least its whole frames, at most its grid
+        whole, grid = int(self.whole[index].max()), int(self.lengths[index].max())
+        if not whole <= scores.shape[-1] <= grid:
+            raise SedContractError(
+                f"scores of {scores.shape[-1]} frames for clips of {whole} whole frames of "
+                f"{self.hop:g} s: do the detector's hop and the contract's hop agree?")
+        rows = torch.tensor(index, device=self.seen.device)
+        n = scores.shape[-1]
         slot = torch.zeros(len(clips), *self.frame_scores.shape[1:], device=self.seen.device)
         slot[..., :n] = scores[..., :n].detach().to(slot.dtype)
         self.frame_scores[rows] = slot
@@ -107,8 +108,8 @@ class ContractMonitor(Metric):
         pred, clips = self.events()
         if not clips:
             raise SedContractError("the contract monitor saw no clips")
-        ref = self.reference if len(clips) == len(self.clips) else restrict(self.reference,
-                                                                            clips)
+        ref = self.reference if len(clips) == len(self.clips) else \
+            self.reference.select(clips=clips)
         report = audit(ref, pred, durations={c: self.durations[c] for c in clips},
                        hop=self.hop, classes=self.classes, decision=self.decision,
                        scores=self.score_settings, **self.settings)

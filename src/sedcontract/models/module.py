@@ -5,7 +5,7 @@ monitor (:class:`~sedcontract.models.metric.ContractMonitor`)."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import torch
@@ -14,7 +14,6 @@ from lightning.pytorch import LightningModule
 from torch import nn
 
 from sedcontract.audit import GuardReport, ScoreSettings
-from sedcontract.audit.guard import ModeReport
 from sedcontract.errors import SedContractError
 from sedcontract.models.detectors import HEADS, ThresholdDetector
 from sedcontract.models.frontend import LogMel
@@ -48,26 +47,12 @@ def guard_metrics(report: GuardReport, prefix: str = "val") -> dict[str, float]:
     return out
 
 
-def guard_rows(report: GuardReport, epoch: int) -> list[list[Any]]:
-    """One row per mode × coordinate (diagnostics included): epoch, mode, coordinate, kind,
-    satisfied, obligations, score (None when vacuous)."""
-    rows = []
-    for mode, mode_report in report.modes.items():
-        mode_report: ModeReport
-        names = [(n, "coordinate") for n in report.coordinates] + \
-            [(n, "diagnostic") for n in mode_report.diagnostics]
-        for name, kind in names:
-            cell = mode_report.micro(name)
-            rows.append([epoch, mode, name, kind, cell.satisfied, cell.obligations,
-                         None if cell.vacuous else cell.score])
-    return rows
-
-
 class DetectorModule(LightningModule):
     """Trains ``net`` on log-mel features of the contract grid and validates it with the exact
     monitor. A :class:`ThresholdDetector` has no gradient: it is fitted on the training split
-    when fitting starts and the run stops after one validation. ``model_config`` is the JSON of
-    the config that built the module; it travels in the checkpoints for ``evaluate``."""
+    when fitting starts and the run stops after one validation. ``classes`` (the class names
+    of the outputs, in order) and ``model_config`` (the JSON of the config that built the
+    module) travel in the checkpoints, so ``evaluate`` rebuilds it and refuses other data."""
 
     def __init__(self, net: nn.Module, frontend: LogMel,
                  optimizer: Callable[..., torch.optim.Optimizer] | None = None,
@@ -77,7 +62,8 @@ class DetectorModule(LightningModule):
                  contract: Mapping[str, Any] | None = None,
                  decision: Mapping[str, float] | None = None,
                  scores: Mapping[str, Any] | None = None,
-                 fit_clips: int = 256, model_config: str | None = None) -> None:
+                 fit_clips: int = 256, classes: Sequence[str] | None = None,
+                 model_config: str | None = None) -> None:
         super().__init__()
         self.save_hyperparameters(ignore=["net", "frontend", "optimizer", "scheduler"])
         self.net, self.frontend = net, frontend
@@ -94,6 +80,7 @@ class DetectorModule(LightningModule):
         self.score_settings = ScoreSettings(**dict(scores or {}))
         self.fit_only = isinstance(net, ThresholdDetector)
         self.fit_clips = fit_clips
+        self.classes = tuple(classes) if classes is not None else None
         # learned detectors see normalised features; the threshold detector raw log-mel
         self.norm = nn.Identity() if self.fit_only else nn.BatchNorm1d(frontend.mel.n_mels)
         self.monitor: ContractMonitor | None = None
@@ -125,12 +112,12 @@ class DetectorModule(LightningModule):
         total = sum(self.loss_weights[h] * v for h, v in parts.items())
         return total, parts
 
-    def frame_scores(self, waveform: torch.Tensor,
+    def frame_scores(self, features: torch.Tensor,
                      out: Mapping[str, torch.Tensor]) -> torch.Tensor:
         """Activity scores the decision policy thresholds: sigmoid of the logits, or the
         fitted hysteresis (0/1) for the threshold detector."""
         if self.fit_only:
-            return self.net.decide(self.features(waveform)).float()
+            return self.net.decide(features).float()
         return torch.sigmoid(out["activity"])
 
     # ---- training ---------------------------------------------------------------------
@@ -160,8 +147,11 @@ class DetectorModule(LightningModule):
             return None
         out = self(batch["waveform"])
         loss, parts = self.loss(out, batch)
-        if not torch.isfinite(loss):
-            raise NonFiniteLoss(f"the training loss is {loss.item()} at global step "
+        finite = bool(torch.isfinite(loss.detach()))
+        # every process stops together (one would otherwise wait in the gradient all-reduce)
+        if not self.trainer.strategy.reduce_boolean_decision(finite, all=True):
+            value = loss.item() if not finite else "finite here, not on another process"
+            raise NonFiniteLoss(f"the training loss is {value} at global step "
                                 f"{self.global_step} (epoch {self.current_epoch}, batch "
                                 f"{batch_idx}); lower model.optimizer.lr or check the inputs")
         batch_size = len(batch["id"])
@@ -188,8 +178,15 @@ class DetectorModule(LightningModule):
     # ---- validation with the exact monitor --------------------------------------------
     def make_monitor(self, split: str) -> ContractMonitor:
         """A monitor for ``split`` of the trainer's datamodule, under this module's contract,
-        decision policy and score settings."""
+        decision policy and score settings; refuses data whose classes or hop differ from the
+        detector's."""
         datamodule = self.trainer.datamodule
+        if self.classes is not None and tuple(datamodule.classes) != self.classes:
+            raise SedContractError(f"the detector's outputs are {', '.join(self.classes)}; the "
+                                   f"data's classes are {', '.join(datamodule.classes)}")
+        if abs(self.frontend.hop - datamodule.hop) > 1e-9:
+            raise SedContractError(f"the detector's frames are {self.frontend.hop:g} s; the "
+                                   f"contract grid's hop is {datamodule.hop:g} s")
         reference, durations = datamodule.reference(split)
         source = "fitted hysteresis per class (0/1 scores)" if self.fit_only else \
             "sigmoid of the activity logits"
@@ -198,24 +195,26 @@ class DetectorModule(LightningModule):
                                decision=self.decision, scores=self.score_settings,
                                source=source, **self.contract).to(self.device)
 
+    def on_validation_start(self) -> None:
+        # built afresh for every validation run: the datamodule or split may have changed
+        self.monitor = self.make_monitor(self.trainer.datamodule.val_split)
+
     def on_validation_epoch_start(self) -> None:
-        split = self.trainer.datamodule.val_split
-        if self.monitor is None or getattr(self.monitor, "split", None) != split:
-            self.monitor = self.make_monitor(split)
-            self.monitor.split = split
         self.monitor.reset()
 
     def validation_step(self, batch: Mapping[str, Any], batch_idx: int) -> None:
-        out = self(batch["waveform"])
+        features = self.features(batch["waveform"])
+        out = self.net(features)
         batch_size = len(batch["id"])
         if not self.fit_only:
             loss, _ = self.loss(out, batch)
             self.log(f"{self.metric_prefix}/loss", loss, batch_size=batch_size, sync_dist=True)
-        self.monitor.update(self.frame_scores(batch["waveform"], out), batch["id"])
+        self.monitor.update(self.frame_scores(features, out), batch["id"])
 
     def on_validation_epoch_end(self) -> None:
         self.report = self.monitor.compute().report
         self.monitor.reset()
-        # identical on every process (the monitor reduced its state), so the mean that
-        # sync_dist takes is the value itself
-        self.log_dict(guard_metrics(self.report, self.metric_prefix), sync_dist=True)
+        # identical on every process (the monitor reduced its state); the max of equal values
+        # is exactly the value (a mean in float32 need not be)
+        self.log_dict(guard_metrics(self.report, self.metric_prefix), sync_dist=True,
+                      reduce_fx="max")

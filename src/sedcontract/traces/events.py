@@ -112,6 +112,24 @@ class EventList:
                 out.append([clip, on, off, label])
         return EventList.from_rows([tuple(e) for e in out], clips=self.clips, path=self.path)
 
+    def select(self, *, clips: Sequence[str] | None = None,
+               classes: Sequence[str] | None = None) -> EventList:
+        """The events of some clips (listed in that order) and/or of some classes, keeping
+        their source rows."""
+        keep = np.ones(len(self), dtype=bool)
+        if clips is not None:
+            wanted = set(clips)
+            keep &= np.array([c in wanted for c in self.clip], dtype=bool)
+        if classes is not None:
+            wanted = set(classes)
+            keep &= np.array([lab in wanted for lab in self.label], dtype=bool)
+        return EventList(self.clip[keep], self.onset[keep], self.offset[keep], self.label[keep],
+                         clips=tuple(clips) if clips is not None else self.clips,
+                         path=self.path,
+                         rows=self.rows[keep] if self.rows is not None else None,
+                         files=self.files[keep] if self.files is not None else None,
+                         clip_rows=self.clip_rows)
+
     def for_clip(self, clip: str) -> EventList:
         """The events of one clip."""
         keep = self.clip == clip
