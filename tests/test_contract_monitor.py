@@ -124,3 +124,15 @@ def test_bad_updates_are_refused():
         monitor().compute()
     with pytest.raises(SedContractError, match="no duration"):
         ContractMonitor(reference(), {"a": 2.0}, CLASSES)
+
+
+def test_the_median_filter_sees_each_clip_on_its_own_length():
+    """Clip c (1.5 s, 75 frames) ends inside the padded state. A two-frame event at its end
+    survives a 5-frame median filter that extends the clip's own last value (the filter's
+    edge rule), but would vanish if the zero padding beyond the clip entered the window."""
+    scores = torch.zeros(len(CLIPS), len(CLASSES), 100)
+    scores[2, 0, 73:75] = 0.9
+    m = monitor(decision=DecisionPolicy(threshold=0.5, median_filter=0.1))
+    m.update(scores, CLIPS)
+    pred, _ = m.events()
+    assert pred.to_rows() == [("c", 73 * HOP, 75 * HOP, "speech")]

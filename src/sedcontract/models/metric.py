@@ -99,7 +99,10 @@ class ContractMonitor(Metric):
         rows = np.flatnonzero(seen > 0)
         scores = (self.frame_scores[torch.from_numpy(rows).to(self.seen.device)].cpu().numpy()
                   / seen[rows, None, None])
-        active = decide(scores.transpose(0, 2, 1), self.decision, self.hop).transpose(0, 2, 1)
+        active = np.zeros(scores.shape, dtype=bool)
+        for k, i in enumerate(rows):  # each clip on its own length (no filter across padding)
+            n = int(self.lengths[i])
+            active[k, :, :n] = decide(scores[k, :, :n].T, self.decision, self.hop).T
         clips = tuple(self.clips[i] for i in rows)
         return activity_to_events(active, clips, self.classes, self.hop,
                                   self.lengths[rows]), clips
