@@ -5,7 +5,6 @@ Hydra entry point (``evaluate.py``, ``sedcontract-eval``)."""
 from __future__ import annotations
 
 import json
-import logging
 import pickle
 from pathlib import Path
 from typing import Any
@@ -16,13 +15,10 @@ import torch
 from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
-from sedcontract.audit.render import write_report
 from sedcontract.config import CONFIG_PATH, callback_metrics, report_errors
 from sedcontract.errors import SedContractError
-from sedcontract.models.callbacks import GuardConsole
+from sedcontract.models.callbacks import GuardConsole, ReportFiles
 from sedcontract.training import build_model
-
-log = logging.getLogger(__name__)
 
 
 def checkpoint_detector(path: Path) -> tuple[dict[str, Any] | None, list[str] | None]:
@@ -56,14 +52,11 @@ def evaluate(cfg: DictConfig) -> tuple[dict[str, float], dict[str, Any]]:
     model = build_model(model_cfg, cfg.contract, classes)
     datamodule = instantiate(cfg.data)
     datamodule.val_split = model.metric_prefix = cfg.split
-    trainer = instantiate(cfg.trainer, logger=False, callbacks=[GuardConsole()],
+    files = ReportFiles(cfg.paths.output_dir, f"{cfg.split}_report")
+    trainer = instantiate(cfg.trainer, logger=False, callbacks=[GuardConsole(), files],
                           num_sanity_val_steps=0)
     trainer.validate(model, datamodule=datamodule, ckpt_path=str(path))
     metrics = callback_metrics(trainer)
-    output_dir = Path(cfg.paths.output_dir)
-    if trainer.is_global_zero:
-        written = write_report(model.report, output_dir, f"{cfg.split}_report")
-        log.info("wrote %s", ", ".join(str(p) for p in written))
     return metrics, {"cfg": cfg, "model": model, "datamodule": datamodule, "trainer": trainer}
 
 

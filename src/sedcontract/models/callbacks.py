@@ -62,4 +62,5 @@ class ReportFiles(Callback):
 
     def on_validation_end(self, trainer: Trainer, pl_module: LightningModule) -> None:
         if _ready(trainer, pl_module):
-            write_report(pl_module.report, self.dirpath, self.stem)
+            written = write_report(pl_module.report, self.dirpath, self.stem)
+            log.debug("wrote %s", ", ".join(str(p) for p in written))
