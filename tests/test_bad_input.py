@@ -106,7 +106,8 @@ def test_score_files_skip_blank_lines_and_errors_name_the_score_file(tmp_path, c
     assert data["modes"]["typed"]["coordinates"]["missed"]["satisfied"] == 1
     other = write(tmp_path, "other.tsv", HEADER + "b.wav\t0.0\t0.04\tspeech\n")
     assert main(["audit", f"--ref={other}", f"--pred-scores={scores}"]) == 2
-    assert f"{scores / 'a.tsv'}, row 2, column 'filename'" in capsys.readouterr().err
+    assert f"{scores / 'a.tsv'}: scores of clip 'a', which the reference does not list" in \
+        capsys.readouterr().err
     durations = write(tmp_path, "d.tsv", "filename\tduration\na.wav\t0.05\n")
     longer = score_dir(tmp_path, "s3", "onset\toffset\tspeech\n0\t0.02\t0.9\n0.02\t0.04\t0.8\n"
                                        "0.04\t0.06\t0.8\n")

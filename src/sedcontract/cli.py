@@ -25,18 +25,19 @@ from sedcontract.contracts.matching import METHODS
 from sedcontract.data import PATHOLOGIES, pathology_set, write_pathology_set
 from sedcontract.data.build import SPEECH_SOURCES, SPLITS, build_controlled
 from sedcontract.errors import SedContractError
+from sedcontract.outputs import atomic_write, check_output
 from sedcontract.traces import EDGES, PROJECTIONS, read_durations, read_events
-from sedcontract.traces.scores import DecisionPolicy, scores_to_events
+from sedcontract.traces.scores import DecisionPolicy, score_files, scores_to_events
 
 EXAMPLES = Path(__file__).parent / "examples"
 RENDER = {"md": to_markdown, "json": to_json, "csv": to_csv}
 
 
 def _audit(args: argparse.Namespace) -> str:
-    decision = None
+    decision, ref = None, read_events(args.ref)
     if args.pred_scores is not None:
         decision = DecisionPolicy(args.threshold, args.median_filter)
-        pred = scores_to_events(args.pred_scores, decision)
+        pred = scores_to_events(args.pred_scores, decision, expected=ref.clips)
     else:
         pred = args.pred
     coordinates = args.coordinates.split(",") if args.coordinates else None
@@ -45,7 +46,7 @@ def _audit(args: argparse.Namespace) -> str:
         settings = ScoreSettings(args.t_collar, args.percentage_of_length, args.evaluate_onset,
                                  args.evaluate_offset, args.event_matching, args.segment,
                                  args.dtc, args.gtc)
-    report = audit(args.ref, pred, contract=args.contract, durations=args.durations,
+    report = audit(ref, pred, contract=args.contract, durations=args.durations,
                    hop=args.hop, eps=args.eps, mode=args.mode, matching=args.matching,
                    projection=args.projection, edges=args.edges, rounding=args.rounding,
                    aggregation=args.aggregation, coordinates=coordinates, decision=decision,
@@ -59,25 +60,28 @@ def _audit(args: argparse.Namespace) -> str:
     return RENDER[args.format](report)
 
 
-def _emit(text: str, out: str | None) -> None:
-    if out is None:
-        sys.stdout.write(text)
-        return
-    path = Path(out)
-    tmp = path.with_name(path.name + ".partial")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(path)  # atomic: a failed run never leaves a half-written report
-    finally:
-        tmp.unlink(missing_ok=True)
-    print(f"wrote {path}", file=sys.stderr)
+def _inputs_read(args: argparse.Namespace) -> list[str | Path]:
+    """Every file an audit reads: an output path must not be one of them."""
+    files: list[str | Path] = [p for p in (args.ref, args.pred, args.durations) if p]
+    if Path(args.contract).is_file():
+        files.append(args.contract)
+    if args.pred_scores is not None:
+        files += score_files(args.pred_scores)
+    return files
 
 
 def _cmd_audit(args: argparse.Namespace) -> int:
     if (args.pred is None) == (args.pred_scores is None):
         raise SedContractError("give exactly one of --pred (event tsv) or --pred-scores (a "
                                "directory of score tsv files)")
-    _emit(_audit(args), args.out)
+    if args.out is not None:  # refuse a bad output before the work, not after it
+        check_output(args.out, inputs=_inputs_read(args))
+    text = _audit(args)
+    if args.out is None:
+        sys.stdout.write(text)
+        return 0
+    atomic_write(args.out, text, inputs=_inputs_read(args))
+    print(f"wrote {args.out}", file=sys.stderr)
     return 0
 
 
@@ -104,7 +108,7 @@ def _cmd_pathologies(args: argparse.Namespace) -> int:
                                        f"{', '.join(PATHOLOGIES)}")
             chosen[name] = PATHOLOGIES[name]
     data = pathology_set(ref, durations, seed=args.seed, pathologies=chosen)
-    for path in write_pathology_set(args.out, data):
+    for path in write_pathology_set(args.out, data, inputs=(args.ref, args.durations)):
         print(f"wrote {path}")
     print(f"{len(data.labels)} corrupted clips from {len(ref.clips)} reference clips; audit "
           f"them with: sedcontract audit --ref {Path(args.out) / 'ref.tsv'} --pred "
@@ -115,9 +119,6 @@ def _cmd_pathologies(args: argparse.Namespace) -> int:
 
 def _cmd_build(args: argparse.Namespace) -> int:
     sizes = {"train": args.train, "validation": args.validation, "test": args.test}
-    for split, count in sizes.items():
-        if count < 0:
-            raise SedContractError(f"--{split} must be a non-negative number of scenes")
     build_controlled(args.root, seed=args.seed, sizes=sizes, speech_source=args.speech_source,
                      librispeech_root=args.librispeech_root)
     return 0
@@ -255,6 +256,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as exc:  # unreadable/unwritable paths named by the user
         print(f"sedcontract: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # every file is written atomically: nothing is half-written
+        print("sedcontract: interrupted; files already completed are kept, none is "
+              "half-written", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

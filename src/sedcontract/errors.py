@@ -49,9 +49,22 @@ class ContractError(SedContractError, ValueError):
         start = self.source.rfind("\n", 0, self.offset) + 1
         end = self.source.find("\n", start)
         text = self.source[start:] if end < 0 else self.source[start:end]
-        caret = " " * (self.column - 1) + "^"
+        text, column = _excerpt(text.removesuffix("\r"), self.column - 1)
+        # the caret line repeats the tabs of the source line so the caret lands under the column
+        caret = "".join(c if c == "\t" else " " for c in text[:column]) + "^"
         return (f"{self.name}:{self.line}:{self.column}: {self.kind}: {self.message}\n"
                 f"    {text}\n    {caret}")
+
+
+def _excerpt(text: str, column: int, before: int = 60, after: int = 40) -> tuple[str, int]:
+    """A long source line cut around ``column`` (0-based) with ``…`` marks, and the column's
+    place in the excerpt."""
+    if len(text) <= before + after:
+        return text, column
+    first = max(0, column - before)
+    last = min(len(text), column + after)
+    head, tail = ("…" if first > 0 else ""), ("…" if last < len(text) else "")
+    return head + text[first:last] + tail, column - first + len(head)
 
 
 class ContractSyntaxError(ContractError):

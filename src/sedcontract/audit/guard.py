@@ -4,6 +4,7 @@ per class and per clip, on the typed and union traces, with the policy that prod
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -13,13 +14,21 @@ import numpy as np
 
 from sedcontract.audit.psds import PsdsUnavailable, psds
 from sedcontract.audit.scores import MetricResult, ScoreSettings, standard_scores
-from sedcontract.contracts import contract_hash, evaluate_contract, load_contract
+from sedcontract.contracts import contract_hash, load_contract
 from sedcontract.contracts.bounds import BoundResolver
+from sedcontract.contracts.contract import (
+    ContractResult,
+    needed_signals,
+    prepare,
+    run_contract,
+)
 from sedcontract.contracts.events import MatchingAudit
+from sedcontract.contracts.monitor import SignalTable
 from sedcontract.contracts.syntax import Bound, Contract, EventClause
-from sedcontract.errors import ContractCheckError
+from sedcontract.errors import ContractCheckError, SedContractError, TraceFormatError
 from sedcontract.traces import MODES, EventList, TraceSet, read_durations, read_events
 from sedcontract.traces.scores import DecisionPolicy
+from sedcontract.traces.traceset import MAX_CLIP_FRAMES
 
 AGGREGATIONS = ("micro", "macro")
 
@@ -114,8 +123,70 @@ class GuardReport:
         return self.modes[mode].logic(self.aggregation, self.coordinates)
 
 
-def _load(value: EventList | str | Path) -> EventList:
-    return value if isinstance(value, EventList) else read_events(value)
+def _load(value: EventList | str | Path, what: str) -> EventList:
+    if isinstance(value, EventList):
+        return value
+    if isinstance(value, str | os.PathLike):
+        return read_events(value)
+    raise SedContractError(f"{what} must be an EventList or the path of a DCASE event tsv, got "
+                           f"{type(value).__name__}")
+
+
+def _coordinates(coordinates: Sequence[str] | str | None, guard: tuple[str, ...]
+                 ) -> tuple[str, ...]:
+    """The chosen coordinates: a sequence of names or one comma-separated string; each once."""
+    if not coordinates:
+        return guard
+    if isinstance(coordinates, str):
+        coordinates = [c.strip() for c in coordinates.split(",")]
+    chosen = tuple(coordinates)
+    for name in chosen:
+        if not isinstance(name, str):
+            raise ContractCheckError(f"coordinate {name!r} is not a clause name")
+    unknown = [c for c in chosen if c not in guard]
+    if unknown:
+        raise ContractCheckError(f"unknown coordinate(s) {', '.join(map(repr, unknown))}; "
+                                 f"the contract's coordinates are {', '.join(guard)}")
+    twice = [c for c in dict.fromkeys(chosen) if chosen.count(c) > 1]
+    if twice:
+        raise ContractCheckError(f"coordinate {twice[0]!r} is listed twice (logic would weigh "
+                                 "it twice)")
+    return chosen
+
+
+def class_warnings(ref: EventList, pred: EventList) -> list[str]:
+    """Class sets that cannot be meant: classes that differ only in case, or a prediction with
+    no class of the reference."""
+    ref_classes, pred_classes = set(ref.classes), set(pred.classes)
+    notes = []
+    lower = {c.lower(): c for c in ref_classes}
+    for c in sorted(pred_classes - ref_classes):
+        if c.lower() in lower:
+            notes.append(f"predicted class {c!r} and reference class {lower[c.lower()]!r} "
+                         "differ only in case: they are different classes")
+    if ref_classes and pred_classes and not ref_classes & pred_classes:
+        notes.append(f"the predictions share no class with the reference (reference: "
+                     f"{', '.join(sorted(ref_classes))}; predictions: "
+                     f"{', '.join(sorted(pred_classes))})")
+    return notes
+
+
+def projection_warnings(traces: TraceSet, ref: EventList, pred: EventList) -> list[str]:
+    """Events the grid cannot see; refused outright when no reference event is left."""
+    positive = int(np.count_nonzero(ref.offset > ref.onset))
+    if positive and not len(traces.runs["ref"]):
+        raise TraceFormatError(f"none of the {positive} reference events covers a frame at hop "
+                               f"{traces.hop:g} s (projection {traces.projection}): the grid is "
+                               "coarser than the events and every score would be vacuous or "
+                               "perfect; choose a smaller hop", path=ref.path)
+    notes = []
+    for side, events in (("reference", ref), ("predicted", pred)):
+        lost = traces.vanished["ref" if side == "reference" else "pred"]
+        if lost:
+            notes.append(f"{lost} of {len(events)} {side} events cover no frame at hop "
+                         f"{traces.hop:g} s (projection {traces.projection}); the vector does "
+                         "not see them")
+    return notes
 
 
 def audit(ref: EventList | str | Path, pred: EventList | str | Path, *,
@@ -124,45 +195,65 @@ def audit(ref: EventList | str | Path, pred: EventList | str | Path, *,
           hop: float = 0.02, eps: str | int | None = None, mode: str = "both",
           matching: str | None = None, projection: str = "center", edges: str = "open",
           rounding: str = "nearest", aggregation: str = "micro",
-          coordinates: Sequence[str] | None = None, classes: Sequence[str] | None = None,
+          coordinates: Sequence[str] | str | None = None,
+          classes: Sequence[str] | None = None,
           decision: DecisionPolicy | None = None,
           scores: ScoreSettings | None = None,
-          psds_scores: str | Path | None = None) -> GuardReport:
+          psds_scores: str | Path | None = None,
+          max_frames: int = MAX_CLIP_FRAMES) -> GuardReport:
     """Run a contract on reference and prediction events; typed and union side by side.
 
     ``eps`` overrides the contract's ``let eps`` (``'100ms'`` or frames); ``coordinates``
-    selects and orders the vector; ``decision`` records how predictions were made from
-    scores, when they were; ``scores`` adds the standard scores computed on the same traces.
+    selects and orders the vector (names, or one comma-separated string); ``decision``
+    records how predictions were made from scores, when they were; ``scores`` adds the
+    standard scores computed on the same traces; a clip of more than ``max_frames`` frames is
+    refused. The contract runs on a chunk of rows at a time, so memory follows the events.
     """
     if mode not in (*MODES, "both"):
         raise ContractCheckError(f"unknown mode {mode!r}; choose typed, union or both")
     if aggregation not in AGGREGATIONS:
         raise ContractCheckError(f"unknown aggregation {aggregation!r}; choose micro or macro")
-    contract_name = contract if isinstance(contract, str | Path) else contract.name
+    if isinstance(max_frames, bool) or not isinstance(max_frames, int) or max_frames < 1:
+        raise SedContractError(f"max_frames must be a positive integer, got {max_frames!r}")
+    for name, value, kind in (("decision", decision, DecisionPolicy),
+                              ("scores", scores, ScoreSettings)):
+        if value is not None and not isinstance(value, kind):
+            raise SedContractError(f"{name} must be a {kind.__name__} or None, got "
+                                   f"{type(value).__name__}")
     if not isinstance(contract, Contract):
-        contract = load_contract(contract)
-    ref_events, pred_events = _load(ref), _load(pred)
+        loaded = load_contract(contract)
+        contract_name, contract = os.fspath(contract), loaded
+    else:
+        contract_name = contract.name
+    ref_events, pred_events = _load(ref, "ref"), _load(pred, "pred")
     if durations is not None and not isinstance(durations, Mapping):
+        if not isinstance(durations, str | os.PathLike):
+            raise SedContractError(f"durations must map clips to seconds or be the path of a "
+                                   f"durations tsv, got {type(durations).__name__}")
         durations = read_durations(durations)
     traces = TraceSet.from_events(ref_events, pred_events, hop=hop, durations=durations,
-                                  classes=classes, projection=projection)
+                                  classes=classes, projection=projection, max_frames=max_frames)
+    warnings = projection_warnings(traces, ref_events, pred_events) + class_warnings(
+        ref_events, pred_events)
     overrides = {"eps": eps} if eps is not None else None
     guard = tuple(c.name for c in contract.clauses if not c.diagnostic)
     diagnostics = tuple(c.name for c in contract.clauses if c.diagnostic)
-    chosen = tuple(coordinates) if coordinates else guard
-    unknown = [c for c in chosen if c not in guard]
-    if unknown:
-        raise ContractCheckError(f"unknown coordinate(s) {', '.join(map(repr, unknown))}; "
-                                 f"the contract's coordinates are {', '.join(guard)}")
+    chosen = _coordinates(coordinates, guard)
+    resolver = prepare(contract, hop=hop, overrides=overrides, rounding=rounding,
+                       matching=matching)
+    needed = needed_signals(contract) | {"ref.active"}  # ref.active gives the table its shape
     modes = MODES if mode == "both" else (mode,)
-    reports, conversions = {}, []
+    reports = {}
     for name in modes:
-        signals, lengths = traces.signals(name)
-        result = evaluate_contract(contract, signals, hop=hop, overrides=overrides,
-                                   rounding=rounding, edges=edges, lengths=lengths,
-                                   row_classes=traces.row_classes(name),
-                                   classes=traces.classes, matching=matching)
-        conversions = [str(c) for c in result.conversions]
+        row_classes = traces.row_classes(name)
+        results = []
+        for first, stop in traces.chunks(name):
+            signals, lengths = traces.signals(name, (first, stop), needed)
+            table = SignalTable(signals, lengths=lengths, edges=edges)
+            results.append(run_contract(contract, table, resolver,
+                                        row_classes=row_classes[first:stop],
+                                        classes=traces.classes, matching=matching))
+        result = ContractResult.concat(results)
         reports[name] = ModeReport(
             name, guard, diagnostics, {c.name: ("event" if isinstance(c, EventClause) else
                                                 "frame") for c in contract.clauses},
@@ -170,6 +261,7 @@ def audit(ref: EventList | str | Path, pred: EventList | str | Path, *,
             {k: v.satisfied_per_row for k, v in result.clauses.items()},
             {k: v.obligations_per_row for k, v in result.clauses.items()},
             result.matchings)
+    conversions = [str(c) for c in resolver.conversions.values()]
     methods = {m.name: matching or m.method for m in contract.matches.values()}
     policy = {
         "contract": str(contract_name),
@@ -187,7 +279,8 @@ def audit(ref: EventList | str | Path, pred: EventList | str | Path, *,
     }
     facts = {"clips": len(traces.clips), "classes": list(traces.classes),
              "vanished": traces.vanished, "merged": traces.merged,
-             "durations": "given" if durations is not None else "latest offset per clip"}
+             "durations": "given" if durations is not None else "latest offset per clip",
+             "warnings": warnings}
     standard = None
     if scores is not None:
         tolerance = Bound(number=repr(float(scores.t_collar)), unit="s")

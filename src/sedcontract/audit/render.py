@@ -15,6 +15,7 @@ from typing import Any
 
 from sedcontract.audit.guard import Cell, GuardReport, ModeReport
 from sedcontract.audit.scores import Counts, MetricResult
+from sedcontract.outputs import atomic_write
 
 SCHEMA_VERSION = 1
 ROW_FIELDS = ("mode", "clip", "class", "coordinate", "role", "sort", "satisfied", "obligations")
@@ -262,11 +263,4 @@ def write_report(report: GuardReport, directory: str | Path, stem: str) -> list[
              f"{stem}.csv": to_csv(report)}
     if report.scores is not None:
         texts[f"{stem}_scores.json"] = scores_json(report)
-    paths = []
-    for name, text in texts.items():
-        path = directory / name
-        partial = path.with_name(path.name + ".partial")
-        partial.write_text(text, encoding="utf-8")
-        partial.replace(path)
-        paths.append(path)
-    return paths
+    return [atomic_write(directory / name, text) for name, text in texts.items()]

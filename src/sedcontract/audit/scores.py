@@ -15,13 +15,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.sparse import csr_matrix
-from scipy.sparse.csgraph import maximum_bipartite_matching
 
+from sedcontract.contracts.matching import greedy, match
 from sedcontract.errors import SedContractError, TraceFormatError
 from sedcontract.traces import EventList, TraceSet
-from sedcontract.traces.activity import offset, onset
 from sedcontract.traces.grid import to_us
+from sedcontract.traces.intervals import (
+    MAX_PAIRS,
+    Intervals,
+    expand_ranges,
+    overlap_ranges,
+)
 
 
 @dataclass(frozen=True)
@@ -92,88 +96,123 @@ def _by_clip(events: EventList) -> dict[str, np.ndarray]:
     return {clip: np.asarray(idx, dtype=np.int64) for clip, idx in order.items()}
 
 
+def _clip_extent_us(ref: EventList, pred: EventList, clips: Sequence[str],
+                    durations: Mapping[str, float] | None) -> np.ndarray:
+    """Each clip's length in µs: its duration, else the latest offset of either side."""
+    if durations is not None:
+        missing = [c for c in clips if c not in durations]
+        if missing:
+            raise TraceFormatError(f"no duration for clip {missing[0]!r}")
+        return to_us(np.array([durations[c] for c in clips], dtype=np.float64))
+    index = {c: i for i, c in enumerate(clips)}
+    extent = np.zeros(len(clips), dtype=np.int64)
+    for events in (ref, pred):
+        rows = np.array([index[c] for c in events.clip], dtype=np.int64)
+        np.maximum.at(extent, rows, to_us(events.offset))
+    return extent
+
+
+def _rows(events: EventList, clips: Sequence[str], classes: Sequence[str]) -> np.ndarray:
+    """Row ``clip · C + class`` of every event."""
+    clip_index = {c: i for i, c in enumerate(clips)}
+    class_index = {c: k for k, c in enumerate(classes)}
+    return np.array([clip_index[c] * len(classes) + class_index[lab]
+                     for c, lab in zip(events.clip, events.label, strict=True)], dtype=np.int64)
+
+
+def _overlap(a: Intervals, b: Intervals) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Pairs of overlapping intervals (same row) and the length each pair shares."""
+    ia, ib = expand_ranges(*overlap_ranges(a, b))
+    shared = np.minimum(a.end[ia], b.end[ib]) - np.maximum(a.start[ia], b.start[ib])
+    return ia, ib, shared
+
+
+def _per_class(rows: np.ndarray, weights: np.ndarray | None, per: int) -> np.ndarray:
+    """Sums of ``weights`` (counts when None) by the class of row ``clip · per + class``."""
+    return np.bincount(rows % max(per, 1), weights=weights, minlength=per)[:per]
+
+
 def segment_metrics(ref: EventList, pred: EventList, *, classes: Sequence[str],
                     time_resolution: float = 1.0,
                     durations: Mapping[str, float] | None = None) -> MetricResult:
-    """Segment-based F1 / error rate: a class is active in a segment its events touch."""
+    """Segment-based F1 / error rate: a class is active in a segment its events touch.
+
+    Computed on segment ranges (one per event), never on an array of segments, so a long clip
+    costs what its events cost."""
     res = int(to_us(time_resolution))
-    class_index = {c: k for k, c in enumerate(classes)}
-    ref_clips, pred_clips = _by_clip(ref), _by_clip(pred)
-    totals = np.zeros((len(classes), 3), dtype=np.int64)  # tp, ref, sys per class
-    s_total = d_total = i_total = 0
-    for clip in dict.fromkeys([*ref.clips, *pred.clips]):
-        r_idx = ref_clips.get(clip, np.zeros(0, dtype=np.int64))
-        p_idx = pred_clips.get(clip, np.zeros(0, dtype=np.int64))
-        if durations is not None:
-            if clip not in durations:
-                raise TraceFormatError(f"no duration for clip {clip!r}")
-            length_us = int(to_us(durations[clip]))
-        else:
-            ends = np.concatenate([to_us(ref.offset[r_idx]), to_us(pred.offset[p_idx])])
-            length_us = int(ends.max()) if ends.size else 0
-        n = -(-length_us // res)
-        rolls = []
-        for events, idx in ((ref, r_idx), (pred, p_idx)):
-            roll = np.zeros((n + 1, len(classes)), dtype=np.int32)
-            first = np.minimum(to_us(events.onset[idx]) // res, n)
-            end = np.minimum(-(-to_us(events.offset[idx]) // res), n)
-            cols = np.array([class_index[c] for c in events.label[idx]], dtype=np.int64)
-            np.add.at(roll, (first, cols), 1)
-            np.add.at(roll, (end, cols), -1)
-            rolls.append(np.cumsum(roll, axis=0)[:n] > 0)
-        a, s = rolls
-        totals[:, 0] += np.count_nonzero(a & s, axis=0)
-        totals[:, 1] += np.count_nonzero(a, axis=0)
-        totals[:, 2] += np.count_nonzero(s, axis=0)
-        tp, n_ref, n_sys = (a & s).sum(1), a.sum(1), s.sum(1)
-        s_total += int(np.sum(np.minimum(n_ref, n_sys) - tp))
-        d_total += int(np.sum(np.maximum(0, n_ref - n_sys)))
-        i_total += int(np.sum(np.maximum(0, n_sys - n_ref)))
-    per_class = {c: Counts(int(t), int(r), int(s)) for c, (t, r, s) in zip(classes, totals,
-                                                                          strict=True)}
-    overall = Counts(int(totals[:, 0].sum()), int(totals[:, 1].sum()), int(totals[:, 2].sum()))
-    n_ref = overall.ref
-    er = math.nan if n_ref == 0 else (s_total + d_total + i_total) / n_ref
-    return MetricResult(overall, per_class, er)
+    clips = list(dict.fromkeys([*ref.clips, *pred.clips]))
+    n_seg = -(-_clip_extent_us(ref, pred, clips, durations) // res)
+    per = len(classes)
+    active = {}
+    for side, events in (("ref", ref), ("pred", pred)):
+        rows = _rows(events, clips, classes)
+        limit = n_seg[rows // per] if per else np.zeros(0, dtype=np.int64)
+        first = np.minimum(to_us(events.onset) // res, limit)
+        end = np.minimum(-(-to_us(events.offset) // res), limit)
+        active[side] = Intervals.merged(rows, first, end)
+    a, s = active["ref"], active["pred"]
+    ia, ib, shared = _overlap(a, s)
+    tp = _per_class(a.row[ia], shared, per)
+    n_ref = _per_class(a.row, a.end - a.start, per)
+    n_sys = _per_class(s.row, s.end - s.start, per)
+    per_class_counts = {c: Counts(int(t), int(r), int(y))
+                        for c, t, r, y in zip(classes, tp, n_ref, n_sys, strict=True)}
+    overall = Counts(int(tp.sum()), int(n_ref.sum()), int(n_sys.sum()))
+    # per segment: active reference classes, system classes and hits, as step functions of
+    # the segment index within each clip (+1 where a range starts, −1 where it ends)
+    both = np.maximum(a.start[ia], s.start[ib]), np.minimum(a.end[ia], s.end[ib])
+    clip = np.concatenate([a.row, a.row, s.row, s.row, a.row[ia], a.row[ia]]) // max(per, 1)
+    position = np.concatenate([a.start, a.end, s.start, s.end, *both])
+    steps = np.zeros((len(position), 3), dtype=np.int64)
+    n_a, n_s, n_t = len(a), len(s), len(ia)
+    steps[:n_a, 0], steps[n_a:2 * n_a, 0] = 1, -1
+    steps[2 * n_a:2 * n_a + n_s, 1], steps[2 * n_a + n_s:2 * (n_a + n_s), 1] = 1, -1
+    steps[2 * (n_a + n_s):2 * (n_a + n_s) + n_t, 2] = 1
+    steps[2 * (n_a + n_s) + n_t:, 2] = -1
+    order = np.lexsort((position, clip))
+    clip, position, level = clip[order], position[order], np.cumsum(steps[order], axis=0)
+    width = np.zeros(len(position), dtype=np.int64)
+    same = clip[1:] == clip[:-1]
+    width[:-1] = np.where(same, position[1:] - position[:-1], 0)
+    r, y, t = level[:, 0], level[:, 1], level[:, 2]
+    subs = int(np.sum(width * (np.minimum(r, y) - t)))
+    deletions = int(np.sum(width * np.maximum(0, r - y)))
+    insertions = int(np.sum(width * np.maximum(0, y - r)))
+    er = math.nan if overall.ref == 0 else (subs + deletions + insertions) / overall.ref
+    return MetricResult(overall, per_class_counts, er)
 
 
-def _hits(ref: EventList, pred: EventList, r_idx: np.ndarray, p_idx: np.ndarray, *,
-          t_collar: float, percentage_of_length: float, evaluate_onset: bool,
-          evaluate_offset: bool) -> np.ndarray:
-    """``[refs, preds]`` onset/offset conditions (labels not compared), in integer µs."""
-    r_on, r_off = to_us(ref.onset[r_idx])[:, None], to_us(ref.offset[r_idx])[:, None]
-    p_on, p_off = to_us(pred.onset[p_idx])[None], to_us(pred.offset[p_idx])[None]
-    ok = np.ones((len(r_idx), len(p_idx)), dtype=bool)
+def _collar_pairs(ref: EventList, pred: EventList, r_idx: np.ndarray, p_idx: np.ndarray, *,
+                  t_collar: float, percentage_of_length: float, evaluate_onset: bool,
+                  evaluate_offset: bool, clip: str) -> tuple[np.ndarray, np.ndarray]:
+    """Local (ref, pred) index pairs of one clip meeting the onset/offset conditions (labels
+    not compared), in integer µs, ordered by ref then pred; found by sorted search in a
+    window around each reference boundary, never over the cross product."""
     collar = int(to_us(t_collar))
+    r_on, r_off = to_us(ref.onset[r_idx]), to_us(ref.offset[r_idx])
+    p_on, p_off = to_us(pred.onset[p_idx]), to_us(pred.offset[p_idx])
+    tolerance = np.maximum(collar, to_us(percentage_of_length * (ref.offset[r_idx] -
+                                                                 ref.onset[r_idx])))
     if evaluate_onset:
-        ok &= np.abs(r_on - p_on) <= collar
+        key, centre, radius = p_on, r_on, np.full(len(r_idx), collar)
+    else:  # only offsets are compared
+        key, centre, radius = p_off, r_off, tolerance
+    order = np.argsort(key, kind="stable")
+    lo = np.searchsorted(key[order], centre - radius, side="left")
+    hi = np.searchsorted(key[order], centre + radius, side="right")
+    total = int(np.sum(hi - lo))
+    if total > MAX_PAIRS:
+        raise SedContractError(f"clip {clip!r}: {total} reference/prediction pairs lie within "
+                               f"the collar, more than the limit of {MAX_PAIRS}; the events "
+                               "of this clip crowd together (are they duplicated?)")
+    refs, k = expand_ranges(lo, hi)
+    preds = order[k]
+    ok = np.ones(len(refs), dtype=bool)
     if evaluate_offset:
-        tolerance = np.maximum(collar, to_us(percentage_of_length * (ref.offset[r_idx] -
-                                                                     ref.onset[r_idx])))[:, None]
-        ok &= np.abs(r_off - p_off) <= tolerance
-    return ok
-
-
-def _greedy(hit: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """References in stored order, each takes the first unmatched prediction it hits."""
-    taken = np.zeros(hit.shape[1], dtype=bool)
-    refs, preds = [], []
-    for j in range(hit.shape[0]):
-        free = np.flatnonzero(hit[j] & ~taken)
-        if free.size:
-            taken[free[0]] = True
-            refs.append(j)
-            preds.append(int(free[0]))
-    return np.asarray(refs, dtype=np.int64), np.asarray(preds, dtype=np.int64)
-
-
-def _optimal(hit: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """A maximum-cardinality matching (Hopcroft–Karp)."""
-    if not hit.any():
-        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    match = maximum_bipartite_matching(csr_matrix(hit.astype(np.int8)), perm_type="column")
-    refs = np.flatnonzero(match >= 0)
-    return refs.astype(np.int64), match[refs].astype(np.int64)
+        ok &= np.abs(r_off[refs] - p_off[preds]) <= tolerance[refs]
+    refs, preds = refs[ok], preds[ok]
+    by_pair = np.lexsort((preds, refs))
+    return refs[by_pair], preds[by_pair]
 
 
 def event_metrics(ref: EventList, pred: EventList, *, classes: Sequence[str],
@@ -182,46 +221,57 @@ def event_metrics(ref: EventList, pred: EventList, *, classes: Sequence[str],
                   matching: str = "optimal") -> MetricResult:
     """Collar event-based F1 / error rate (label, onset and offset conditions), sed_eval's
     semantics: matched pairs are true positives; leftover references and predictions that meet
-    the time conditions with another label are substitutions."""
+    the time conditions with another label are substitutions. Matching is the guard vector's
+    matcher (``optimal`` = exact maximum cardinality, ``greedy`` = references in order, each
+    taking the first free prediction)."""
     if matching not in ("optimal", "greedy"):
         raise ValueError(f"unknown matching {matching!r}; choose optimal or greedy")
-    pick = _optimal if matching == "optimal" else _greedy
+    method = "exact" if matching == "optimal" else "greedy"
     ref_clips, pred_clips = _by_clip(ref), _by_clip(pred)
-    per_class = {c: Counts(0, 0, 0) for c in classes}
+    tp_per_class = dict.fromkeys(classes, 0)
     overall = Counts(0, 0, 0)
+    empty = np.zeros(0, dtype=np.int64)
     for clip in dict.fromkeys([*ref.clips, *pred.clips]):
-        r_idx = ref_clips.get(clip, np.zeros(0, dtype=np.int64))
-        p_idx = pred_clips.get(clip, np.zeros(0, dtype=np.int64))
-        timing = _hits(ref, pred, r_idx, p_idx, t_collar=t_collar,
-                       percentage_of_length=percentage_of_length,
-                       evaluate_onset=evaluate_onset, evaluate_offset=evaluate_offset)
-        same = ref.label[r_idx][:, None] == pred.label[p_idx][None]
-        refs, preds = pick(timing & same)
-        ref_left = np.setdiff1d(np.arange(len(r_idx)), refs)
-        pred_free = np.ones(len(p_idx), dtype=bool)
-        pred_free[preds] = False
-        subs = 0
-        for j in ref_left:  # leftovers in stored order, first free prediction in time
-            free = np.flatnonzero(timing[j] & pred_free)
-            if free.size:
-                pred_free[free[0]] = False
-                subs += 1
-        overall = overall + Counts(len(refs), len(r_idx), len(p_idx), subs)
-        for c in classes:
-            rc, pc = ref.label[r_idx] == c, pred.label[p_idx] == c
-            tp = len(pick((timing & same)[np.ix_(rc, pc)])[0])
-            per_class[c] = per_class[c] + Counts(tp, int(rc.sum()), int(pc.sum()))
+        r_idx, p_idx = ref_clips.get(clip, empty), pred_clips.get(clip, empty)
+        r_lab, p_lab = ref.label[r_idx], pred.label[p_idx]
+        if evaluate_onset or evaluate_offset:
+            refs, preds = _collar_pairs(ref, pred, r_idx, p_idx, t_collar=t_collar,
+                                        percentage_of_length=percentage_of_length,
+                                        evaluate_onset=evaluate_onset,
+                                        evaluate_offset=evaluate_offset, clip=clip)
+            same = r_lab[refs] == p_lab[preds]
+            hit_r, hit_p = match(method, refs[same], preds[same], len(r_idx), len(p_idx))
+            ref_left = np.ones(len(r_idx), dtype=bool)
+            ref_left[hit_r] = False
+            pred_free = np.ones(len(p_idx), dtype=bool)
+            pred_free[hit_p] = False
+            keep = ref_left[refs] & pred_free[preds]  # leftovers, first free prediction in time
+            subs = len(greedy(refs[keep], preds[keep])[0])
+        else:  # no time condition: every pair hits, so counts alone decide
+            hit_r = np.concatenate([np.flatnonzero(r_lab == c)[:np.count_nonzero(p_lab == c)]
+                                    for c in classes] or [empty])
+            subs = min(len(r_idx) - len(hit_r), len(p_idx) - len(hit_r))
+        overall = overall + Counts(len(hit_r), len(r_idx), len(p_idx), subs)
+        for label, count in zip(*np.unique(r_lab[hit_r].astype(str), return_counts=True),
+                                strict=True):
+            tp_per_class[label] += int(count)
+    per_class = {c: Counts(tp_per_class[c], int(np.count_nonzero(ref.label == c)),
+                           int(np.count_nonzero(pred.label == c))) for c in classes}
     return MetricResult(overall, per_class)
 
 
 def frame_metrics(traces: TraceSet) -> MetricResult:
-    """Frame-based F1 on the contract grid (the same projection the guard vector uses)."""
-    ref, pred = traces.active["ref"], traces.active["pred"]
-    tp = np.count_nonzero(ref & pred, axis=(0, 2))
-    n_ref, n_sys = np.count_nonzero(ref, axis=(0, 2)), np.count_nonzero(pred, axis=(0, 2))
-    per_class = {c: Counts(int(t), int(r), int(s))
-                 for c, t, r, s in zip(traces.classes, tp, n_ref, n_sys, strict=True)}
-    return MetricResult(sum(per_class.values(), Counts(0, 0, 0)), per_class)
+    """Frame-based F1 on the contract grid (the same projection the guard vector uses),
+    counted on the runs."""
+    ref, pred = traces.runs["ref"], traces.runs["pred"]
+    per = len(traces.classes)
+    ia, _, shared = _overlap(ref, pred)
+    tp = _per_class(ref.row[ia], shared, per)
+    n_ref = _per_class(ref.row, ref.end - ref.start, per)
+    n_sys = _per_class(pred.row, pred.end - pred.start, per)
+    counts = {c: Counts(int(t), int(r), int(y))
+              for c, t, r, y in zip(traces.classes, tp, n_ref, n_sys, strict=True)}
+    return MetricResult(sum(counts.values(), Counts(0, 0, 0)), counts)
 
 
 def _tolerance_matches(ref: np.ndarray, pred: np.ndarray, tolerance: int) -> int:
@@ -237,20 +287,37 @@ def _tolerance_matches(ref: np.ndarray, pred: np.ndarray, tolerance: int) -> int
     return matched
 
 
+def _boundaries(runs: Intervals, lengths: np.ndarray, kind: str,
+                edges: str) -> tuple[np.ndarray, np.ndarray]:
+    """``(row, frame)`` of every onset (a run's first frame) or offset (the first frame after
+    it) under the clip-edge policy: ``open`` drops those at the clip edges, ``closed`` keeps
+    onsets at frame 0 and puts an offset at the clip end on the clip's last frame."""
+    length = lengths[runs.row]
+    if kind == "onset":
+        keep = (runs.start > 0) | (edges == "closed")
+        return runs.row[keep], runs.start[keep]
+    position = np.where(runs.end >= length, length - 1, runs.end)
+    keep = (runs.end < length) | (edges == "closed")
+    return runs.row[keep], position[keep]
+
+
 def boundary_metrics(traces: TraceSet, *, frames: int, kind: str = "onset",
                      edges: str = "open") -> MetricResult:
     """Boundary F1: reference onsets (or offsets) detected by a predicted one of the same class
     within ``frames`` frames, one to one, on the contract grid (the guard vector's grid and
     clip-edge policy)."""
-    derive = onset if kind == "onset" else offset
-    per_class = {}
-    for k, c in enumerate(traces.classes):
-        lengths = traces.lengths
-        r = derive(traces.active["ref"][:, k], edges, lengths)
-        p = derive(traces.active["pred"][:, k], edges, lengths)
-        tp = sum(_tolerance_matches(np.flatnonzero(r[i]), np.flatnonzero(p[i]), frames)
-                 for i in range(len(traces.clips)))
-        per_class[c] = Counts(tp, int(r.sum()), int(p.sum()))
+    lengths = traces.row_lengths("typed")
+    r_row, r_pos = _boundaries(traces.runs["ref"], lengths, kind, edges)
+    p_row, p_pos = _boundaries(traces.runs["pred"], lengths, kind, edges)
+    per = len(traces.classes)
+    tp = np.zeros(per, dtype=np.int64)
+    for row in np.unique(r_row).tolist():  # rows are sorted, positions sorted within a row
+        i, j = np.searchsorted(r_row, [row, row + 1])
+        lo, hi = np.searchsorted(p_row, [row, row + 1])
+        tp[row % per] += _tolerance_matches(r_pos[i:j], p_pos[lo:hi], frames)
+    n_ref, n_sys = _per_class(r_row, None, per), _per_class(p_row, None, per)
+    per_class = {c: Counts(int(tp[k]), int(n_ref[k]), int(n_sys[k]))
+                 for k, c in enumerate(traces.classes)}
     return MetricResult(sum(per_class.values(), Counts(0, 0, 0)), per_class)
 
 
@@ -320,25 +387,24 @@ def intersection_metrics(ref: EventList, pred: EventList, *, classes: Sequence[s
     rounded to ``time_decimals`` as in sed_scores_eval. ``Counts.sys`` is ``tp + fp`` here, so
     precision = tp / (tp + fp). Overlapping same-class events are first merged on both sides
     (a detection is activity, not a count), and a zero-length reference cannot be covered.
+    Only overlapping pairs are visited (merged events of a class are disjoint).
     """
     ref, pred = ref.merged(), pred.merged()
-    ref_clips, pred_clips = _by_clip(ref), _by_clip(pred)
-    per_class = {c: Counts(0, 0, 0) for c in classes}
-    for clip in dict.fromkeys([*ref.clips, *pred.clips]):
-        r_idx = ref_clips.get(clip, np.zeros(0, dtype=np.int64))
-        p_idx = pred_clips.get(clip, np.zeros(0, dtype=np.int64))
-        for c in classes:
-            r = r_idx[ref.label[r_idx] == c]
-            p = p_idx[pred.label[p_idx] == c]
-            r_on, r_off = ref.onset[r], ref.offset[r]
-            p_on, p_off = pred.onset[p][:, None], pred.offset[p][:, None]
-            shared = np.maximum(np.minimum(p_off, r_off) - np.maximum(p_on, r_on), 0.0)
-            relevant = (np.round(shared.sum(1), time_decimals)
-                        >= np.round(dtc_threshold * (p_off - p_on)[:, 0], time_decimals))
-            relevant &= (p_off > p_on)[:, 0]
-            covered = np.round((relevant[:, None] * shared).sum(0), time_decimals)
-            tp = int(np.count_nonzero((covered >= np.round(gtc_threshold * (r_off - r_on),
-                                                           time_decimals)) & (r_off > r_on)))
-            fp = int(np.count_nonzero((p_off > p_on)[:, 0] & ~relevant))
-            per_class[c] = per_class[c] + Counts(tp, len(r), tp + fp)
+    clips = list(dict.fromkeys([*ref.clips, *pred.clips]))
+    r = Intervals(_rows(ref, clips, classes), ref.onset, ref.offset)
+    p = Intervals(_rows(pred, clips, classes), pred.onset, pred.offset)
+    ip, ir, shared = _overlap(p, r)
+    per = max(len(classes), 1)
+    p_len, r_len = p.end - p.start, r.end - r.start
+    relevant = (np.round(np.bincount(ip, weights=shared, minlength=len(p)), time_decimals)
+                >= np.round(dtc_threshold * p_len, time_decimals)) & (p_len > 0)
+    covered = np.round(np.bincount(ir, weights=shared * relevant[ip], minlength=len(r)),
+                       time_decimals)
+    hit = (covered >= np.round(gtc_threshold * r_len, time_decimals)) & (r_len > 0)
+    false = (p_len > 0) & ~relevant
+    per_class = {}
+    for k, c in enumerate(classes):
+        tp = int(np.count_nonzero(hit & (r.row % per == k)))
+        fp = int(np.count_nonzero(false & (p.row % per == k)))
+        per_class[c] = Counts(tp, int(np.count_nonzero(r.row % per == k)), tp + fp)
     return MetricResult(sum(per_class.values(), Counts(0, 0, 0)), per_class)

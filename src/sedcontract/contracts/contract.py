@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,7 +14,6 @@ import numpy as np
 from sedcontract.contracts.backend import NumpyOps
 from sedcontract.contracts.bounds import BoundResolver, Conversion, Rounding
 from sedcontract.contracts.events import EventContext, MatchingAudit, event_counts
-from sedcontract.contracts.intervals import Intervals
 from sedcontract.contracts.matching import METHODS
 from sedcontract.contracts.monitor import SignalTable, run
 from sedcontract.contracts.parser import parse_contract
@@ -38,27 +38,40 @@ from sedcontract.contracts.syntax import (
 from sedcontract.contracts.typecheck import BOOL, infer
 from sedcontract.errors import ContractCheckError, SignalError
 from sedcontract.traces.activity import Edges
+from sedcontract.traces.intervals import Intervals
 
 LIBRARY = Path(__file__).parent / "library"
 
 
 def load_contract(name_or_path: str | Path) -> Contract:
-    """A shipped contract by name (``standard``) or a ``.contract`` file."""
-    path = Path(name_or_path)
-    if not path.exists() and (LIBRARY / f"{name_or_path}.contract").exists():
-        path = LIBRARY / f"{name_or_path}.contract"
+    """A shipped contract by name (``standard``) or a contract file.
+
+    A bare name (no folder, no ``.contract`` suffix) that a shipped contract has always means
+    the shipped one, so a file of that name in the working directory cannot stand in for it
+    unnoticed; name such a file with a folder (``./standard``).
+    """
+    if not isinstance(name_or_path, str | os.PathLike) or os.fspath(name_or_path) == "":
+        raise ContractCheckError(f"a contract is a shipped name such as 'standard' or the path "
+                                 f"of a .contract file, got {name_or_path!r}")
+    text = os.fspath(name_or_path)
+    shipped = LIBRARY / f"{text}.contract"
+    bare = isinstance(name_or_path, str) and Path(text).name == text \
+        and not text.endswith(".contract")
+    path = shipped if bare and shipped.is_file() else Path(text)
     if not path.exists():
-        shipped = ", ".join(sorted(p.stem for p in LIBRARY.glob("*.contract")))
-        raise ContractCheckError(f"no contract file {str(name_or_path)!r} and no shipped "
-                                 f"contract of that name (shipped: {shipped})")
+        names = ", ".join(sorted(p.stem for p in LIBRARY.glob("*.contract")))
+        raise ContractCheckError(f"no contract file {text!r} and no shipped contract of that "
+                                 f"name (shipped: {names})")
+    if path.is_dir():
+        raise ContractCheckError(f"{path}: is a directory, not a contract file")
     try:
-        text = path.read_text(encoding="utf-8")
+        source = path.read_text(encoding="utf-8-sig")  # a byte-order mark is not text
     except UnicodeDecodeError as exc:
         raise ContractCheckError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})"
                                  ) from None
     except OSError as exc:
         raise ContractCheckError(f"{path}: cannot read ({exc.strerror})") from None
-    return parse_contract(text, name=str(path))
+    return parse_contract(source, name=str(path))
 
 
 def contract_hash(contract: Contract) -> str:
@@ -192,9 +205,36 @@ class ContractResult:
     clauses: dict[str, ClauseScore]
     conversions: list[Conversion]
     matchings: dict[str, MatchingAudit] = field(default_factory=dict)
+    intervals: tuple[int, int] = (0, 0)  # ref and pred intervals the event clauses saw
 
     def __getitem__(self, name: str) -> ClauseScore:
         return self.clauses[name]
+
+    @staticmethod
+    def concat(results: Sequence[ContractResult]) -> ContractResult:
+        """One result from the results of consecutive row ranges (chunks) of one evaluation:
+        counts are per row, so they line up; matching indices are renumbered to index the
+        intervals of all rows."""
+        first = results[0]
+        clauses = {name: ClauseScore(
+            name, np.concatenate([r[name].satisfied_per_row for r in results]),
+            np.concatenate([r[name].obligations_per_row for r in results]), score.sort,
+            score.diagnostic) for name, score in first.clauses.items()}
+        matchings = {}
+        for name, audit in first.matchings.items():
+            ref_offset = np.cumsum([0] + [r.intervals[0] for r in results[:-1]])
+            pred_offset = np.cumsum([0] + [r.intervals[1] for r in results[:-1]])
+            parts = [r.matchings[name] for r in results]
+            matchings[name] = MatchingAudit(
+                name, audit.method,
+                np.concatenate([p.ref_index + o for p, o in zip(parts, ref_offset, strict=True)]),
+                np.concatenate([p.pred_index + o
+                                for p, o in zip(parts, pred_offset, strict=True)]),
+                np.concatenate([p.greedy_per_row for p in parts]),
+                np.concatenate([p.exact_per_row for p in parts]))
+        return ContractResult(clauses, first.conversions, matchings,
+                              (sum(r.intervals[0] for r in results),
+                               sum(r.intervals[1] for r in results)))
 
 
 def evaluate_contract(contract: Contract | str, signals: Mapping[str, Any], *,
@@ -210,14 +250,33 @@ def evaluate_contract(contract: Contract | str, signals: Mapping[str, Any], *,
     ``row_classes`` (index into ``classes``, −1 for none) gives ``class(x)`` its value;
     ``matching`` (greedy | exact) overrides the method every ``match`` declares.
     """
+    if isinstance(contract, str):
+        contract = parse_contract(contract)
+    resolver = prepare(contract, hop=hop, overrides=overrides, rounding=rounding,
+                       matching=matching)
+    table = SignalTable(signals, lengths=lengths, edges=edges)
+    return run_contract(contract, table, resolver, row_classes=row_classes, classes=classes,
+                        matching=matching)
+
+
+def prepare(contract: Contract, *, hop: float | None,
+            overrides: Mapping[str, Bound | int | str] | None, rounding: Rounding,
+            matching: str | None) -> BoundResolver:
+    """Check ``contract`` once and return the bound resolver that every run of it shares."""
+    if not isinstance(contract, Contract):
+        raise ContractCheckError(f"not a contract: {contract!r} (parse_contract or "
+                                 "load_contract make one)")
     if matching is not None and matching not in METHODS:
         raise ContractCheckError(f"unknown matching method {matching!r}; choose one of "
                                  f"{', '.join(METHODS)}")
-    if isinstance(contract, str):
-        contract = parse_contract(contract)
-    table = SignalTable(signals, lengths=lengths, edges=edges)
     check_contract(contract, hop=hop, overrides=overrides, rounding=rounding)
-    resolver = resolver_for(contract, hop=hop, overrides=overrides, rounding=rounding)
+    return resolver_for(contract, hop=hop, overrides=overrides, rounding=rounding)
+
+
+def run_contract(contract: Contract, table: SignalTable, resolver: BoundResolver, *,
+                 row_classes: Sequence[int] | None = None, classes: Sequence[str] = (),
+                 matching: str | None = None) -> ContractResult:
+    """Run a checked contract (see :func:`prepare`) on one signal table."""
     ops = NumpyOps(table.shape, table.valid)
     scores: dict[str, ClauseScore] = {}
     context: EventContext | None = None
@@ -238,8 +297,22 @@ def evaluate_contract(contract: Contract | str, signals: Mapping[str, Any], *,
         scores[clause.name] = ClauseScore(clause.name, np.asarray(satisfied).reshape(-1),
                                           np.asarray(total).reshape(-1), sort=sort,
                                           diagnostic=clause.diagnostic)
+    seen = (len(context.ref), len(context.pred)) if context is not None else (0, 0)
     return ContractResult(scores, list(resolver.conversions.values()),
-                          dict(context.audits) if context is not None else {})
+                          dict(context.audits) if context is not None else {}, seen)
+
+
+def needed_signals(contract: Contract) -> set[str]:
+    """The ``active`` signals a run of ``contract`` reads (onset and offset atoms derive from
+    them; event clauses read ``ref.active`` and ``pred.active``)."""
+    names = set()
+    for clause in contract.clauses:
+        if isinstance(clause, EventClause):
+            names |= {"ref.active", "pred.active"}
+        else:
+            for formula in (clause.obligation, clause.requirement):
+                names |= {Atom(a.side, "active", a.cls).name for a in atoms(formula)}
+    return names
 
 
 def _event_context(contract: Contract, table: SignalTable, resolver: BoundResolver,
@@ -259,5 +332,5 @@ def _event_context(contract: Contract, table: SignalTable, resolver: BoundResolv
         if row_class.shape != (rows,):
             raise SignalError(f"row_classes has {row_class.size} entries for {rows} rows")
     return EventContext(Intervals.of(table.arrays["ref.active"], lengths),
-                        Intervals.of(table.arrays["pred.active"], lengths), rows, shape[-1],
+                        Intervals.of(table.arrays["pred.active"], lengths), rows,
                         row_class, tuple(classes), resolver, contract.matches, matching)

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -26,6 +27,9 @@ from sedcontract.contracts.syntax import (
     Or,
     Temporal,
     Until,
+    children,
+    postorder,
+    structure,
 )
 from sedcontract.errors import ContractCheckError, ContractSyntaxError, SignalError
 from sedcontract.traces.activity import EDGES, Edges, offset, onset, valid_mask
@@ -37,39 +41,49 @@ _UNARY = {"F": temporal.eventually, "G": temporal.always, "P": temporal.once,
 
 def evaluate_tree(formula: Formula, ops: temporal.Ops, lookup: Callable[[Atom], Any],
                   resolver: BoundResolver) -> Any:
-    """Value of ``formula`` at every frame, on backend ``ops``; shared sub-formulas run once."""
-    memo: dict[Formula, Any] = {}
-
-    def go(node: Formula) -> Any:
-        if node in memo:
-            return memo[node]
+    """Value of ``formula`` at every frame, on backend ``ops``. Iterative (a formula of any
+    depth), equal sub-formulas run once, and a value is dropped once its last user has run."""
+    nodes = postorder(formula, children)
+    keys = structure(nodes, children)
+    first: dict[int, Any] = {}
+    for node in nodes:  # first occurrences keep children before parents
+        first.setdefault(keys[id(node)], node)
+    nodes = list(first.values())
+    uses = Counter(keys[id(c)] for node in nodes for c in children(node))
+    values: dict[int, Any] = {}
+    for node in nodes:
+        key = keys[id(node)]
+        args = [values[keys[id(c)]] for c in children(node)]
         if isinstance(node, Atom):
             value = lookup(node)
         elif isinstance(node, Const):
             value = ops.const(node.value)
         elif isinstance(node, Not):
-            value = ops.not_(go(node.arg))
+            value = ops.not_(args[0])
         elif isinstance(node, And):
-            value = ops.and_(go(node.left), go(node.right))
+            value = ops.and_(*args)
         elif isinstance(node, Or):
-            value = ops.or_(go(node.left), go(node.right))
+            value = ops.or_(*args)
         elif isinstance(node, Implies):
-            value = ops.or_(ops.not_(go(node.left)), go(node.right))
+            value = ops.or_(ops.not_(args[0]), args[1])
         elif isinstance(node, Temporal):
             lo, hi = resolver.window(node.window)
             if node.op == "N":
-                value = temporal.neighbourhood(ops, go(node.arg), hi)
+                value = temporal.neighbourhood(ops, args[0], hi)
             else:
-                value = _UNARY[node.op](ops, go(node.arg), lo, hi)
+                value = _UNARY[node.op](ops, args[0], lo, hi)
         elif isinstance(node, Until):
             lo, hi = resolver.window(node.window)
-            value = temporal.until(ops, go(node.left), go(node.right), lo, hi)
+            value = temporal.until(ops, args[0], args[1], lo, hi)
         else:
             raise TypeError(f"not a formula node: {node!r}")
-        memo[node] = value
-        return value
-
-    return go(formula)
+        for child in children(node):
+            child_key = keys[id(child)]
+            uses[child_key] -= 1
+            if uses[child_key] == 0:
+                del values[child_key]
+        values[key] = value
+    return values[keys[id(formula)]]
 
 
 class SignalTable:

@@ -6,6 +6,9 @@ modalities. Every failure is a :class:`ContractSyntaxError` with line, column an
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 from sedcontract.contracts.lexer import Token, tokenize, unquote
 from sedcontract.contracts.syntax import (
     COMPARISONS,
@@ -45,6 +48,9 @@ from sedcontract.contracts.syntax import (
 from sedcontract.errors import ContractSyntaxError
 
 METHODS = ("greedy", "exact")
+# parentheses, prefix operators (! N F G P H) and right-associative chains (-> U) nest; chains
+# of & | + - * / are any length (every tree walk is iterative)
+MAX_NESTING = 32
 
 
 class _Parser:
@@ -52,8 +58,22 @@ class _Parser:
         self.source, self.name = source, name
         self.tokens = tokenize(source, name)
         self.pos = 0
+        self.depth = 0
 
     # -- helpers -------------------------------------------------------------------------
+    @contextmanager
+    def nested(self) -> Iterator[None]:
+        """One more level of nesting; refused past :data:`MAX_NESTING` with a clear error."""
+        self.depth += 1
+        try:
+            if self.depth > MAX_NESTING:
+                raise self.error(f"nested too deeply (more than {MAX_NESTING} levels of "
+                                 "parentheses, prefix operators ! N F G P H, or chained -> or "
+                                 "U); flatten it, e.g. into several clauses")
+            yield
+        finally:
+            self.depth -= 1
+
     @property
     def tok(self) -> Token:
         return self.tokens[self.pos]
@@ -168,12 +188,13 @@ class _Parser:
 
     # -- event expressions ---------------------------------------------------------------------
     def expr(self) -> Expr:
-        left = self.expr_or()
-        if self.tok.kind == "->":
-            self.advance()
-            right = self.expr()
-            return Binary("->", left, right, span=(left.span[0], right.span[1]))
-        return left
+        with self.nested():
+            left = self.expr_or()
+            if self.tok.kind == "->":
+                self.advance()
+                right = self.expr()
+                return Binary("->", left, right, span=(left.span[0], right.span[1]))
+            return left
 
     def _left_assoc(self, ops: tuple[str, ...], operand) -> Expr:
         left = operand()
@@ -193,7 +214,8 @@ class _Parser:
         tok = self.tok
         if tok.kind == "!":
             self.advance()
-            arg = self.expr_not()
+            with self.nested():
+                arg = self.expr_not()
             return Negation(arg, span=(tok.start, arg.span[1]))
         return self.comparison()
 
@@ -283,12 +305,13 @@ class _Parser:
 
     # -- formulas ---------------------------------------------------------------------------
     def formula(self) -> Formula:
-        left = self.disjunction()
-        if self.tok.kind == "->":
-            self.advance()
-            right = self.formula()
-            return Implies(left, right, span=(left.span[0], right.span[1]))
-        return left
+        with self.nested():
+            left = self.disjunction()
+            if self.tok.kind == "->":
+                self.advance()
+                right = self.formula()
+                return Implies(left, right, span=(left.span[0], right.span[1]))
+            return left
 
     def disjunction(self) -> Formula:
         left = self.conjunction()
@@ -313,7 +336,8 @@ class _Parser:
             if self.tok.kind != "[":
                 raise self.error("'U' needs a window, e.g. 'a U[0:10] b'", op)
             window = self.window()
-            right = self.until()
+            with self.nested():
+                right = self.until()
             return Until(left, window, right, span=(left.span[0], right.span[1]))
         return left
 
@@ -321,14 +345,16 @@ class _Parser:
         tok = self.tok
         if tok.kind == "!":
             self.advance()
-            arg = self.unary()
+            with self.nested():
+                arg = self.unary()
             return Not(arg, span=(tok.start, arg.span[1]))
         if tok.kind == "ident" and tok.text in MODALITIES and self.peek().kind == "[":
             self.advance()
             window = self.window()
             if tok.text == "N" and window.lo is not None:
                 raise self.error("N takes one radius, 'N[e]' (the window is [t-e, t+e])", tok)
-            arg = self.unary()
+            with self.nested():
+                arg = self.unary()
             return Temporal(tok.text, window, arg, span=(tok.start, arg.span[1]))
         return self.primary()
 

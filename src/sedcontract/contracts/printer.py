@@ -30,6 +30,9 @@ from sedcontract.contracts.syntax import (
     Time,
     Until,
     Var,
+    children,
+    expr_children,
+    postorder,
 )
 from sedcontract.traces.names import quote
 
@@ -42,31 +45,61 @@ def _precedence(node: Formula) -> int:
             Temporal: _UNARY}.get(type(node), _ATOM)
 
 
+Rope = list  # text pieces: strings and nested ropes, flattened once at the end
+
+
+def _flatten(rope: Rope) -> str:
+    """The text of a rope, iteratively (a deep formula nests ropes deeply)."""
+    out: list[str] = []
+    stack: list[Rope | str] = [rope]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            out.append(item)
+        else:
+            stack.extend(reversed(item))
+    return "".join(out)
+
+
+def _render(root, children_of, piece) -> str:
+    """Text of a tree: ``piece(node, parts)`` gives a node's precedence level and rope from its
+    children's ``(level, rope)``; a child is parenthesised by the caller of :func:`_wrap`."""
+    parts: dict[int, tuple[int, Rope]] = {}
+    for node in postorder(root, children_of):
+        parts[id(node)] = piece(node, [parts[id(c)] for c in children_of(node)])
+    return _flatten(parts[id(root)][1])
+
+
+def _wrap(part: tuple[int, Rope], context: int) -> Rope:
+    level, rope = part
+    return ["(", rope, ")"] if level < context else rope
+
+
 def format_formula(node: Formula) -> str:
     """Canonical text of a formula."""
-    return _format(node, 0)
+    return _render(node, children, _formula_piece)
 
 
-def _format(node: Formula, context: int) -> str:
+def _formula_piece(node: Formula, args: list[tuple[int, Rope]]) -> tuple[int, Rope]:
     if isinstance(node, Atom):
-        text = node.name
+        rope: Rope = [node.name]
     elif isinstance(node, Const):
-        text = "true" if node.value else "false"
+        rope = ["true" if node.value else "false"]
     elif isinstance(node, Not):
-        text = "!" + _format(node.arg, _UNARY)
+        rope = ["!", _wrap(args[0], _UNARY)]
     elif isinstance(node, Temporal):
-        text = f"{node.op}{node.window} " + _format(node.arg, _UNARY)
+        rope = [f"{node.op}{node.window} ", _wrap(args[0], _UNARY)]
     elif isinstance(node, Implies):
-        text = f"{_format(node.left, _IMPLIES + 1)} -> {_format(node.right, _IMPLIES)}"
+        rope = [_wrap(args[0], _IMPLIES + 1), " -> ", _wrap(args[1], _IMPLIES)]
     elif isinstance(node, Or):
-        text = f"{_format(node.left, _OR)} | {_format(node.right, _OR + 1)}"
+        rope = [_wrap(args[0], _OR), " | ", _wrap(args[1], _OR + 1)]
     elif isinstance(node, And):
-        text = f"{_format(node.left, _AND)} & {_format(node.right, _AND + 1)}"
+        rope = [_wrap(args[0], _AND), " & ", _wrap(args[1], _AND + 1)]
     elif isinstance(node, Until):
-        text = f"{_format(node.left, _UNTIL + 1)} U{node.window} {_format(node.right, _UNTIL)}"
+        rope = [_wrap(args[0], _UNTIL + 1), f" U{node.window} ", _wrap(args[1], _UNTIL)]
     else:
         raise TypeError(f"not a formula node: {node!r}")
-    return f"({text})" if _precedence(node) < context else text
+    return _precedence(node), rope
 
 
 # event expressions: binding strength, larger binds tighter
@@ -77,30 +110,33 @@ _E_NOT, _E_TERM = 4, 8
 
 def format_expr(node: Expr) -> str:
     """Canonical text of an event-sort expression."""
-    return _format_expr(node, 0)
+    return _render(node, expr_children, _expr_piece)
 
 
-def _format_expr(node: Expr, context: int) -> str:
+def _expr_piece(node: Expr, args: list[tuple[int, Rope]]) -> tuple[int, Rope]:
     level = _E_TERM
     if isinstance(node, Var):
-        text = node.name
+        rope: Rope = [node.name]
     elif isinstance(node, Number):
-        text = node.text
+        rope = [node.text]
     elif isinstance(node, Time):
-        text = str(node.bound)
+        rope = [str(node.bound)]
     elif isinstance(node, ClassName):
-        text = quote(node.value)
+        rope = [quote(node.value)]
     elif isinstance(node, Flag):
-        text = node.name
+        rope = [node.name]
     elif isinstance(node, BoolLit):
-        text = "true" if node.value else "false"
+        rope = ["true" if node.value else "false"]
     elif isinstance(node, Call):
-        text = f"{node.fn}(" + ", ".join(_format_expr(a, 0) for a in node.args) + ")"
+        rope = [f"{node.fn}("]
+        for i, arg in enumerate(args):
+            rope += [", "] * (i > 0) + [_wrap(arg, 0)]
+        rope.append(")")
     elif isinstance(node, Count):
-        text = f"count({node.counted} overlapping {node.around})"
+        rope = [f"count({node.counted} overlapping {node.around})"]
     elif isinstance(node, Negation):
         level = _E_NOT
-        text = "!" + _format_expr(node.arg, _E_NOT)
+        rope = ["!", _wrap(args[0], _E_NOT)]
     elif isinstance(node, Binary):
         level = _E_LEVEL[node.op]
         if node.op == "->":        # right-associative
@@ -109,11 +145,10 @@ def _format_expr(node: Expr, context: int) -> str:
             sides = (level + 1, level + 1)
         else:                      # left-associative
             sides = (level, level + 1)
-        text = (f"{_format_expr(node.left, sides[0])} {node.op} "
-                f"{_format_expr(node.right, sides[1])}")
+        rope = [_wrap(args[0], sides[0]), f" {node.op} ", _wrap(args[1], sides[1])]
     else:
         raise TypeError(f"not an expression node: {node!r}")
-    return f"({text})" if level < context else text
+    return level, rope
 
 
 def format_statement(statement) -> str:

@@ -6,7 +6,9 @@ error messages but ignored by equality, so ``parse(print(tree)) == tree`` is a r
 
 from __future__ import annotations
 
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
+from typing import Any
 
 from sedcontract.traces.names import signal_name
 
@@ -303,6 +305,65 @@ def children(node: Formula) -> tuple[Formula, ...]:
     if isinstance(node, And | Or | Implies | Until):
         return (node.left, node.right)
     return ()
+
+
+def postorder(root: Any, children_of: Callable[[Any], tuple[Any, ...]]) -> list[Any]:
+    """Every node under ``root`` once (by identity), children before their parent, left to
+    right; iterative, so a tree of any depth (a chain of 5,000 ``&``) is walked safely."""
+    out: list[Any] = []
+    seen: set[int] = set()
+    stack: list[tuple[Any, bool]] = [(root, False)]
+    while stack:
+        node, expanded = stack.pop()
+        if expanded:
+            out.append(node)
+            continue
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        stack.append((node, True))
+        stack.extend((child, False) for child in reversed(children_of(node))
+                     if id(child) not in seen)
+    return out
+
+
+def _label(node: Any) -> Hashable:
+    """What a node holds besides its children (spans ignored)."""
+    if isinstance(node, Atom):
+        return ("Atom", node.side, node.kind, node.cls)
+    if isinstance(node, Temporal):
+        return ("Temporal", node.op, node.window)
+    if isinstance(node, Until):
+        return ("Until", node.window)
+    if isinstance(node, Const | BoolLit):
+        return (type(node).__name__, node.value)
+    if isinstance(node, Binary):
+        return ("Binary", node.op)
+    if isinstance(node, Call):
+        return ("Call", node.fn)
+    if isinstance(node, Var | Flag):
+        return (type(node).__name__, node.name)
+    if isinstance(node, Number):
+        return ("Number", node.text)
+    if isinstance(node, Time):
+        return ("Time", node.bound)
+    if isinstance(node, ClassName):
+        return ("ClassName", node.value)
+    if isinstance(node, Count):
+        return ("Count", node.counted, node.around)
+    return type(node).__name__  # Not, And, Or, Implies, Negation
+
+
+def structure(nodes: list[Any], children_of: Callable[[Any], tuple[Any, ...]]
+              ) -> dict[int, int]:
+    """A key per node of a :func:`postorder` list (by identity): equal keys for equal
+    sub-trees, found without recursive ``==`` or ``hash``."""
+    keys: dict[int, int] = {}
+    table: dict[Hashable, int] = {}
+    for node in nodes:
+        signature = (_label(node), tuple(keys[id(c)] for c in children_of(node)))
+        keys[id(node)] = table.setdefault(signature, len(table))
+    return keys
 
 
 def atoms(node: Formula) -> set[Atom]:

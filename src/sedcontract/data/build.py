@@ -23,6 +23,7 @@ from sedcontract.data.librispeech import LAYOUT, LibriSpeechSource, split_uttera
 from sedcontract.data.perturb import FAMILIES, SEVERITIES
 from sedcontract.data.scenes import SceneConfig, SpeechSource, make_scene, synthetic_speech
 from sedcontract.errors import SedContractError
+from sedcontract.outputs import atomic_write
 
 SPLITS: dict[str, int] = {"train": 960, "validation": 120, "test": 420}
 FORMAT_VERSION = 1
@@ -40,15 +41,27 @@ def wav_bytes(x: np.ndarray, sr: int) -> bytes:
     return buffer.getvalue()
 
 
-def _atomic_write(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(path.name + ".partial")
-    partial.write_bytes(data)
-    partial.replace(path)
-
-
 def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
+
+
+def check_sizes(sizes: Mapping[str, int] | None, what: str = "sizes") -> dict[str, int]:
+    """``{split: scenes}`` checked: a mapping of known splits to non-negative integers (the
+    default sizes when None)."""
+    if sizes is None:
+        return dict(SPLITS)
+    if not isinstance(sizes, Mapping):
+        raise SedContractError(f"{what} must map splits to scene counts, e.g. "
+                               f"{{train: 8, validation: 4, test: 12}}; got {sizes!r}")
+    unknown = sorted(str(k) for k in sizes if k not in SPLITS)
+    if unknown:
+        raise SedContractError(f"{what} names unknown split(s) {unknown}; the splits are "
+                               f"{', '.join(SPLITS)}")
+    for split, count in sizes.items():
+        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+            raise SedContractError(f"{what}: the {split} split needs a non-negative number of "
+                                   f"scenes, got {count!r}")
+    return dict(sizes)
 
 
 def perturbation_for(index: int) -> tuple[str, float]:
@@ -100,10 +113,10 @@ def build_controlled(root: str | Path, *, seed: int = 0, sizes: Mapping[str, int
                      librispeech_root: str | Path | None = None,
                      log: Callable[[str], None] = print) -> BuildResult:
     """Build (or verify) ``root/controlled``; returns what was written and the manifest hash."""
-    if seed < 0:
-        raise SedContractError(f"the seed must be a non-negative integer, got {seed}")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise SedContractError(f"the seed must be a non-negative integer, got {seed!r}")
     config = config or SceneConfig()
-    sizes = dict(sizes or SPLITS)
+    sizes = check_sizes(sizes)
     out = Path(root) / "controlled"
     source, sources = speech_sources(speech_source, librispeech_root, config.sample_rate, log)
     corpus = {split: [u.id for u in s.utterances] for split, s in sources.items()}
@@ -112,17 +125,17 @@ def build_controlled(root: str | Path, *, seed: int = 0, sizes: Mapping[str, int
                 "speech_corpus_sha256": _sha256(json.dumps(corpus, sort_keys=True).encode())}
     config_hash = _sha256(json.dumps(settings, sort_keys=True).encode())
     top = out / "manifest.json"
-    if top.exists():
-        previous = json.loads(top.read_text())
-        if previous.get("config_hash") == config_hash and _audio_valid(out, previous):
-            log(f"controlled benchmark in {out} is up to date ({previous['manifest_hash'][:12]})")
-            total = sum(previous["sizes"].values())
-            return BuildResult(out, previous["manifest_hash"], 0, total)
+    previous = _read_manifest(top, log)
+    if previous is not None and previous.get("config_hash") == config_hash \
+            and _audio_valid(out, previous):
+        log(f"controlled benchmark in {out} is up to date ({previous['manifest_hash'][:12]})")
+        return BuildResult(out, previous["manifest_hash"], 0, sum(sizes.values()))
     written = skipped = 0
     split_hashes: dict[str, str] = {}
     file_hashes: dict[str, str] = {}
     for split_index, (split, count) in enumerate(sizes.items()):
         seeds = np.random.SeedSequence([seed, split_index]).generate_state(count)
+        (out / "audio" / split).mkdir(parents=True, exist_ok=True)
         lines, events_tsv, durations_tsv = [], ["filename\tonset\toffset\tevent_label"], \
             ["filename\tduration"]
         for i, item_seed in enumerate(seeds.tolist()):
@@ -136,7 +149,7 @@ def build_controlled(root: str | Path, *, seed: int = 0, sizes: Mapping[str, int
             if path.exists() and _sha256(path.read_bytes()) == digest:
                 skipped += 1
             else:
-                _atomic_write(path, data)
+                atomic_write(path, data)
                 written += 1
             lines.append(json.dumps({"id": item, "split": split, **record,
                                      "audio": str(path.relative_to(out)), "sha256": digest},
@@ -146,17 +159,17 @@ def build_controlled(root: str | Path, *, seed: int = 0, sizes: Mapping[str, int
             if not record["events"]:
                 events_tsv.append(f"{item}.wav\t\t\t")
             durations_tsv.append(f"{item}.wav\t{config.duration!r}")
-        manifest = ("\n".join(lines) + "\n").encode()
-        _atomic_write(out / f"{split}.jsonl", manifest)
+        manifest = "".join(line + "\n" for line in lines).encode()  # an empty split: no line
+        atomic_write(out / f"{split}.jsonl", manifest)
         for name, text in ((f"{split}.tsv", events_tsv), (f"{split}_durations.tsv",
                                                           durations_tsv)):
             data = ("\n".join(text) + "\n").encode()
-            _atomic_write(out / name, data)
+            atomic_write(out / name, data)
             file_hashes[name] = _sha256(data)
         split_hashes[split] = _sha256(manifest)
         log(f"{split}: {count} scenes")
     manifest_hash = _sha256(json.dumps(split_hashes, sort_keys=True).encode())
-    _atomic_write(top, (json.dumps({**settings, "config_hash": config_hash,
+    atomic_write(top, (json.dumps({**settings, "config_hash": config_hash,
                                     "splits": split_hashes, "files": file_hashes,
                                     "manifest_hash": manifest_hash},
                                    indent=2, sort_keys=True) + "\n").encode())
@@ -165,20 +178,56 @@ def build_controlled(root: str | Path, *, seed: int = 0, sizes: Mapping[str, int
     return BuildResult(out, manifest_hash, written, skipped)
 
 
+def _read_manifest(path: Path, log: Callable[[str], None]) -> dict | None:
+    """The top-level manifest of an earlier build, or None when there is none or it is not
+    one (truncated, not JSON, not an object, fields missing): the build then starts over."""
+    if not path.exists():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        data = None
+    fields = {"config_hash": str, "manifest_hash": str, "splits": dict, "files": dict}
+    if not isinstance(data, dict) or not all(isinstance(data.get(k), t)
+                                             for k, t in fields.items()):
+        log(f"{path} is not a manifest of this build (corrupt or foreign): rebuilding")
+        return None
+    return data
+
+
 def _audio_valid(out: Path, previous: dict) -> bool:
     """Every split manifest, reference and durations file matches its recorded hash and every
-    audio file its sha256."""
-    for name, digest in previous.get("files", {}).items():
-        path = out / name
-        if not path.exists() or _sha256(path.read_bytes()) != digest:
-            return False
-    for split, digest in previous.get("splits", {}).items():
-        manifest = out / f"{split}.jsonl"
-        if not manifest.exists() or _sha256(manifest.read_bytes()) != digest:
-            return False
-        for line in manifest.read_text().splitlines():
-            item = json.loads(line)
-            path = out / item["audio"]
-            if not path.exists() or _sha256(path.read_bytes()) != item["sha256"]:
+    audio file its sha256 (anything unreadable is not valid)."""
+    try:
+        for name, digest in previous["files"].items():
+            path = out / name
+            if not path.is_file() or _sha256(path.read_bytes()) != digest:
                 return False
+        for split, digest in previous["splits"].items():
+            manifest = out / f"{split}.jsonl"
+            if not manifest.is_file() or _sha256(manifest.read_bytes()) != digest:
+                return False
+            for item in read_jsonl(manifest):
+                path = out / item["audio"]
+                if not path.is_file() or _sha256(path.read_bytes()) != item["sha256"]:
+                    return False
+    except (OSError, SedContractError, KeyError, TypeError):
+        return False
     return True
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    """The objects of a JSON-lines manifest (blank lines skipped); a bad line is an error
+    naming the file and line."""
+    items = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").split("\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+        except ValueError as exc:
+            raise SedContractError(f"{path}, line {number}: not JSON ({exc})") from None
+        if not isinstance(item, dict):
+            raise SedContractError(f"{path}, line {number}: not a JSON object")
+        items.append(item)
+    return items

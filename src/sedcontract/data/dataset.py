@@ -4,7 +4,6 @@ and metadata. No Lightning here; the training layer wraps it."""
 
 from __future__ import annotations
 
-import json
 import wave
 from pathlib import Path
 from typing import Any
@@ -13,6 +12,7 @@ import numpy as np
 import torch
 from torch.utils.data import Dataset
 
+from sedcontract.data.build import read_jsonl
 from sedcontract.data.scenes import CLASSES
 from sedcontract.errors import SedContractError
 from sedcontract.traces import EventList, TraceSet
@@ -43,7 +43,7 @@ class ControlledDataset(Dataset):
         if not manifest.exists():
             raise SedContractError(f"{manifest} not found; build the benchmark first: "
                                    f"sedcontract data build controlled --root {root}")
-        self.items = [json.loads(line) for line in manifest.read_text().splitlines()]
+        self.items = read_jsonl(manifest)
         self.split, self.hop, self.classes = split, hop, tuple(classes)
         self.projection, self.edges = projection, edges
 
@@ -61,7 +61,7 @@ class ControlledDataset(Dataset):
         traces = TraceSet.from_events(events, EventList.from_rows([], clips=(item["id"],)),
                                       hop=self.hop, durations={item["id"]: duration},
                                       classes=self.classes, projection=self.projection)
-        active = traces.active["ref"][0]  # [classes, frames]
+        active = traces.dense("ref")[0]  # [classes, frames]
         return {
             "id": item["id"],
             "waveform": torch.from_numpy(audio),

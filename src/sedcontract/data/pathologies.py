@@ -8,14 +8,16 @@ Every corruption keeps events inside their clip, keeps same-class events of a cl
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from sedcontract.errors import SedContractError
-from sedcontract.traces import EventList, write_durations, write_events
+from sedcontract.outputs import atomic_write, check_output
+from sedcontract.traces import EventList
+from sedcontract.traces.tsv import durations_tsv, events_tsv
 
 Event = tuple[str, float, float, str]
 MIN_LENGTH = 0.06   # seconds: no corrupted event gets shorter than three 20 ms frames
@@ -212,22 +214,22 @@ def pathology_set(ref: EventList, durations: Mapping[str, float] | None = None, 
                         EventList.from_rows(pred_rows, clips=names), new_durations, labels)
 
 
-def write_pathology_set(folder: str | Path, data: PathologySet) -> list[Path]:
+def write_pathology_set(folder: str | Path, data: PathologySet, *,
+                        inputs: Iterable[str | Path | None] = ()) -> list[Path]:
     """``ref.tsv``, ``pred.tsv``, ``durations.tsv`` and ``labels.tsv`` (clip, source_clip,
-    pathology, severity), written atomically; ready for ``sedcontract audit``."""
+    pathology, severity), ready for ``sedcontract audit``. Each is written atomically; if any
+    of them is one of ``inputs`` (the files the set was made from) nothing is written."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    written = []
-    for name, write in (("ref.tsv", lambda p: write_events(p, data.ref)),
-                        ("pred.tsv", lambda p: write_events(p, data.pred)),
-                        ("durations.tsv", lambda p: write_durations(p, data.durations)),
-                        ("labels.tsv", lambda p: p.write_text(
-                            "filename\tsource_clip\tpathology\tseverity\n" + "".join(
-                                f"{clip}.wav\t{source}\t{pathology}\t{severity:g}\n"
-                                for clip, source, pathology, severity in data.labels)))):
-        target = folder / name
-        partial = folder / (name + ".partial")
-        write(partial)
-        partial.replace(target)
-        written.append(target)
-    return written
+    texts = {
+        "ref.tsv": events_tsv(data.ref),
+        "pred.tsv": events_tsv(data.pred),
+        "durations.tsv": durations_tsv(data.durations),
+        "labels.tsv": "filename\tsource_clip\tpathology\tseverity\n" + "".join(
+            f"{clip}.wav\t{source}\t{pathology}\t{severity:g}\n"
+            for clip, source, pathology, severity in data.labels),
+    }
+    inputs = list(inputs)
+    for name in texts:
+        check_output(folder / name, inputs=inputs)
+    return [atomic_write(folder / name, text, inputs=inputs) for name, text in texts.items()]

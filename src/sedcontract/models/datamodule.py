@@ -13,7 +13,7 @@ import torch
 from lightning.pytorch import LightningDataModule
 from torch.utils.data import DataLoader
 
-from sedcontract.data.build import SPLITS, build_controlled
+from sedcontract.data.build import SPLITS, build_controlled, check_sizes
 from sedcontract.data.dataset import ControlledDataset
 from sedcontract.data.scenes import CLASSES
 from sedcontract.errors import SedContractError
@@ -58,10 +58,8 @@ class ControlledDataModule(LightningDataModule):
             if isinstance(value, bool) or not isinstance(value, int) or value < least:
                 raise SedContractError(f"data.{name} must be an integer >= {least}, got "
                                        f"{value!r}")
-        unknown = sorted(set(sizes or {}) - set(SPLITS))
-        if unknown:
-            raise SedContractError(f"data.sizes names unknown split(s) {unknown}; the splits "
-                                   f"are {', '.join(SPLITS)}")
+        if sizes is not None:
+            sizes = check_sizes(sizes, "data.sizes")
         self.root, self.hop, self.projection, self.edges = Path(root), hop, projection, edges
         self.batch_size, self.num_workers = batch_size, num_workers
         self.build, self.seed, self.sizes = build, seed, dict(sizes) if sizes else None

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from sedcontract.errors import TraceFormatError
+from sedcontract.traces.grid import MAX_SECONDS
 
 
 @dataclass(frozen=True, eq=False)
@@ -38,8 +39,15 @@ class EventList:
                                        f" entries, 'clip' has {n}", path=self.path)
         object.__setattr__(self, "clip", np.asarray(self.clip, dtype=object))
         object.__setattr__(self, "label", np.asarray(self.label, dtype=object))
-        object.__setattr__(self, "onset", np.asarray(self.onset, dtype=np.float64))
-        object.__setattr__(self, "offset", np.asarray(self.offset, dtype=np.float64))
+        for name in ("onset", "offset"):
+            try:
+                object.__setattr__(self, name, np.asarray(getattr(self, name), dtype=np.float64))
+            except (TypeError, ValueError):
+                raise TraceFormatError(f"event list column {name!r} holds values that are not "
+                                       "numbers of seconds", path=self.path) from None
+        if isinstance(self.clips, str):
+            raise TraceFormatError(f"clips must be a sequence of clip ids, got the string "
+                                   f"{self.clips!r}")
         clips = dict.fromkeys(self.clips)
         clips.update(dict.fromkeys(self.clip.tolist()))
         object.__setattr__(self, "clips", tuple(clips))
@@ -66,6 +74,19 @@ class EventList:
             if bad.size:
                 raise TraceFormatError(f"negative time {float(values[bad[0]])!r}",
                                        **self.where(bad[0]), column=column)
+            bad = np.flatnonzero(values > MAX_SECONDS)
+            if bad.size:
+                raise TraceFormatError(f"time {float(values[bad[0]])!r} s is past the latest "
+                                       f"supported time ({MAX_SECONDS:g} s)",
+                                       **self.where(bad[0]), column=column)
+        for i, value in enumerate(self.clip):
+            if not isinstance(value, str) or not value:
+                raise TraceFormatError(f"clip id {value!r} is not a non-empty string",
+                                       **self.where(i), column="filename")
+        for value in self.clips:
+            if not isinstance(value, str) or not value:
+                raise TraceFormatError(f"clip id {value!r} is not a non-empty string",
+                                       path=self.path)
         bad = np.flatnonzero(self.offset < self.onset)
         if bad.size:
             i = bad[0]
@@ -91,10 +112,18 @@ class EventList:
         """Build from ``(clip, onset, offset, label)`` tuples; ``sources`` are the
         ``path``/``rows``/``files``/``clip_rows`` fields."""
         events = list(events)
+        for i, event in enumerate(events):
+            if not isinstance(event, tuple | list) or len(event) != 4:
+                raise TraceFormatError(f"event {i + 1} is {event!r}; an event is a (clip, onset, "
+                                       "offset, label) tuple")
+            for column, value in zip(("onset", "offset"), event[1:3], strict=True):
+                if isinstance(value, bool) or not isinstance(value, int | float | np.number):
+                    raise TraceFormatError(f"event {i + 1}: {column} {value!r} is not a number "
+                                           "of seconds", column=column)
         columns = list(zip(*events, strict=True)) if events else [[], [], [], []]
         return cls(np.asarray(columns[0], dtype=object), np.asarray(columns[1], dtype=np.float64),
                    np.asarray(columns[2], dtype=np.float64), np.asarray(columns[3], dtype=object),
-                   clips=tuple(clips), **sources)
+                   clips=clips if isinstance(clips, str) else tuple(clips), **sources)
 
     def to_rows(self) -> list[tuple[str, float, float, str]]:
         """``(clip, onset, offset, label)`` tuples in stored order."""

@@ -17,6 +17,9 @@ from sedcontract.errors import SignalError
 Projection = Literal["center", "any_overlap", "majority"]
 PROJECTIONS: tuple[str, ...] = ("center", "any_overlap", "majority")
 US_PER_SECOND = 1_000_000
+# the latest time a file or API may name (about 31.7 years): far inside int64 microseconds,
+# so no time overflows when it is compared on the microsecond grid
+MAX_SECONDS = 1e9
 
 
 def to_us(seconds: np.ndarray | float) -> np.ndarray:
@@ -33,8 +36,14 @@ class Grid:
     n: int
 
     def __post_init__(self) -> None:
+        if isinstance(self.hop, bool) or not isinstance(self.hop, int | float | np.number):
+            raise SignalError(f"grid hop must be a number of seconds, got "
+                              f"{type(self.hop).__name__} {self.hop!r}")
         if not np.isfinite(self.hop) or self.hop <= 0:
             raise SignalError(f"grid hop must be a positive number of seconds, got {self.hop!r}")
+        if self.hop > MAX_SECONDS:
+            raise SignalError(f"grid hop {self.hop!r} s is longer than the longest supported "
+                              f"time ({MAX_SECONDS:g} s)")
         if abs(self.hop * US_PER_SECOND - self.hop_us) > 1e-6 or self.hop_us <= 0:
             raise SignalError(f"grid hop {self.hop!r} s is not a whole number of microseconds")
         if int(self.n) != self.n or self.n < 0:

@@ -4,7 +4,6 @@ threshold (active iff score > threshold)."""
 
 from __future__ import annotations
 
-import csv
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -16,6 +15,8 @@ from scipy.ndimage import median_filter
 from sedcontract.errors import TraceFormatError
 from sedcontract.traces.activity import runs
 from sedcontract.traces.events import EventList
+from sedcontract.traces.grid import MAX_SECONDS, to_us
+from sedcontract.traces.tsv import clip_id, parse_number, read_fields
 
 
 @dataclass(frozen=True)
@@ -50,50 +51,91 @@ class ScoreTable:
 
 
 def read_scores(path: str | Path) -> ScoreTable:
-    """Read one score tsv; names the file, row and column of any bad value."""
+    """Read one score tsv; names the file, row and column of any bad value. Frames must tile
+    time: in order, each starting where the previous one ends (a gap, an overlap or a
+    shuffled row is an error, as sed_scores_eval's PSDS would refuse it)."""
     path = Path(path)
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (FileNotFoundError, UnicodeDecodeError) as exc:
-        raise TraceFormatError(f"cannot read score file ({exc.__class__.__name__})",
-                               path=str(path)) from None
-    numbered = [(i + 1, fields) for i, fields in enumerate(csv.reader(lines, delimiter="\t"))
-                if any(f.strip() for f in fields)]
-    rows = [fields for _, fields in numbered]
-    if not rows or [c.strip() for c in rows[0][:2]] != ["onset", "offset"] or len(rows[0]) < 3:
-        raise TraceFormatError("a score file starts with the header 'onset offset <class…>'",
-                               path=str(path), row=1)
-    header = [c.strip() for c in rows[0]]
-    lines_of = np.array([line for line, _ in numbered[1:]], dtype=np.int64)
-    values = np.empty((len(rows) - 1, len(header)))
-    for k, fields in enumerate(rows[1:]):
-        r = int(lines_of[k])
+    numbered = read_fields(path)
+    if not numbered or [c for c in numbered[0][1][:2]] != ["onset", "offset"] \
+            or len(numbered[0][1]) < 3:
+        raise TraceFormatError("a score file starts with the header 'onset offset <class…>' "
+                               "(tab-separated)", path=str(path),
+                               row=numbered[0][0] if numbered else 1)
+    header_row, header = numbered.pop(0)
+    for column in header[2:]:
+        if not column:
+            raise TraceFormatError("a class column has no name", path=str(path),
+                                   row=header_row)
+        if header.count(column) > 1:
+            raise TraceFormatError(f"the header names class {column!r} twice", path=str(path),
+                                   row=header_row, column=column)
+    lines_of = np.array([line for line, _ in numbered], dtype=np.int64)
+    values = np.empty((len(numbered), len(header)))
+    for k, (r, fields) in enumerate(numbered):
         if len(fields) != len(header):
             raise TraceFormatError(f"{len(fields)} columns, the header has {len(header)}",
                                    path=str(path), row=r)
         for c, text in enumerate(fields):
-            try:
-                values[k, c] = float(text)
-            except ValueError:
+            number = parse_number(text)
+            if number is None:
                 raise TraceFormatError(f"{text!r} is not a number", path=str(path), row=r,
-                                       column=header[c]) from None
-            if not math.isfinite(values[k, c]):
-                raise TraceFormatError(f"{text!r} is not finite", path=str(path), row=r,
                                        column=header[c])
-    if values.shape[0] and np.any(values[:, 1] <= values[:, 0]):
-        r = int(lines_of[np.flatnonzero(values[:, 1] <= values[:, 0])[0]])
-        raise TraceFormatError("offset is not after onset", path=str(path), row=r,
-                               column="offset")
+            if not math.isfinite(number) or abs(number) > MAX_SECONDS:
+                raise TraceFormatError(f"{text!r} is not a finite number within "
+                                       f"±{MAX_SECONDS:g}", path=str(path), row=r,
+                                       column=header[c])
+            values[k, c] = number
+    _check_tiling(values[:, 0], values[:, 1], lines_of, path)
     return ScoreTable(values[:, 0], values[:, 1], tuple(header[2:]), values[:, 2:], lines_of)
+
+
+def _check_tiling(onset: np.ndarray, offset: np.ndarray, lines: np.ndarray, path: Path) -> None:
+    """Frames in time order, each of positive length, each starting where the previous ends
+    (compared in microseconds)."""
+    def fail(message: str, k: int, column: str = "onset") -> None:
+        raise TraceFormatError(message, path=str(path), row=int(lines[k]), column=column)
+
+    on, off = to_us(onset), to_us(offset)
+    bad = np.flatnonzero(on < 0)
+    if bad.size:
+        fail(f"negative time {onset[bad[0]]!r}", bad[0])
+    bad = np.flatnonzero(on[1:] < on[:-1])
+    if bad.size:
+        k = bad[0] + 1
+        fail(f"rows are not in time order: this frame starts at {onset[k]!r} s, before the "
+             f"frame of row {lines[k - 1]} ({onset[k - 1]!r} s); sort the rows by onset", k)
+    bad = np.flatnonzero(off <= on)
+    if bad.size:
+        k = bad[0]
+        fail(f"offset {offset[k]!r} is not after onset {onset[k]!r}", k, "offset")
+    bad = np.flatnonzero(on[1:] != off[:-1])
+    if bad.size:
+        k = bad[0] + 1
+        kind = "a gap after" if on[k] > off[k - 1] else "an overlap with"
+        fail(f"this frame starts at {onset[k]!r} s but the frame of row {lines[k - 1]} ends "
+             f"at {offset[k - 1]!r} s ({kind} it): score frames must follow each other "
+             "without gaps or overlaps", k)
+
+
+def filter_frames(policy: DecisionPolicy, hop: float, frames: int) -> int:
+    """The median filter's length in frames of ``hop`` (1 = off); a filter longer than the
+    clip's ``frames`` is refused (its cost would grow with the filter, not the clip)."""
+    if policy.median_filter <= 0:
+        return 1
+    size = max(1, round(policy.median_filter / hop))
+    if frames > 0 and size > frames:
+        raise TraceFormatError(f"median filter of {policy.median_filter:g} s is {size} frames "
+                               f"of {hop:g} s, longer than the clip ({frames} frames)")
+    return size
 
 
 def decide(scores: np.ndarray, policy: DecisionPolicy, hop: float) -> np.ndarray:
     """Boolean activity from frame scores ``[..., frames, classes]`` under ``policy``: the
     median filter (its length in seconds rounded to frames of ``hop``) along frames, then
-    the threshold."""
+    the threshold (strictly above)."""
     scores = np.asarray(scores, dtype=np.float64)
-    if policy.median_filter > 0 and scores.shape[-2] > 0:
-        size = max(1, round(policy.median_filter / hop))
+    size = filter_frames(policy, hop, scores.shape[-2])
+    if size > 1 and scores.shape[-2] > 0:
         sizes = (1,) * (scores.ndim - 2) + (size, 1)
         scores = median_filter(scores, size=sizes, mode="nearest")
     return scores > policy.threshold
@@ -111,26 +153,59 @@ def activity_to_events(active: np.ndarray, clips: Sequence[str], classes: Sequen
     return EventList.from_rows(events, clips=tuple(clips))
 
 
-def scores_to_events(directory: str | Path, policy: DecisionPolicy) -> EventList:
-    """Events of every ``*.tsv`` score file in ``directory`` (clip id = file stem)."""
+def score_files(directory: str | Path) -> list[Path]:
+    """The score files of a directory: every ``*.tsv`` (any case of the suffix), sorted."""
     directory = Path(directory)
-    files = sorted(directory.glob("*.tsv"))
+    if not directory.exists():
+        raise TraceFormatError("no such directory (--pred-scores names a directory of score "
+                               "files, one tsv per clip)", path=str(directory))
+    if not directory.is_dir():
+        raise TraceFormatError("is a file, not a directory (--pred-scores names a directory of "
+                               "score files, one tsv per clip; give event tsv files with "
+                               "--pred)", path=str(directory))
+    files = sorted(p for p in directory.iterdir() if p.suffix.lower() == ".tsv" and p.is_file())
     if not files:
         raise TraceFormatError("no score files (*.tsv) in this directory", path=str(directory))
+    return files
+
+
+def scores_to_events(directory: str | Path, policy: DecisionPolicy,
+                     expected: Sequence[str] | None = None) -> EventList:
+    """Events of every score file in ``directory`` (clip id = file stem without an audio
+    extension). ``expected`` (the reference clips) must each have a score file."""
+    directory = Path(directory)
     events: list[tuple[str, float, float, str]] = []
     sources, lines, clips = [], [], {}
-    for path in files:
+    expected = None if expected is None else set(expected)
+    for path in score_files(directory):
+        clip = clip_id(path.stem)
+        if clip in clips:
+            raise TraceFormatError(f"{Path(clips[clip][0]).name} and {path.name} are both the "
+                                   f"scores of clip {clip!r}", path=str(directory))
+        if expected is not None and clip not in expected:
+            raise TraceFormatError(f"scores of clip {clip!r}, which the reference does not "
+                                   "list", path=str(path))
+        clips[clip] = (str(path), 1)
         table = read_scores(path)
-        clips[path.stem] = (str(path), 1)
         if table.scores.shape[0] == 0:
             continue
-        steps = np.diff(table.onset)
-        hop = float(np.median(steps)) if steps.size else float(table.offset[0] - table.onset[0])
-        row, start, end = runs(decide(table.scores, policy, hop).T)
-        events += [(path.stem, float(table.onset[s]), float(table.offset[e - 1]),
+        hop = float(np.median(table.offset - table.onset))
+        try:
+            active = decide(table.scores, policy, hop)
+        except TraceFormatError as exc:
+            raise TraceFormatError(exc.message, path=str(path)) from None
+        row, start, end = runs(active.T)
+        events += [(clip, float(table.onset[s]), float(table.offset[e - 1]),
                     table.classes[r]) for r, s, e in zip(row, start, end, strict=True)]
         sources += [str(path)] * len(row)
         lines += table.lines[start].tolist()
+    missing = sorted(c for c in expected or () if c not in clips)
+    if missing:
+        raise TraceFormatError(f"no score file for reference clip(s) "
+                               f"{', '.join(map(repr, missing[:5]))}"
+                               f"{' …' if len(missing) > 5 else ''} (expected e.g. "
+                               f"{directory / (missing[0] + '.tsv')}); a system scores every "
+                               "clip", path=str(directory))
     return EventList.from_rows(events, clips=tuple(clips), path=str(directory),
                                rows=np.asarray(lines, dtype=np.int64),
                                files=np.asarray(sources, dtype=object), clip_rows=clips)

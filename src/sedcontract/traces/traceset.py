@@ -1,22 +1,22 @@
 """Reference and prediction event lists projected onto one frame grid per clip.
 
-A :class:`TraceSet` holds ``[clips, classes, n]`` activity for both sides (``n`` = the longest
-clip; each clip keeps its own length) and hands the monitor signals for the *typed* trace (one
+A :class:`TraceSet` holds the maximal runs of both sides per clip × class (each clip keeps its
+own length) and hands the monitor dense signals, chunk by chunk, for the *typed* trace (one
 row per clip × class) or the *union* trace (one row per clip, active = OR over classes).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
 
 from sedcontract.errors import TraceFormatError
-from sedcontract.traces.activity import runs
 from sedcontract.traces.events import EventList
-from sedcontract.traces.grid import Grid, Projection, frames_covering, project, to_us
+from sedcontract.traces.grid import MAX_SECONDS, Grid, Projection, frames_covering, project, to_us
+from sedcontract.traces.intervals import Intervals
 from sedcontract.traces.names import signal_name
 
 Mode = Literal["typed", "union"]
@@ -24,15 +24,27 @@ MODES: tuple[str, ...] = ("typed", "union")
 SIDES: tuple[str, ...] = ("ref", "pred")
 
 
+# a clip's frames are refused above this (16,777,216 frames: 93 h at hop 20 ms, 4.7 h at 1 ms);
+# raise it with max_frames= (--max-frames) when a long recording is meant
+MAX_CLIP_FRAMES = 1 << 24
+# frame cells per dense signal handed to the monitor at once (rows × frames of one chunk)
+CHUNK_CELLS = 1 << 22
+
+
 @dataclass(frozen=True)
 class TraceSet:
-    """Activity of both sides on the declared grid, plus what projection lost."""
+    """Activity of both sides on the declared grid, as maximal runs, plus what projection lost.
+
+    ``runs[side]`` holds the runs of every clip × class (row ``i·C + c``); dense frame arrays
+    are made only for the rows of one chunk at a time (:meth:`signals`), so memory follows the
+    events and the chunk size, not the longest clip times the number of rows.
+    """
 
     clips: tuple[str, ...]
     classes: tuple[str, ...]
     hop: float
     lengths: np.ndarray            # [clips] frames per clip
-    active: dict[str, np.ndarray]  # side → [clips, classes, n] bool
+    runs: dict[str, Intervals]     # side → runs per clip × class row
     projection: str
     vanished: dict[str, int]       # side → events that cover no frame under the projection
     merged: dict[str, int]         # side → events that share their grid interval with
@@ -42,9 +54,12 @@ class TraceSet:
     def from_events(cls, ref: EventList, pred: EventList, *, hop: float,
                     durations: Mapping[str, float] | None = None,
                     classes: Sequence[str] | None = None,
-                    projection: Projection = "center") -> TraceSet:
+                    projection: Projection = "center",
+                    max_frames: int = MAX_CLIP_FRAMES) -> TraceSet:
         """Project both event lists; a clip's length comes from ``durations`` when given,
-        else from the latest offset of either side in that clip."""
+        else from the latest offset of either side in that clip. A clip longer than
+        ``max_frames`` frames is refused."""
+        grid = Grid(hop, 0)  # a usable hop, or a clear error
         clips = tuple(ref.clips)
         known = set(clips)
         stray = np.flatnonzero([c not in known for c in pred.clip])
@@ -61,7 +76,7 @@ class TraceSet:
         if classes is None:
             classes = labels
         else:
-            classes = list(classes)
+            classes = check_classes(classes)
             for events in (ref, pred):
                 bad = np.flatnonzero([lab not in classes for lab in events.label])
                 if bad.size:
@@ -77,11 +92,7 @@ class TraceSet:
             for side, events in zip(SIDES, (ref, pred), strict=True):
                 np.maximum.at(extent_us, rows[side], to_us(events.offset))
         else:
-            missing = [c for c in clips if c not in durations]
-            if missing:
-                raise TraceFormatError(f"no duration for clip(s) {', '.join(missing[:5])}"
-                                       + (" …" if len(missing) > 5 else ""))
-            extent_us = to_us(np.array([durations[c] for c in clips], dtype=np.float64))
+            extent_us = _duration_us(clips, durations)
             for side, events in zip(SIDES, (ref, pred), strict=True):
                 late = np.flatnonzero(to_us(events.offset) > extent_us[rows[side]])
                 if late.size:
@@ -89,52 +100,100 @@ class TraceSet:
                     raise TraceFormatError(f"offset {float(events.offset[i])!r} is past the "
                                            f"clip duration {durations[events.clip[i]]!r}",
                                            **events.where(i), column="offset")
-        lengths = frames_covering(extent_us, Grid(hop, 0).hop_us)
-        n = int(lengths.max()) if len(clips) else 0
+        lengths = frames_covering(extent_us, grid.hop_us)
+        _check_length(lengths, max_frames, clips, hop, durations, ref, pred, rows)
         class_index = {c: i for i, c in enumerate(classes)}
-        active, vanished, merged = {}, {}, {}
+        runs_of, vanished, merged = {}, {}, {}
         for side, events in zip(SIDES, (ref, pred), strict=True):
-            grid = np.zeros((len(clips), len(classes), n + 1), dtype=np.int8)
             first, end = project(events.onset, events.offset, hop, projection)
             cols = np.array([class_index[c] for c in events.label], dtype=np.int64)
             end = np.minimum(end, lengths[rows[side]])
             first = np.minimum(first, end)
             vanished[side] = int(np.count_nonzero(first == end))
-            # difference array: +1 at the first frame, −1 at the end, then a running sum
-            np.add.at(grid, (rows[side], cols, first), 1)
-            np.add.at(grid, (rows[side], cols, end), -1)
-            active[side] = np.cumsum(grid, axis=-1, dtype=np.int32)[..., :n] > 0
             # overlapping, touching or grid-adjacent events become one maximal run
-            intervals = len(runs(active[side].reshape(len(clips) * len(classes), n))[0])
-            merged[side] = len(events) - vanished[side] - intervals
-        return cls(clips, tuple(classes), float(hop), lengths, active, projection, vanished,
+            runs_of[side] = Intervals.merged(rows[side] * len(classes) + cols, first, end)
+            merged[side] = len(events) - vanished[side] - len(runs_of[side])
+        return cls(clips, tuple(classes), float(hop), lengths, runs_of, projection, vanished,
                    merged)
 
-    def signals(self, mode: Mode = "typed") -> tuple[dict[str, np.ndarray], np.ndarray]:
-        """``(signals, lengths)`` for the monitor.
+    def rows(self, mode: Mode = "typed") -> int:
+        """Number of rows: clip × class (typed) or clip (union)."""
+        _check_mode(mode)
+        return len(self.clips) * (len(self.classes) if mode == "typed" else 1)
+
+    def row_lengths(self, mode: Mode = "typed") -> np.ndarray:
+        """Frames of every row (its clip's length)."""
+        _check_mode(mode)
+        return np.repeat(self.lengths, len(self.classes)) if mode == "typed" else self.lengths
+
+    def intervals(self, side: str, mode: Mode = "typed") -> Intervals:
+        """Maximal runs of ``side`` per row: per clip × class, or per clip on the union trace
+        (activity of any class)."""
+        _check_mode(mode)
+        runs = self.runs[side]
+        if mode == "typed":
+            return runs
+        return Intervals.merged(runs.row // max(len(self.classes), 1), runs.start, runs.end)
+
+    def chunks(self, mode: Mode = "typed", cells: int = CHUNK_CELLS) -> list[tuple[int, int]]:
+        """Consecutive row ranges ``[first, stop)`` whose dense signals (rows × the longest of
+        their frames) hold at most ``cells`` cells; a row longer than that is a chunk alone."""
+        per = len(self.classes) if mode == "typed" else 1
+        out: list[tuple[int, int]] = []
+        first = width = 0
+        for i, n in enumerate(self.lengths.tolist()):
+            group = max(1, cells // max(n, 1))
+            for r0 in range(i * per, (i + 1) * per, group):
+                r1 = min(r0 + group, (i + 1) * per)
+                if r0 > first and (r1 - first) * max(width, n) > cells:
+                    out.append((first, r0))
+                    first, width = r0, 0
+                width = max(width, n)
+        total = len(self.clips) * per
+        if total > first or not out:  # no rows at all: one empty chunk
+            out.append((first, total))
+        return out
+
+    def signals(self, mode: Mode = "typed", rows: tuple[int, int] | None = None,
+                names: Iterable[str] | None = None) -> tuple[dict[str, np.ndarray], np.ndarray]:
+        """``(signals, lengths)`` for the monitor, for the rows ``[first, stop)`` (default: all).
 
         ``typed``: rows are clip × class (row ``i·C + c``); ``ref.active`` is that class's
         trace and ``ref.active[k]`` class ``k`` of the same clip. ``union``: rows are clips;
-        ``ref.active`` is the OR over classes.
+        ``ref.active`` is the OR over classes. ``names`` limits the signals made to those
+        named (``ref.active``, ``pred.active[speech]``, …); default: every one.
         """
-        if mode not in MODES:
-            raise ValueError(f"unknown trace mode {mode!r}; choose one of {', '.join(MODES)}")
-        n_clips, n_classes = len(self.clips), len(self.classes)
+        _check_mode(mode)
+        first, stop = rows if rows is not None else (0, self.rows(mode))
+        lengths = self.row_lengths(mode)[first:stop]
+        n = int(lengths.max()) if len(lengths) else 0
+        wanted = None if names is None else set(names)
+        per = max(len(self.classes), 1) if mode == "typed" else 1
+        clip0, clip1 = first // per, -(-stop // per)
+        clip_of_row = np.arange(first, stop) // per - clip0
         signals: dict[str, np.ndarray] = {}
         for side in SIDES:
-            act = self.active[side]
-            if mode == "typed":
-                signals[signal_name(side, "active")] = act.reshape(n_clips * n_classes,
-                                                                   act.shape[-1])
-                for k, name in enumerate(self.classes):
-                    signals[signal_name(side, "active", name)] = np.repeat(act[:, k], n_classes,
-                                                                          axis=0)
-            else:
-                signals[signal_name(side, "active")] = act.any(axis=1)
-                for k, name in enumerate(self.classes):
-                    signals[signal_name(side, "active", name)] = act[:, k]
-        lengths = np.repeat(self.lengths, n_classes) if mode == "typed" else self.lengths
+            name = signal_name(side, "active")
+            if wanted is None or name in wanted:
+                signals[name] = self.intervals(side, mode).rows_between(first, stop).paint(
+                    stop - first, n)
+            for k, cls in enumerate(self.classes):
+                name = signal_name(side, "active", cls)
+                if wanted is not None and name not in wanted:
+                    continue
+                runs = self.runs[side].rows_between(clip0 * len(self.classes),
+                                                    clip1 * len(self.classes))
+                keep = runs.row % len(self.classes) == k
+                of_class = Intervals(runs.row[keep] // len(self.classes), runs.start[keep],
+                                     runs.end[keep])
+                signals[name] = of_class.paint(clip1 - clip0, n)[clip_of_row]
         return signals, lengths
+
+    def dense(self, side: str) -> np.ndarray:
+        """Boolean activity ``[clips, classes, n]`` of one side (``n`` = the longest clip)."""
+        n = int(self.lengths.max()) if len(self.clips) else 0
+        active = self.runs[side].paint(self.rows("typed"), n)
+        return active.reshape(len(self.clips), len(self.classes), n)
 
     def row_classes(self, mode: Mode = "typed") -> np.ndarray:
         """Class index of every row of :meth:`signals` (−1 on the union trace)."""
@@ -147,3 +206,62 @@ class TraceSet:
         if mode == "typed":
             return [(clip, c) for clip in self.clips for c in self.classes]
         return [(clip, None) for clip in self.clips]
+
+
+def _check_mode(mode: str) -> None:
+    if mode not in MODES:
+        raise ValueError(f"unknown trace mode {mode!r}; choose one of {', '.join(MODES)}")
+
+
+def check_classes(classes: Sequence[str]) -> list[str]:
+    """Declared class names: a sequence of distinct non-empty strings."""
+    if isinstance(classes, str) or not isinstance(classes, Sequence | np.ndarray | tuple):
+        raise TraceFormatError(f"classes must be a list of class names, got {classes!r}")
+    classes = list(classes)
+    for name in classes:
+        if not isinstance(name, str) or not name:
+            raise TraceFormatError(f"class name {name!r} is not a non-empty string")
+    twice = sorted({c for c in classes if classes.count(c) > 1})
+    if twice:
+        raise TraceFormatError(f"class {twice[0]!r} is declared twice")
+    return classes
+
+
+def _duration_us(clips: Sequence[str], durations: Mapping[str, float]) -> np.ndarray:
+    """Clip durations in microseconds; each must be a finite time in [0, MAX_SECONDS]."""
+    missing = [c for c in clips if c not in durations]
+    if missing:
+        raise TraceFormatError(f"no duration for clip(s) {', '.join(missing[:5])}"
+                               + (" …" if len(missing) > 5 else ""))
+    values = []
+    for clip in clips:
+        value = durations[clip]
+        if isinstance(value, bool) or not isinstance(value, int | float | np.number) \
+                or not np.isfinite(value) or not 0 <= value <= MAX_SECONDS:
+            raise TraceFormatError(f"duration of clip {clip!r} is {value!r}, not a time in "
+                                   f"[0, {MAX_SECONDS:g}] s")
+        values.append(float(value))
+    return to_us(np.array(values, dtype=np.float64))
+
+
+def _check_length(lengths: np.ndarray, max_frames: int, clips: Sequence[str], hop: float,
+                  durations: Mapping[str, float] | None, ref: EventList, pred: EventList,
+                  rows: dict[str, np.ndarray]) -> None:
+    """Refuse a clip of more than ``max_frames`` frames, naming where its length came from."""
+    if not len(lengths) or int(lengths.max()) <= max_frames:
+        return
+    i = int(np.argmax(lengths))
+    message = (f"clip {clips[i]!r} is {int(lengths[i])} frames of {hop:g} s, more than the "
+               f"limit of {max_frames} frames per clip; use a larger hop, split the recording, "
+               "or raise the limit (max_frames= / --max-frames)")
+    if durations is not None:
+        raise TraceFormatError(f"{message} (its duration is {durations[clips[i]]!r} s)")
+    for side, events in zip(SIDES, (ref, pred), strict=True):
+        mine = np.flatnonzero(rows[side] == i)
+        if mine.size:
+            j = mine[np.argmax(events.offset[mine])]
+            if frames_covering(to_us(events.offset[j]), Grid(hop, 0).hop_us) == lengths[i]:
+                raise TraceFormatError(f"{message} (the clip's length is this event's offset, "
+                                       f"{float(events.offset[j])!r} s)", **events.where(j),
+                                       column="offset")
+    raise TraceFormatError(message)

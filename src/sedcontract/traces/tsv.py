@@ -3,14 +3,17 @@
 
 from __future__ import annotations
 
-import csv
 import math
+import re
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import numpy as np
 
 from sedcontract.errors import TraceFormatError
+from sedcontract.outputs import atomic_write
 from sedcontract.traces.events import EventList
+from sedcontract.traces.grid import MAX_SECONDS
 
 EVENT_COLUMNS = ("filename", "onset", "offset", "event_label")
 DURATION_COLUMNS = ("filename", "duration")
@@ -26,51 +29,133 @@ def clip_id(filename: str) -> str:
     return name
 
 
-def _read_table(path: Path, columns: tuple[str, ...]) -> list[tuple[int, dict[str, str]]]:
-    """Rows as ``(line number, {column: text})``; a header row is optional."""
+def read_fields(path: Path) -> list[tuple[int, list[str]]]:
+    """The non-blank lines of a tab-separated file as ``(line number, fields)``.
+
+    The format rules (docs/guard-report.md, "Input rules"): UTF-8, a byte-order mark is ignored;
+    lines end at ``\\n`` (or ``\\r\\n``) only, so a label may hold any other character; fields
+    are separated by tabs and stripped of surrounding spaces; a field written in double quotes
+    is unquoted (``""`` inside stands for one quote); a line starting with ``#`` is an error,
+    not a comment (the format has none).
+    """
     try:
         text = path.read_text(encoding="utf-8-sig")  # a byte-order mark is not data
     except FileNotFoundError:
         raise TraceFormatError("file not found", path=str(path)) from None
+    except IsADirectoryError:
+        raise TraceFormatError("is a directory, not a tsv file", path=str(path)) from None
     except UnicodeDecodeError as exc:
         raise TraceFormatError(f"not UTF-8 text ({exc.reason} at byte {exc.start})",
                                path=str(path)) from None
     except OSError as exc:
         raise TraceFormatError(f"cannot read ({exc.strerror})", path=str(path)) from None
-    lines = text.splitlines()
-    rows = list(csv.reader(lines, delimiter="\t", quoting=csv.QUOTE_NONE))
-    start, names = 0, list(columns)
-    if rows and rows[0] and rows[0][0].strip().lower() == columns[0]:
-        names = [c.strip().lower() for c in rows[0]]
+    table = []
+    for index, line in enumerate(text.split("\n")):
+        line = line.removesuffix("\r")
+        if not line.strip():
+            continue
+        if line.lstrip().startswith("#"):
+            raise TraceFormatError(f"{_shorten(line)!r} starts with '#': the format has no "
+                                   "comment lines; delete the line", path=str(path),
+                                   row=index + 1)
+        table.append((index + 1, [_unquote(f, path, index + 1) for f in line.split("\t")]))
+    return table
+
+
+def _shorten(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def _unquote(field: str, path: Path, row: int) -> str:
+    field = field.strip()
+    if not field.startswith('"'):
+        return field
+    inner = field[1:-1] if len(field) > 1 and field.endswith('"') else None
+    if inner is None or re.search(r'(?<!")"(?!")', inner.replace('""', "")):
+        raise TraceFormatError(f"unbalanced double quote in {_shorten(field)!r} (a quoted field "
+                               'ends with \'"\' and writes a quote inside as \'""\')',
+                               path=str(path), row=row)
+    return inner.replace('""', '"')
+
+
+def _quote(field: str) -> str:
+    """A field as written: quoted when it starts with a quote, so it reads back unchanged."""
+    if any(c in field for c in "\t\n\r"):
+        raise TraceFormatError(f"{field!r} holds a tab or line break, which a tsv field cannot "
+                               "hold")
+    return '"' + field.replace('"', '""') + '"' if field.startswith('"') else field
+
+
+def _read_table(path: Path, columns: tuple[str, ...]) -> list[tuple[int, dict[str, str]]]:
+    """Rows as ``(line number, {column: text})``; a header row (the first non-blank line, if
+    its first field is ``columns[0]``) is optional and may order the columns."""
+    rows = read_fields(path)
+    names, header_row = list(columns), None
+    if rows and rows[0][1][0].lower() == columns[0]:
+        header_row, header = rows.pop(0)
+        names = [c.lower() for c in header]
         missing = [c for c in columns if c not in names]
         if missing:
             raise TraceFormatError(f"header lacks column(s) {', '.join(missing)}; expected "
-                                   f"{' '.join(columns)} (tab-separated)", path=str(path), row=1)
-        start = 1
+                                   f"{' '.join(columns)} (tab-separated)", path=str(path),
+                                   row=header_row)
+        twice = sorted({c for c in names if names.count(c) > 1 and c})
+        if twice:
+            raise TraceFormatError(f"header names column {twice[0]!r} twice", path=str(path),
+                                   row=header_row, column=twice[0])
     table = []
-    for index in range(start, len(rows)):
-        fields = rows[index]
-        if not any(f.strip() for f in fields):
-            continue
+    for line, fields in rows:
         if len(fields) == 1 and len(fields[0].split()) > 1:
-            raise TraceFormatError(f"one column {fields[0]!r}: fields must be separated by tabs, "
-                                   "not spaces", path=str(path), row=index + 1)
-        if start == 0 and len(fields) > len(names) and any(f.strip() for f in fields[len(names):]):
-            raise TraceFormatError(f"{len(fields)} columns; expected {' '.join(columns)} "
-                                   "(tab-separated)", path=str(path), row=index + 1)
-        table.append((index + 1, {name: (fields[i].strip() if i < len(fields) else "")
-                                  for i, name in enumerate(names)}))
+            raise TraceFormatError(f"one column {_shorten(fields[0])!r}: fields must be "
+                                   "separated by tabs, not spaces", path=str(path), row=line)
+        if len(fields) > len(names) and any(fields[len(names):]):
+            source = "the header names" if header_row else "expected"
+            raise TraceFormatError(f"{len(fields)} columns; {source} {len(names)}: "
+                                   f"{' '.join(names)} (tab-separated)", path=str(path),
+                                   row=line)
+        table.append((line, {name: (fields[i] if i < len(fields) else "")
+                             for i, name in enumerate(names)}))
     return table
+
+
+# a decimal number as written in tsv files: no underscores, no hex ('inf' and 'nan' are read so
+# that the finiteness check can name them)
+_NUMBER = re.compile(r"[+-]?(?:(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
+                     r"|inf|infinity|nan)\Z", re.IGNORECASE)
+
+
+def parse_number(value: str) -> float | None:
+    """The value of a decimal number (``1.5``, ``-2``, ``3e-2``), None if it is not one
+    (Python's ``float`` would also take ``1_5`` as 15)."""
+    return float(value) if _NUMBER.match(value) else None
 
 
 def _time(value: str, *, path: Path, row: int, column: str) -> float:
     if value == "":
         raise TraceFormatError("missing value", path=str(path), row=row, column=column)
-    try:
-        return float(value)
-    except ValueError:
-        raise TraceFormatError(f"{value!r} is not a number", path=str(path), row=row,
-                               column=column) from None
+    number = parse_number(value)
+    if number is None:
+        raise TraceFormatError(f"{_shorten(value)!r} is not a number", path=str(path), row=row,
+                               column=column)
+    return number
+
+
+class _ClipIds:
+    """Clip ids of one file; two different filenames naming one clip (``a.wav`` and
+    ``a.flac``) are an error, not a silent merge."""
+
+    def __init__(self, path: Path) -> None:
+        self.path, self.first = path, {}
+
+    def __call__(self, name: str, line: int) -> str:
+        clip = clip_id(name)
+        seen = self.first.setdefault(clip, (name, line))
+        if seen[0] != name:
+            raise TraceFormatError(f"{name!r} and {seen[0]!r} (row {seen[1]}) are both clip "
+                                   f"{clip!r} (the clip id drops the audio extension); name "
+                                   "each clip one way", path=str(self.path), row=line,
+                                   column="filename")
+        return clip
 
 
 def read_events(path: str | Path) -> EventList:
@@ -78,11 +163,12 @@ def read_events(path: str | Path) -> EventList:
     path = Path(path)
     clips, onsets, offsets, labels, lines = [], [], [], [], []
     seen: dict[str, tuple[str, int]] = {}
+    clip_of = _ClipIds(path)
     for line, row in _read_table(path, EVENT_COLUMNS):
         name = row.get("filename", "")
         if not name:
             raise TraceFormatError("missing value", path=str(path), row=line, column="filename")
-        clip = clip_id(name)
+        clip = clip_of(name, line)
         seen.setdefault(clip, (str(path), line))
         rest = [row.get(c, "") for c in EVENT_COLUMNS[1:]]
         if not any(rest):
@@ -103,32 +189,38 @@ def read_events(path: str | Path) -> EventList:
                      clip_rows=seen)
 
 
-def write_events(path: str | Path, events: EventList, *, extension: str = ".wav") -> None:
-    """Write a DCASE event tsv with a header; clips without events get a filename-only row."""
-    path = Path(path)
+def events_tsv(events: EventList, *, extension: str = ".wav") -> str:
+    """The text of a DCASE event tsv with a header; clips without events get a filename-only
+    row."""
     with_events = set(events.clip.tolist())
-    with path.open("w", encoding="utf-8", newline="") as f:
-        f.write("\t".join(EVENT_COLUMNS) + "\n")
-        for clip, onset, offset, label in events.to_rows():
-            f.write(f"{clip}{extension}\t{onset!r}\t{offset!r}\t{label}\n")
-        for clip in events.clips:
-            if clip not in with_events:
-                f.write(f"{clip}{extension}\t\t\t\n")
+    lines = ["\t".join(EVENT_COLUMNS)]
+    lines += [f"{_quote(clip + extension)}\t{onset!r}\t{offset!r}\t{_quote(label)}"
+              for clip, onset, offset, label in events.to_rows()]
+    lines += [f"{_quote(clip + extension)}\t\t\t" for clip in events.clips
+              if clip not in with_events]
+    return "\n".join(lines) + "\n"
+
+
+def write_events(path: str | Path, events: EventList, *, extension: str = ".wav",
+                 inputs: Iterable[str | Path | None] = ()) -> None:
+    """Write :func:`events_tsv` atomically (never onto one of ``inputs``)."""
+    atomic_write(path, events_tsv(events, extension=extension), inputs=inputs)
 
 
 def read_durations(path: str | Path) -> dict[str, float]:
     """Read a durations tsv into ``{clip: seconds}``."""
     path = Path(path)
     durations: dict[str, float] = {}
+    clip_of = _ClipIds(path)
     for line, row in _read_table(path, DURATION_COLUMNS):
         name = row.get("filename", "")
         if not name:
             raise TraceFormatError("missing value", path=str(path), row=line, column="filename")
         value = _time(row.get("duration", ""), path=path, row=line, column="duration")
-        if not math.isfinite(value) or value < 0:
-            raise TraceFormatError(f"duration {value!r} is not a finite non-negative time",
+        if not math.isfinite(value) or not 0 <= value <= MAX_SECONDS:
+            raise TraceFormatError(f"duration {value!r} is not a time in [0, {MAX_SECONDS:g}] s",
                                    path=str(path), row=line, column="duration")
-        clip = clip_id(name)
+        clip = clip_of(name, line)
         if clip in durations and durations[clip] != value:
             raise TraceFormatError(f"clip {clip!r} listed twice with different durations",
                                    path=str(path), row=line, column="duration")
@@ -136,10 +228,15 @@ def read_durations(path: str | Path) -> dict[str, float]:
     return durations
 
 
-def write_durations(path: str | Path, durations: dict[str, float], *,
-                    extension: str = ".wav") -> None:
-    """Write a durations tsv with a header."""
-    with Path(path).open("w", encoding="utf-8", newline="") as f:
-        f.write("\t".join(DURATION_COLUMNS) + "\n")
-        for clip, duration in durations.items():
-            f.write(f"{clip}{extension}\t{float(duration)!r}\n")
+def write_durations(path: str | Path, durations: Mapping[str, float], *,
+                    extension: str = ".wav", inputs: Iterable[str | Path | None] = ()) -> None:
+    """Write :func:`durations_tsv` atomically (never onto one of ``inputs``)."""
+    atomic_write(path, durations_tsv(durations, extension=extension), inputs=inputs)
+
+
+def durations_tsv(durations: Mapping[str, float], *, extension: str = ".wav") -> str:
+    """The text of a durations tsv with a header."""
+    lines = ["\t".join(DURATION_COLUMNS)]
+    lines += [f"{_quote(clip + extension)}\t{float(duration)!r}"
+              for clip, duration in durations.items()]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,124 @@
+"""Maximal runs of activity as sorted half-open frame intervals per row, and the overlap
+structure between two such sets (ranges, counts, candidate pairs) found by sorted search.
+
+Because the intervals of one row are disjoint and sorted, both their starts and their ends
+increase, so the intervals of one side that overlap an interval of the other side form one
+contiguous index range: pairs cost what they are, never the cross product of a row.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from sedcontract.traces.activity import runs
+
+_EMPTY = np.zeros(0, dtype=np.int64)
+# candidate pairs refused above this (a relation or collar that relates almost everything to
+# everything in one clip): 16,777,216 pairs
+MAX_PAIRS = 1 << 24
+
+
+@dataclass(frozen=True)
+class Intervals:
+    """Half-open intervals ``[start, end)`` (frames, or any numbers), sorted by (row, start);
+    in one row they are disjoint and do not touch (maximal runs)."""
+
+    row: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+
+    @classmethod
+    def of(cls, active: np.ndarray, lengths: np.ndarray | None) -> Intervals:
+        """The maximal runs of Boolean activity ``[..., n]`` (rows flattened)."""
+        active = np.asarray(active)
+        rows = int(np.prod(active.shape[:-1], dtype=np.int64))
+        row, start, end = runs(active.reshape(rows, active.shape[-1]), lengths)
+        return cls(row, start, end)
+
+    @classmethod
+    def merged(cls, row: np.ndarray, start: np.ndarray, end: np.ndarray) -> Intervals:
+        """Maximal runs of any intervals: empty ones dropped, overlapping or touching ones of a
+        row joined."""
+        row = np.asarray(row, dtype=np.int64)
+        start, end = np.asarray(start), np.asarray(end)
+        keep = end > start
+        row, start, end = row[keep], start[keep], end[keep]
+        if not len(row):
+            return cls(_EMPTY, _EMPTY, _EMPTY)
+        order = np.lexsort((start, row))
+        row, start, end = row[order], start[order], end[order]
+        values, stride = _ranks(start, end)
+        key_end = np.maximum.accumulate(row * stride + np.searchsorted(values, end))
+        new = np.ones(len(row), dtype=bool)  # a run starts past the running end of its row
+        new[1:] = (row[1:] != row[:-1]) | \
+            (row[1:] * stride + np.searchsorted(values, start[1:]) > key_end[:-1])
+        first = np.flatnonzero(new)
+        last_end = np.maximum.reduceat(end, first)
+        return cls(row[first], start[first], last_end)
+
+    def __len__(self) -> int:
+        return len(self.row)
+
+    def rows_between(self, first: int, stop: int) -> Intervals:
+        """The intervals of rows ``[first, stop)``, renumbered from 0."""
+        lo, hi = np.searchsorted(self.row, [first, stop], side="left")
+        return Intervals(self.row[lo:hi] - first, self.start[lo:hi], self.end[lo:hi])
+
+    def paint(self, rows: int, n: int) -> np.ndarray:
+        """Boolean activity ``[rows, n]``; intervals are clipped to ``n`` frames."""
+        start, end = np.minimum(self.start, n), np.minimum(self.end, n)
+        diff = np.zeros((rows, n + 1), dtype=np.int8)  # runs never overlap: sums stay 0/1
+        np.add.at(diff, (self.row, start), 1)
+        np.add.at(diff, (self.row, end), -1)
+        return np.cumsum(diff[:, :n], axis=1, dtype=np.int8).astype(bool)
+
+
+def overlap_ranges(around: Intervals, counted: Intervals,
+                   reach: np.ndarray | int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """For each interval of ``around`` widened by ``reach`` frames on both sides: the index
+    range ``[lo, hi)`` of the intervals of ``counted`` in its row that share a frame with it."""
+    if len(around) == 0 or len(counted) == 0:
+        return np.zeros(len(around), dtype=np.int64), np.zeros(len(around), dtype=np.int64)
+    low, high = around.start - reach, around.end + reach
+    values, stride = _ranks(counted.start, counted.end, low, high)
+
+    def key(row: np.ndarray, position: np.ndarray) -> np.ndarray:
+        return row * stride + np.searchsorted(values, position)
+
+    lo = np.searchsorted(key(counted.row, counted.end), key(around.row, low), side="right")
+    hi = np.searchsorted(key(counted.row, counted.start), key(around.row, high), side="left")
+    return lo.astype(np.int64), np.maximum(hi, lo).astype(np.int64)
+
+
+def _ranks(*positions: np.ndarray) -> tuple[np.ndarray, int]:
+    """The distinct values of some positions (any numbers: frames, microseconds, seconds) and
+    a row stride above their number: ``row · stride + rank`` orders (row, position) exactly
+    without overflow, whatever the positions' size."""
+    values = np.unique(np.concatenate([np.ravel(p) for p in positions]))
+    return values, len(values) + 1
+
+
+def overlap_counts(around: Intervals, counted: Intervals) -> np.ndarray:
+    """For each interval of ``around``: how many intervals of ``counted`` in the same row share
+    at least one frame with it."""
+    lo, hi = overlap_ranges(around, counted)
+    return hi - lo
+
+
+def expand_ranges(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Pairs ``(i, j)`` for every ``j`` in ``[lo[i], hi[i])``, ordered by ``i`` then ``j``."""
+    width = hi - lo
+    first = np.repeat(np.arange(len(lo), dtype=np.int64), width)
+    offsets = np.arange(len(first), dtype=np.int64) - np.repeat(np.cumsum(width) - width, width)
+    return first, np.repeat(lo, width) + offsets
+
+
+def same_row_ranges(around: Intervals, counted: Intervals,
+                    rows: int) -> tuple[np.ndarray, np.ndarray]:
+    """For each interval of ``around``: the index range of every interval of ``counted`` in
+    its row."""
+    first = np.searchsorted(counted.row, np.arange(rows), side="left")
+    stop = np.searchsorted(counted.row, np.arange(rows), side="right")
+    return first[around.row], stop[around.row]
