@@ -73,7 +73,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--clips", type=int, default=1000)
     parser.add_argument("--events", type=int, default=10, help="per class and clip")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--smoke", action="store_true",
+                        help="a tiny run that only checks the script works (tests use it)")
     args = parser.parse_args(argv)
+    if args.smoke:
+        args.clips, args.events, args.repeats = 5, 2, 1
     ref, pred, durations = workload(args.clips, args.events, seed=0)
     print(f"workload: {args.clips} clips × {len(CLASSES)} classes, {len(ref)} reference and "
           f"{len(pred)} predicted events, 10 s clips, hop 0.02 s")

@@ -65,7 +65,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--frames", type=int, default=100_000)
     parser.add_argument("--repeats", type=int, default=20, help="timed runs of our monitor")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--smoke", action="store_true",
+                        help="a tiny run that only checks the script works (tests use it)")
     args = parser.parse_args(argv)
+    if args.smoke:
+        args.frames, args.repeats = 300, 1
     signals = traces(args.frames, args.seed)
     print(f"traces: {args.frames} frames, reference activity {signals['ref.active'].mean():.2f}")
     print(f"{'formula':34s} {'sedcontract':>12s} {'RTAMT':>10s} {'ratio':>8s}  agree")

@@ -4,6 +4,7 @@ Run: ``.venv/bin/python -W ignore benchmarks/standard_scores.py``."""
 
 from __future__ import annotations
 
+import argparse
 import sys
 import time
 import warnings
@@ -18,11 +19,19 @@ def timed(fn):
     return time.perf_counter() - start, value
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--clips", type=int, default=1000)
+    parser.add_argument("--events", type=int, default=10, help="per class and clip")
+    parser.add_argument("--smoke", action="store_true",
+                        help="a tiny run that only checks the script works (tests use it)")
+    args = parser.parse_args(argv)
+    if args.smoke:
+        args.clips, args.events = 5, 2
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         import sed_eval
-    ref, pred, durations = workload(1000, 10, seed=0)
+    ref, pred, durations = workload(args.clips, args.events, seed=0)
     classes = list(CLASSES)
     by_clip: dict[str, dict[str, list]] = {"ref": {}, "pred": {}}
     for side, events in (("ref", ref), ("pred", pred)):

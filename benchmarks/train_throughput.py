@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+import tempfile
 import time
 
 import lightning as L
@@ -45,7 +46,7 @@ def compute_rate(module, batch: dict, device: torch.device, steps: int) -> float
     def step() -> None:
         out = module(batch["waveform"])
         if optimizer is None:
-            module.frame_scores(batch["waveform"], out)
+            module.frame_scores(module.features(batch["waveform"]), out)
             return
         loss, _ = module.loss(out, batch)
         optimizer.zero_grad()
@@ -89,19 +90,32 @@ def fit_rate(module, datamodule, device: torch.device, batches: int) -> float:
     return clock.clips / (clock.end - clock.start)
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--root", default="data", help="data root (built when missing)")
     parser.add_argument("--batches", type=int, default=15)
     parser.add_argument("--batch-size", type=int, default=16)
     parser.add_argument("--workers", type=int, default=2)
-    args = parser.parse_args()
+    parser.add_argument("--smoke", action="store_true",
+                        help="a tiny run on a tiny benchmark built in a temporary folder, that "
+                        "only checks the script works (tests use it)")
+    args = parser.parse_args(argv)
     for name in ("sedcontract", "lightning.pytorch"):
         logging.getLogger(name).setLevel(logging.WARNING)
+    with tempfile.TemporaryDirectory() as scratch:
+        if args.smoke:
+            args.root, args.batches, args.batch_size, args.workers = scratch, 1, 2, 0
+        return run(args)
+
+
+def run(args: argparse.Namespace) -> int:
+    overrides = [f"paths.data_dir={args.root}", "paths.output_dir=.",
+                 f"data.batch_size={args.batch_size}", f"data.num_workers={args.workers}"]
+    if args.smoke:
+        overrides += ["data.sizes={train:6,validation:1,test:1}",
+                      "data.speech_source=synthetic"]
     with initialize_config_module("sedcontract.configs", version_base="1.3"):
-        cfg = compose("train", overrides=[f"paths.data_dir={args.root}", "paths.output_dir=.",
-                                          f"data.batch_size={args.batch_size}",
-                                          f"data.num_workers={args.workers}"])
+        cfg = compose("train", overrides=overrides)
     datamodule = instantiate(cfg.data)
     datamodule.prepare_data()
     devices = [torch.device("cpu")] + ([torch.device("cuda")] if torch.cuda.is_available()

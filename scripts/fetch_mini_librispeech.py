@@ -16,10 +16,16 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import sys
 import tarfile
+import tempfile
 import urllib.request
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+from sedcontract.data.librispeech import split_utterances
+from sedcontract.outputs import atomic_write
 
 BASE_URL = "https://www.openslr.org/resources/31"
 ARCHIVES = ("train-clean-5", "dev-clean-2")
@@ -42,7 +48,7 @@ def verify(path: Path, name: str, expected: str | None, record: Path) -> str:
         raise SystemExit(f"{path}: sha256 {actual} does not match the expected {wanted}; "
                          "delete the file and download again")
     known[name] = actual
-    record.write_text(json.dumps(known, indent=2, sort_keys=True) + "\n")
+    atomic_write(record, json.dumps(known, indent=2, sort_keys=True) + "\n")
     return actual
 
 
@@ -60,11 +66,18 @@ def extract(archive: Path, dest: Path) -> None:
 
 
 def download(url: str, target: Path) -> None:
-    partial = target.with_name(target.name + ".partial")
-    with urllib.request.urlopen(url) as response, partial.open("wb") as out:
-        while block := response.read(1 << 20):
-            out.write(block)
-    partial.replace(target)
+    """Stream ``url`` into a fresh temporary file beside ``target``, then rename it: an
+    interrupted download leaves no partial archive and touches no other file."""
+    fd, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.",
+                                     suffix=".tmp")
+    try:
+        with urllib.request.urlopen(url) as response, os.fdopen(fd, "wb") as out:
+            while block := response.read(1 << 20):
+                out.write(block)
+        os.replace(temporary, target)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -72,22 +85,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dest", default="data/mini_librispeech", type=Path)
     parser.add_argument("--sha256", action="append", default=[],
                         help="NAME=HEX expected checksum, e.g. train-clean-5=…")
-    parser.add_argument("--keep-archives", action="store_true")
+    parser.add_argument("--keep-archives", action="store_true",
+                        help="keep the archives this run downloads (ones already there are "
+                        "always kept)")
     args = parser.parse_args(argv)
     expected = dict(item.split("=", 1) for item in args.sha256)
     args.dest.mkdir(parents=True, exist_ok=True)
     for name in ARCHIVES:
         archive = args.dest / f"{name}.tar.gz"
-        if not archive.exists():
+        downloaded = not archive.exists()  # an archive that was there already is kept
+        if downloaded:
             print(f"downloading {BASE_URL}/{name}.tar.gz")
             download(f"{BASE_URL}/{name}.tar.gz", archive)
         digest = verify(archive, name, expected.get(name), args.dest / "checksums.json")
         print(f"{name}: sha256 {digest}")
         extract(archive, args.dest)
-        if not args.keep_archives:
+        if downloaded and not args.keep_archives:
             archive.unlink()
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-    from sedcontract.data.librispeech import split_utterances
 
     splits = split_utterances(args.dest)
     print("ready: " + ", ".join(f"{k} {len(v)} utterances" for k, v in splits.items()))

@@ -8,6 +8,8 @@ import io
 import itertools
 import json
 import math
+import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,7 +21,7 @@ from sedcontract.audit import to_csv, to_json, to_markdown
 from sedcontract.cli import main
 from sedcontract.errors import ContractCheckError, TraceFormatError
 from sedcontract.traces import EventList
-from tests.helpers import worked_example, write_worked_example
+from tests.helpers import run_limited, worked_example, write_worked_example
 
 REF, PRED = worked_example()
 COORDINATES = ("onset", "offset", "missed", "false", "silence", "duration", "fragmentation")
@@ -306,3 +308,67 @@ def test_macro_aggregation_averages_non_vacuous_classes(tmp_path, capsys):
     data = json.loads(capsys.readouterr().out)
     assert data["aggregation"] == "macro"
     assert math.isclose(data["modes"]["typed"]["logic"], report.logic("typed"))
+
+
+# ---- hardening ------------------------------------------------------------------------------
+
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+
+
+@pytest.mark.parametrize("case", ["events", "classes"])
+def test_memory_follows_the_events_not_the_pairs_or_classes_squared(case):
+    """One clip with 50,000 events per side, and 100 clips × 200 classes, audited with the
+    standard scores under a 1 GiB address-space cap (they needed > 24 GB and 4.3 GB)."""
+    result = run_limited([str(BENCHMARKS / "hostile_memory.py"), "--case", case],
+                         limit_mb=1024)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "onset 1.000, collar event F1 1.000" in result.stdout
+
+
+def test_coordinates_and_classes_are_checked_not_iterated():
+    report = sedcontract.audit(REF, PRED, durations={"c": 4.0}, coordinates="onset, silence")
+    assert report.coordinates == ("onset", "silence")
+    with pytest.raises(ContractCheckError, match="'onset' is listed twice"):
+        sedcontract.audit(REF, PRED, coordinates=["onset", "onset", "silence"])
+    with pytest.raises(TraceFormatError, match="class 'tone' is declared twice"):
+        sedcontract.audit(REF, PRED, classes=["speech", "tone", "tone"])
+
+
+@pytest.mark.parametrize(("kwargs", "fragment"), [
+    ({"ref": [("c", 0.5, 1.5, "speech")]}, "ref must be an EventList or the path"),
+    ({"contract": None}, "a contract is a shipped name"),
+    ({"hop": "0.02"}, "grid hop must be a number of seconds, got str"),
+    ({"durations": 4.0}, "durations must map clips to seconds"),
+    ({"scores": {"t_collar": 0.2}}, "scores must be a ScoreSettings"),
+    ({"eps": 0.2}, "binding 'eps' must be frames"),
+    ({"max_frames": 0}, "max_frames must be a positive integer"),
+])
+def test_api_arguments_of_the_wrong_type_are_clear_errors(kwargs, fragment):
+    arguments = {"ref": REF, "pred": PRED, **kwargs}
+    with pytest.raises(sedcontract.SedContractError, match=re.escape(fragment)):
+        sedcontract.audit(arguments.pop("ref"), arguments.pop("pred"), **arguments)
+
+
+def test_lost_events_and_strange_classes_are_warned_about_above_the_vector():
+    ref = EventList.from_rows([("a", 0.5, 1.5, "Speech"), ("a", 2.0, 2.005, "Speech")])
+    pred = EventList.from_rows([("a", 0.5, 1.5, "speech")])
+    report = sedcontract.audit(ref, pred, durations={"a": 4.0})
+    warnings = report.traces["warnings"]
+    assert warnings[0].startswith("1 of 2 reference events cover no frame at hop 0.02 s")
+    assert any("differ only in case" in w for w in warnings)
+    assert any("share no class" in w for w in warnings)
+    text = to_markdown(report)
+    assert text.index("> warning: 1 of 2 reference events") < text.index("| coordinate |")
+    assert json.loads(to_json(report))["traces"]["warnings"] == warnings
+    clean = sedcontract.audit(REF, PRED, durations={"c": 4.0})
+    assert clean.traces["warnings"] == [] and not to_markdown(clean).startswith(">")
+
+
+def test_labels_with_pipes_and_line_breaks_keep_the_tables_whole():
+    ref = EventList.from_rows([("a", 0.5, 1.5, "cat|dog"), ("a", 2.0, 3.0, "bird\u2028song")])
+    text = to_markdown(sedcontract.audit(ref, ref, durations={"a": 4.0}))
+    header = next(line for line in text.splitlines() if line.startswith("| coordinate | "
+                                                                          "bird"))
+    assert header == "| coordinate | bird song | cat\\|dog |"
+    rows = [line for line in text.splitlines() if line.startswith("|")]
+    assert len({line.count("|") - line.count("\\|") for line in rows[-8:]}) == 1

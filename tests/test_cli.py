@@ -3,6 +3,7 @@ with one clear message, never a traceback."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -56,3 +57,155 @@ def test_console_script_runs_without_traceback():
     assert result.returncode == 2
     assert "Traceback" not in result.stderr
     assert "1.5 frames" in result.stderr
+
+
+# ---- hardening: output files, interruptions, options -------------------------------------
+
+HEADER = "filename\tonset\toffset\tevent_label\n"
+
+
+def tsv(tmp_path, name: str, body: str):
+    path = tmp_path / name
+    path.write_text(HEADER + body)
+    return path
+
+
+def test_out_never_replaces_an_input(tmp_path, capsys):
+    ref = tsv(tmp_path, "ref.tsv", "a.wav\t0.5\t1.5\tspeech\n")
+    pred = tsv(tmp_path, "pred.tsv", "a.wav\t0.6\t1.5\tspeech\n")
+    before = (ref.read_text(), pred.read_text())
+    for out in (ref, pred, tmp_path / "." / "pred.tsv"):
+        assert main(["audit", f"--ref={ref}", f"--pred={pred}", "--out", str(out)]) == 2
+        assert "also an input of this command" in capsys.readouterr().err
+    durations = tmp_path / "d.tsv"
+    durations.write_text("filename\tduration\na.wav\t4.0\n")
+    assert main(["audit", f"--ref={ref}", f"--pred={pred}", f"--durations={durations}",
+                 "--out", str(durations)]) == 2
+    assert (ref.read_text(), pred.read_text()) == before
+    assert durations.read_text() == "filename\tduration\na.wav\t4.0\n"
+
+
+def test_out_writes_through_links_and_refuses_odd_targets(tmp_path, capsys):
+    ref = tsv(tmp_path, "ref.tsv", "a.wav\t0.5\t1.5\tspeech\n")
+    report = tmp_path / "reports" / "r.json"
+    report.parent.mkdir()
+    report.write_text("old")
+    link = tmp_path / "latest.json"
+    link.symlink_to(report)
+    bystander = tmp_path / "out.md.partial"
+    bystander.write_text("not ours")
+    assert main(["audit", f"--ref={ref}", f"--pred={ref}", "--format", "json",
+                 "--out", str(link)]) == 0
+    assert link.is_symlink() and report.read_text().startswith("{")
+    assert main(["audit", f"--ref={ref}", f"--pred={ref}", "--out", str(tmp_path / "out.md")]) \
+        == 0
+    assert bystander.read_text() == "not ours"
+    capsys.readouterr()
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    assert main(["audit", f"--ref={ref}", f"--pred={ref}", "--out", str(fifo)]) == 2
+    assert "not a regular file" in capsys.readouterr().err
+    assert main(["audit", f"--ref={ref}", f"--pred={ref}", "--out", ""]) == 2
+    assert "output path is empty" in capsys.readouterr().err
+    missing = tmp_path / "no-such-folder" / "r.md"
+    assert main(["audit", f"--ref={ref}", f"--pred={ref}", "--out", str(missing)]) == 2
+    err = capsys.readouterr().err
+    assert str(missing) in err and ".partial" not in err and ".tmp" not in err
+
+
+def test_pathologies_never_replace_their_reference(tmp_path, capsys):
+    folder = tmp_path / "set"
+    folder.mkdir()
+    ref = tsv(folder, "ref.tsv", "a.wav\t0.5\t1.5\tspeech\na.wav\t2.0\t3.0\ttone\n")
+    before = ref.read_text()
+    assert main(["data", "pathologies", f"--ref={ref}", "--out", str(folder)]) == 2
+    assert "also an input" in capsys.readouterr().err
+    assert ref.read_text() == before and sorted(p.name for p in folder.iterdir()) == ["ref.tsv"]
+    durations = folder / "durations.tsv"
+    durations.write_text("filename\tduration\na.wav\t4.0\n")
+    other = tsv(tmp_path, "other.tsv", "a.wav\t0.5\t1.5\tspeech\n")
+    assert main(["data", "pathologies", f"--ref={other}", f"--durations={durations}",
+                 "--out", str(folder)]) == 2
+    assert durations.read_text() == "filename\tduration\na.wav\t4.0\n"
+
+
+def test_an_interrupted_build_exits_130_without_a_traceback(tmp_path, monkeypatch, capsys):
+    from sedcontract.data import build
+
+    real, calls = build.make_scene, {"n": 0}
+
+    def interrupted(*args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(build, "make_scene", interrupted)
+    argv = ["data", "build", "controlled", "--root", str(tmp_path), "--train", "4",
+            "--validation", "0", "--test", "0", "--speech-source", "synthetic"]
+    assert main(argv) == 130
+    assert "interrupted" in capsys.readouterr().err
+    audio = tmp_path / "controlled" / "audio" / "train"
+    assert sorted(p.name for p in audio.iterdir()) == ["train_0000.wav", "train_0001.wav"]
+    monkeypatch.setattr(build, "make_scene", real)
+    assert main(argv) == 0  # the rebuild completes (and keeps the two finished files)
+    assert len(list(audio.iterdir())) == 4
+
+
+def test_pred_scores_must_name_a_directory(tmp_path, capsys):
+    ref = tsv(tmp_path, "ref.tsv", "a.wav\t0.5\t1.5\tspeech\n")
+    assert main(["audit", f"--ref={ref}", f"--pred-scores={ref}"]) == 2
+    assert "is a file, not a directory" in capsys.readouterr().err
+    assert main(["audit", f"--ref={ref}", f"--pred-scores={tmp_path / 'none'}"]) == 2
+    assert "no such directory" in capsys.readouterr().err
+
+
+def test_a_hop_coarser_than_every_event_is_an_error_not_a_perfect_score(capsys):
+    assert main(["demo", "--hop", "100"]) == 2
+    err = capsys.readouterr().err
+    assert "none of the 2 reference events covers a frame at hop 100 s" in err
+    assert main(["demo", "--hop", "1e300"]) == 2
+    assert "longer than the longest supported time" in capsys.readouterr().err
+
+
+def test_repeated_coordinates_are_refused(tmp_path, capsys):
+    ref = tsv(tmp_path, "ref.tsv", "a.wav\t0.5\t1.5\tspeech\n")
+    assert main(["audit", f"--ref={ref}", f"--pred={ref}",
+                 "--coordinates", "onset,onset,onset,silence"]) == 2
+    assert "'onset' is listed twice" in capsys.readouterr().err
+
+
+def test_classes_that_differ_only_in_case_are_warned_about(tmp_path, capsys):
+    ref = tsv(tmp_path, "ref.tsv", "a.wav\t0.5\t1.5\tSpeech\n")
+    pred = tsv(tmp_path, "pred.tsv", "a.wav\t0.5\t1.5\tspeech\n")
+    assert main(["audit", f"--ref={ref}", f"--pred={pred}"]) == 0
+    out, err = capsys.readouterr()
+    assert "warning: predicted class 'speech' and reference class 'Speech' differ only in " \
+        "case" in err
+    assert "share no class" in err
+    assert out.startswith("> warning: predicted class 'speech'")  # above the vector
+
+
+def test_a_file_named_like_a_shipped_contract_does_not_replace_it(tmp_path, monkeypatch,
+                                                                   capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "standard").write_text("clause c: on ref.onset require false\n")
+    assert main(["check", "standard"]) == 0
+    assert "clause onset: on ref.onset require N[eps] pred.onset" in capsys.readouterr().out
+    assert main(["check", "./standard"]) == 0  # the local file, named with its folder
+    assert "clause c: on ref.onset require false" in capsys.readouterr().out
+
+
+def test_deep_contracts_are_refused_by_check_and_long_ones_run(tmp_path, capsys):
+    deep = tmp_path / "deep.contract"
+    deep.write_text("clause c: on ref.onset require " + "!" * 500 + "pred.onset\n")
+    assert main(["check", str(deep)]) == 2
+    assert "nested too deeply" in capsys.readouterr().err
+    long = tmp_path / "long.contract"
+    long.write_text("clause c: on ref.active require " + " & ".join(["pred.active"] * 5000)
+                    + "\n")
+    assert main(["check", str(long)]) == 0
+    ref = tsv(tmp_path, "ref.tsv", "a.wav\t0.5\t1.5\tspeech\n")
+    assert main(["audit", f"--ref={ref}", f"--pred={ref}", f"--contract={long}",
+                 "--format", "json"]) == 0
+    assert '"satisfied": 50' in capsys.readouterr().out

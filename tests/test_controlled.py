@@ -4,6 +4,7 @@ perturbations recorded, rebuilds skip valid files and repair corrupt ones."""
 from __future__ import annotations
 
 import json
+import re
 import wave
 
 import numpy as np
@@ -162,3 +163,49 @@ def test_impulsive_burst_labels_end_with_sound(tmp_path):
             if label == "burst":
                 tail = audio[int((off - 0.02) * 16_000):int(off * 16_000)]
                 assert np.abs(tail).max() > 0, (seed, on, off)
+
+
+SMALL = {"train": 2, "validation": 0, "test": 1}
+
+
+def test_an_empty_split_builds_again_and_loads(tmp_path):
+    first = build_controlled(tmp_path, sizes=SMALL, speech_source="synthetic", log=print)
+    assert (tmp_path / "controlled" / "validation.jsonl").read_bytes() == b""
+    again = build_controlled(tmp_path, sizes=SMALL, speech_source="synthetic", log=print)
+    assert (again.written, again.manifest_hash) == (0, first.manifest_hash)
+    assert len(ControlledDataset(tmp_path, "validation")) == 0
+
+
+@pytest.mark.parametrize("text", ['{"config_hash": "trunc', "[]", "null", '{"splits": 3}',
+                                  "\xff\xfe"])
+def test_a_corrupt_manifest_is_rebuilt_not_a_traceback(tmp_path, text):
+    first = build_controlled(tmp_path, sizes=SMALL, speech_source="synthetic", log=print)
+    top = tmp_path / "controlled" / "manifest.json"
+    top.write_text(text, encoding="latin-1")
+    notes = []
+    again = build_controlled(tmp_path, sizes=SMALL, speech_source="synthetic", log=notes.append)
+    assert again.manifest_hash == first.manifest_hash and again.written == 0
+    assert any("not a manifest of this build" in n for n in notes)
+    assert json.loads(top.read_text())["manifest_hash"] == first.manifest_hash
+
+
+def test_a_corrupt_split_manifest_is_rebuilt_and_named_when_read(tmp_path):
+    build_controlled(tmp_path, sizes=SMALL, speech_source="synthetic", log=print)
+    split = tmp_path / "controlled" / "train.jsonl"
+    split.write_text('{"id": "train_0000"}\nnot json\n')
+    with pytest.raises(SedContractError, match=r"train\.jsonl, line 2: not JSON"):
+        ControlledDataset(tmp_path, "train")
+    build_controlled(tmp_path, sizes=SMALL, speech_source="synthetic", log=print)
+    assert len(ControlledDataset(tmp_path, "train")) == 2
+
+
+@pytest.mark.parametrize(("sizes", "fragment"), [
+    ({"train": -1}, "needs a non-negative number of scenes, got -1"),
+    ({"train": 2.5}, "got 2.5"),
+    ({"tset": 2}, "unknown split(s) ['tset']"),
+    ("test:12", "must map splits to scene counts"),
+])
+def test_sizes_are_checked(tmp_path, sizes, fragment):
+    with pytest.raises(SedContractError, match=re.escape(fragment)):
+        build_controlled(tmp_path, sizes=sizes, log=print)
+    assert not (tmp_path / "controlled").exists()

@@ -164,3 +164,17 @@ def _intervals(x: np.ndarray) -> list[tuple[int, int]]:
             out.append((start, t))
             start = None
     return out
+
+
+def test_products_compare_up_to_float_rounding():
+    """0.29 * 100 is 28.999999999999996 in float64; a 29-frame prediction is within 29 % of a
+    100-frame reference, so the comparisons hold (they would fail on raw floats)."""
+    ref = np.zeros(200, dtype=bool)
+    pred = np.zeros(200, dtype=bool)
+    ref[0:100], pred[0:29] = True, True
+    result = evaluate_contract("match m: ref ~ pred when overlaps using exact\n"
+                               "clause le: each pair(m) require dur(pred) <= 0.29 * dur(ref)\n"
+                               "clause eq: each pair(m) require dur(pred) == 0.29 * dur(ref)\n"
+                               "clause lt: each pair(m) require !(dur(pred) < 0.29 * dur(ref))\n",
+                               {"ref.active": ref, "pred.active": pred})
+    assert [result[c].satisfied for c in ("le", "eq", "lt")] == [1, 1, 1]

@@ -50,3 +50,23 @@ def test_extract_refuses_members_outside_the_destination(tmp_path):
     with pytest.raises(SystemExit, match="refusing member"):
         fetch.extract(evil, tmp_path / "dest")
     assert not (tmp_path / "escape.txt").exists()
+
+
+def test_fetch_keeps_what_it_did_not_create(tmp_path, monkeypatch):
+    """An archive already in the destination is kept; one the run downloads (here from a
+    file:// URL) is removed after extraction; an unrelated ``*.partial`` is never touched."""
+    source = write_corpus(tmp_path / "src")
+    served = tmp_path / "served"
+    served.mkdir()
+    tarball(source, served / "dev-clean-2.tar.gz")
+    dest = tmp_path / "dest"
+    dest.mkdir()
+    mine = tarball(source, dest / "train-clean-5.tar.gz")
+    bystander = dest / "dev-clean-2.tar.gz.partial"
+    bystander.write_text("someone else's download")
+    monkeypatch.setattr(fetch, "BASE_URL", served.as_uri())
+    assert fetch.main(["--dest", str(dest)]) == 0
+    assert mine.exists()  # it was there before the run
+    assert not (dest / "dev-clean-2.tar.gz").exists()  # downloaded by the run, then removed
+    assert bystander.read_text() == "someone else's download"
+    assert not [p for p in dest.iterdir() if p.name.endswith(".tmp")]

@@ -6,11 +6,13 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sedcontract.contracts import evaluate_contract
+from sedcontract.contracts import evaluate_contract, parse_contract
 from sedcontract.contracts.matching import exact, greedy
+from sedcontract.errors import ContractCheckError
 
 SIMILAR = ("let tol = 20ms\n"
            "match m: ref ~ pred when abs(dur(pred) - dur(ref)) <= tol using {method}\n"
@@ -91,3 +93,72 @@ def test_greedy_at_most_exact_on_traces(ref_bits, pred_bits):
     again = evaluate_contract(SIMILAR.format(method="exact"),
                               {"ref.active": ref, "pred.active": pred}, hop=0.02)
     assert np.array_equal(again.matchings["m"].pred_index, audit.pred_index)
+
+
+# -- candidate pairs: found near each reference, never over the cross product ---------------
+
+RELATIONS = [
+    "overlaps & same_class",
+    "abs(onset(ref) - onset(pred)) <= 30ms",
+    "abs(onset(pred) - onset(ref)) < 40ms & same_class",
+    "20ms >= abs(offset(ref) - offset(pred))",
+    "abs(offset(ref) - offset(pred)) <= max(20ms, 0.5 * dur(ref))",
+    "iou(ref, pred) >= 0.3",
+    "overlap(ref, pred) > 0s",
+    "overlap(ref, pred) >= 20ms & same_class",
+    "10ms <= overlap(pred, ref) | dur(pred) > 30ms",  # not a conjunction: every pair
+    "abs(dur(pred) - dur(ref)) <= 10ms",              # says nothing about where: every pair
+]
+
+
+def context(relation: str, active: dict[str, np.ndarray]):
+    from sedcontract.contracts.contract import _event_context, prepare
+    from sedcontract.contracts.monitor import SignalTable
+
+    contract = parse_contract(f"match m: ref ~ pred when {relation} using exact\n"
+                              "clause d: each pair(m) require true\n")
+    resolver = prepare(contract, hop=0.01, overrides=None, rounding="nearest", matching=None)
+    table = SignalTable(active)
+    rows = active["ref.active"].shape[0]
+    return _event_context(contract, table, resolver, np.arange(rows) % 2, ("a", "b"), None)
+
+
+@settings(max_examples=60)
+@given(st.integers(0, 2**32 - 1), st.sampled_from(RELATIONS))
+def test_candidate_pairs_equal_the_cross_product(seed, relation):
+    from sedcontract.contracts.events import evaluate_expr
+    from sedcontract.traces.intervals import expand_ranges, same_row_ranges
+
+    rng = np.random.default_rng(seed)
+    active = {side: rng.random((4, 60)) < rng.uniform(0.2, 0.7) for side in ("ref", "pred")}
+    ctx = context(relation, {f"{k}.active": v for k, v in active.items()})
+    found = ctx.pairs("m")
+    every = expand_ranges(*same_row_ranges(ctx.ref, ctx.pred, ctx.rows))
+    keep = evaluate_expr(ctx.matches["m"].relation, ctx, {"ref": every[0], "pred": every[1]},
+                         len(every[0])).astype(bool)
+    assert found[0].tolist() == every[0][keep].tolist()
+    assert found[1].tolist() == every[1][keep].tolist()
+
+
+def test_a_relation_that_relates_everything_is_refused_past_the_limit(monkeypatch):
+    from sedcontract.contracts import events
+
+    monkeypatch.setattr(events, "MAX_PAIRS", 10)
+    active = {"ref.active": trace(40, [(0, 2), (4, 6), (8, 10), (12, 14)]),
+              "pred.active": trace(40, [(20, 22), (24, 26), (28, 30)])}
+    with pytest.raises(ContractCheckError, match="12 candidate pairs, more than the limit"):
+        evaluate_contract("match m: ref ~ pred when true using exact\n"
+                          "clause d: each pair(m) require true\n", active)
+    near = evaluate_contract("match m: ref ~ pred when overlaps using exact\n"
+                             "clause d: each pair(m) require true\n", active)
+    assert near["d"].obligations == 0  # a relation that says how near is never refused
+
+
+def test_one_shared_frame_is_an_overlap():
+    active = {"ref.active": trace(20, [(0, 5)]), "pred.active": trace(20, [(4, 9)])}
+    result = evaluate_contract("match m: ref ~ pred when overlaps using exact\n"
+                               "clause d: each pair(m) require overlap(ref, pred) == 20ms\n"
+                               "clause c: each ref require count(pred overlapping ref) == 1\n",
+                               active, hop=0.02)
+    assert (result["d"].satisfied, result["d"].obligations) == (1, 1)
+    assert result["c"].satisfied == 1

@@ -116,3 +116,25 @@ def test_threshold_search_picks_the_pair_a_pair_by_pair_search_picks():
                     best = (f1, float(low), float(high))
         for model in fitted:
             assert (float(model.low[c]), float(model.high[c])) == best[1:]
+
+
+def test_the_loss_ignores_every_padded_frame():
+    """Clips of 10 and 7 frames padded to 10: the loss is the mean BCE over the 17 valid
+    frames (times classes) of each head, whatever the padded frames hold."""
+    import torch.nn.functional as F
+
+    from sedcontract.models.module import DetectorModule
+
+    module = DetectorModule(DETECTORS["logistic"](features=8, classes=2), LogMel(n_mels=8),
+                            loss_weights={"activity": 1.0})
+    torch.manual_seed(0)
+    logits = torch.randn(2, 2, 10)
+    target = (torch.rand(2, 2, 10) > 0.5).float()
+    logits[1, :, 7:], target[1, :, 7:] = 50.0, 0.0  # padding: wildly wrong if it counted
+    batch = {"activity": target, "frames": torch.tensor([10, 7])}
+    loss, parts = module.loss({"activity": logits}, batch)
+    valid = torch.cat([F.binary_cross_entropy_with_logits(logits[0], target[0],
+                                                          reduction="none").flatten(),
+                       F.binary_cross_entropy_with_logits(logits[1, :, :7], target[1, :, :7],
+                                                          reduction="none").flatten()])
+    assert torch.isclose(parts["activity"], valid.mean()) and torch.isclose(loss, valid.mean())

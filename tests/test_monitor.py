@@ -197,3 +197,20 @@ def test_contract_overrides_and_duplicate_names():
     assert (info.value.line, info.value.column) == (2, 1)
     with pytest.raises(ContractCheckError, match="used before it is defined"):
         evaluate_contract("let a = b\nlet b = 3\nclause c: on true require F[a] true", sig)
+
+
+def test_formulas_and_expressions_of_any_depth_evaluate():
+    """Every walk is iterative: a chain of 5,000 operators runs (it crashed with a
+    RecursionError), equal sub-formulas are shared, and the values are right."""
+    rng = np.random.default_rng(0)
+    signals = {name: rng.random((3, 400)) < 0.2 for name in ("ref.active", "pred.active")}
+    chain = " & ".join(["ref.active", "pred.active"] * 2500)
+    assert np.array_equal(sedcontract.evaluate_formula(chain, signals),
+                          signals["ref.active"] & signals["pred.active"])
+    windows = " | ".join(f"F[{k}:{k}] pred.active" for k in range(300))
+    assert np.array_equal(sedcontract.evaluate_formula(windows, signals),
+                          sedcontract.evaluate_formula("F[0:299] pred.active", signals))
+    total = " + ".join(["dur(ref)"] * 5000)
+    result = evaluate_contract(f"clause c: each ref require {total} == 5000 * dur(ref)",
+                               signals)
+    assert result["c"].satisfied == result["c"].obligations > 0

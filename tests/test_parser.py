@@ -27,7 +27,7 @@ from sedcontract.contracts.syntax import (
     Until,
     Window,
 )
-from sedcontract.errors import ContractSyntaxError
+from sedcontract.errors import ContractCheckError, ContractSyntaxError
 from tests.helpers import formula_strategy
 
 RA, PA, RO = Atom("ref", "active"), Atom("pred", "active"), Atom("ref", "onset")
@@ -137,6 +137,48 @@ def test_clause_heads_say_what_is_expected():
 def test_deep_nesting_is_a_syntax_error_not_a_crash():
     err = error_of("!" * 20000 + "ref.active")
     assert "nested too deeply" in str(err)
+
+
+@pytest.mark.parametrize("text", [
+    "!" * 500 + "ref.active", "F[1] " * 900 + "ref.active", "(" * 40 + "ref.active" + ")" * 40,
+    " -> ".join(["ref.active"] * 100), " U[0:1] ".join(["ref.active"] * 100),
+])
+def test_nesting_has_one_documented_limit(text):
+    """Parentheses, prefix operators and right-associative chains nest; past the limit the
+    parser says so at the offending token (so check refuses what audit could not run)."""
+    assert "more than 32 levels" in str(error_of(text))
+    shallow = "!" * 31 + "ref.active"
+    assert format_formula(parse_formula(shallow)) == shallow
+
+
+@pytest.mark.parametrize("op", ["&", "|"])
+def test_long_flat_chains_parse_print_and_compare(op):
+    text = f" {op} ".join(["ref.active", "pred.onset"] * 2500)
+    tree = parse_formula(text)
+    assert format_formula(tree) == text  # the iterative printer keeps the canonical text
+    contract = parse_contract("clause c: each ref require " + " + ".join(["dur(ref)"] * 5000)
+                              + " >= 0")
+    assert format_contract(contract).count("dur(ref)") == 5000
+
+
+def test_carets_line_up_under_tabs_and_long_lines_are_cut():
+    err = error_of("clause c: on\tref.onset require\t\tprd.onset", contract=True)
+    lines = str(err).splitlines()
+    assert lines[1].index("prd") == len(lines[2]) - 1 and lines[2].endswith("\t\t^")
+    err = error_of("clause c: on ref.onset require " + "pred.onset & " * 300 + "prd",
+                   contract=True)
+    lines = str(err).splitlines()
+    assert len(lines[1]) < 120 and lines[1].startswith("    …")
+    assert lines[1].index("prd") == len(lines[2]) - 1
+
+
+def test_contract_files_may_start_with_a_byte_order_mark(tmp_path):
+    path = tmp_path / "bom.contract"
+    path.write_bytes("\ufeffclause c: on ref.onset require pred.onset\n".encode())
+    assert format_contract(load_contract(path)) == "clause c: on ref.onset require pred.onset\n"
+    for bad in (None, 3, ""):
+        with pytest.raises(ContractCheckError, match="a contract is a shipped name"):
+            load_contract(bad)
 
 
 # -- fuzzing: nothing but ContractSyntaxError escapes the parser -----------------------------

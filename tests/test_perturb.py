@@ -68,3 +68,11 @@ def test_jitter_moves_audio_and_labels_together(shift):
         window = y[int((t - 0.01) * SR):int((t + 0.01) * SR)]
         assert window.max() > 0.9
     assert len(params["knot_shifts"]) >= 6
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_the_jitter_warp_keeps_time_zero_and_order(seed):
+    warp, params = perturb.jitter_warp(np.random.default_rng(seed), 10.0, 0.06)
+    times = np.linspace(0, 10, 1001)
+    assert warp(np.array([0.0]))[0] == 0.0 and params["knot_shifts"][0] == 0.0
+    assert np.all(np.diff(warp(times)) > 0) and np.all(warp(times) >= 0)

@@ -165,3 +165,69 @@ def test_bad_score_settings_exit_2(tmp_path, capsys, option):
     args = [*write_worked_example(tmp_path), f"--pred={tmp_path / 'pred.tsv'}", *option]
     assert main(["scores", *args]) == 2
     assert "out of range" in capsys.readouterr().err
+
+
+def collar_case() -> tuple[EventList, EventList]:
+    """A matching where greedy falls short: P1 (stored first) suits both references, P2 only
+    the first, so greedy pairs A–P1 and leaves B, while optimal pairs A–P2 and B–P1."""
+    ref = EventList.from_rows([("a", 1.0, 2.0, "x"), ("a", 1.1, 1.9, "x")])
+    pred = EventList.from_rows([("a", 1.05, 1.95, "x"), ("a", 0.95, 2.15, "x")])
+    return ref, pred
+
+
+@pytest.mark.parametrize(("matching", "tp"), [("optimal", 2), ("greedy", 1)])
+def test_collar_matching_is_the_declared_one(matching, tp):
+    from sedcontract.audit.scores import event_metrics
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        import sed_eval
+    ref, pred = collar_case()
+    ours = event_metrics(ref, pred, classes=["x"], matching=matching)
+    metric = sed_eval.sound_event.EventBasedMetrics(["x"], t_collar=0.2,
+                                                    percentage_of_length=0.2,
+                                                    event_matching_type=matching)
+    metric.evaluate([{"event_onset": o, "event_offset": f, "event_label": lab}
+                     for _, o, f, lab in ref.to_rows()],
+                    [{"event_onset": o, "event_offset": f, "event_label": lab}
+                     for _, o, f, lab in pred.to_rows()])
+    theirs = metric.results()["overall"]["f_measure"]["recall"] * len(ref)  # tp / Nref
+    assert ours.overall.tp == tp == round(theirs)
+
+
+def test_boundary_and_intersection_criteria_hold_at_their_limits():
+    # onsets 10 frames apart are within a tolerance of 10 frames; 11 are not
+    ref = EventList.from_rows([("a", 0.4, 1.0, "x"), ("a", 2.0, 2.6, "x")])
+    pred = EventList.from_rows([("a", 0.6, 1.0, "x"), ("a", 2.22, 2.6, "x")])
+    report = sedcontract.audit(ref, pred, durations={"a": 4.0}, scores=ScoreSettings())
+    assert report.policy["scores"]["boundary_frames"] == 10
+    assert report.scores["onset_boundary"].overall.tp == 1
+    from sedcontract.audit.scores import intersection_metrics
+
+    # the detection overlaps the reference for exactly dtc = 0.5 of its length: relevant; the
+    # reference is covered for exactly gtc = 0.5 of its length: a true positive
+    ref = EventList.from_rows([("a", 0.5, 1.5, "x")])
+    pred = EventList.from_rows([("a", 0.0, 1.0, "x")])
+    result = intersection_metrics(ref, pred, classes=["x"])
+    assert (result.overall.tp, result.overall.sys) == (1, 1)
+    short = intersection_metrics(ref, EventList.from_rows([("a", 0.0, 0.999, "x")]),
+                                 classes=["x"])
+    assert (short.overall.tp, short.overall.sys) == (0, 1)  # just below: a false positive
+
+
+def test_segment_scores_cost_what_the_events_cost():
+    """A clip of 1e9 s in 1 s segments: counted on segment ranges, not on an array of a
+    billion segments (which needed gigabytes)."""
+    from tests.helpers import run_limited
+
+    code = ("from sedcontract.traces import EventList\n"
+            "from sedcontract.audit.scores import segment_metrics\n"
+            "ref = EventList.from_rows([('a', 0.5, 2.5, 'x'), ('a', 9e8, 9e8 + 1, 'y')])\n"
+            "pred = EventList.from_rows([('a', 1.5, 3.5, 'x'), ('a', 5e8, 5e8 + 1, 'y')])\n"
+            "r = segment_metrics(ref, pred, classes=['x', 'y'], durations={'a': 1e9})\n"
+            "o = r.overall\n"
+            "print(o.tp, o.ref, o.sys, r.error_rate)\n")
+    result = run_limited(["-c", code], limit_mb=1024)
+    assert result.returncode == 0, result.stderr
+    # x: ref segments 0-2, pred 1-3 → 2 hits; y: one segment each, apart; S=0, D=1+1, I=1+1
+    assert result.stdout.split() == ["2", "4", "4", "1.0"]

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
+import re
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -20,6 +23,9 @@ from sedcontract.traces import (
     write_durations,
     write_events,
 )
+from sedcontract.traces.grid import to_us
+from sedcontract.traces.intervals import Intervals, overlap_ranges
+from sedcontract.traces.scores import DecisionPolicy, decide, scores_to_events
 from sedcontract.traces.tsv import clip_id
 
 HOP = 0.02
@@ -186,3 +192,207 @@ def test_select_keeps_clips_classes_and_source_rows(tmp_path):
     assert picked.where(1)["row"] == 4  # the source line of the second kept event
     tones = events.select(classes=["tone"])
     assert tones.clips == events.clips and [r[0] for r in tones.to_rows()] == ["b", "a"]
+
+
+# ---- hardening: file format policies, limits, the API ------------------------------------
+
+EVENTS_HEADER = "filename\tonset\toffset\tevent_label\n"
+
+
+def read_text(tmp_path, text: str, name: str = "e.tsv"):
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return read_events(path)
+
+
+@pytest.mark.parametrize(("text", "row", "fragment"), [
+    ("# made by hand\n" + EVENTS_HEADER + "a.wav\t0\t1\tdog\n", 1, "starts with '#'"),
+    (EVENTS_HEADER + "#demo\t0\t1\tdog\n", 2, "starts with '#'"),
+    (EVENTS_HEADER + "a.wav\t1_5\t2\tdog\n", 2, "'1_5' is not a number"),
+    (EVENTS_HEADER + "a.wav\t0x1\t2\tdog\n", 2, "'0x1' is not a number"),
+    (EVENTS_HEADER + "a.wav\t0\t1\tdog\nb.wav\t0\t1\tdog\textra\n", 3, "5 columns; the header"),
+    ("filename\tonset\toffset\tevent_label\tonset\na.wav\t0\t1\tdog\t2\n", 1,
+     "names column 'onset' twice"),
+    (EVENTS_HEADER + "a.wav\t0\t1\tdog\na.flac\t2\t3\tdog\n", 3, "'a.flac' and 'a.wav'"),
+    (EVENTS_HEADER + "a.wav\t0\t1\tdog\na\t2\t3\tdog\n", 3, "'a' and 'a.wav' (row 2)"),
+    (EVENTS_HEADER + 'a.wav\t0\t1\t"dog\n', 2, "unbalanced double quote"),
+    (EVENTS_HEADER + "a.wav\t0\t1e300\tdog\n", 2, "past the latest supported time"),
+])
+def test_format_policies_are_errors_naming_the_row(tmp_path, text, row, fragment):
+    with pytest.raises(TraceFormatError, match=re.escape(fragment)) as info:
+        read_text(tmp_path, text)
+    assert info.value.row == row
+
+
+def test_blank_lines_line_separators_quotes_and_long_fields(tmp_path):
+    events = read_text(tmp_path, "\n\n" + EVENTS_HEADER + "a.wav\t0\t1\tdog\u2028cat\n"
+                       "a.wav\t2\t3\tdog\u0085x\n" + 'a.wav\t4\t5\t"dog"\n'
+                       + 'a.wav\t6\t7\t"say ""hi"""\n' + "a.wav\t8\t9\t" + "x" * 200_000 + "\n")
+    assert [e[3] for e in events.to_rows()] == ["dog\u2028cat", "dog\u0085x", "dog", 'say "hi"',
+                                                "x" * 200_000]
+    assert events.rows.tolist() == [4, 5, 6, 7, 8]
+    write_events(tmp_path / "back.tsv", events)  # labels that start with a quote round-trip
+    assert read_events(tmp_path / "back.tsv").to_rows() == events.to_rows()
+    quoted = EventList.from_rows([("a", 0.0, 1.0, '"odd"')])
+    write_events(tmp_path / "q.tsv", quoted)
+    assert read_events(tmp_path / "q.tsv").to_rows() == quoted.to_rows()
+
+
+def test_times_round_to_the_nearest_microsecond():
+    assert to_us(np.array([1.0000006, 1.0000004, 0.0000006])).tolist() == [1_000_001, 1_000_000,
+                                                                            1]
+
+
+def test_a_zero_duration_is_a_clip_without_frames(tmp_path):
+    (tmp_path / "d.tsv").write_text("filename\tduration\na.wav\t0\nb.wav\t0.0\n")
+    assert read_durations(tmp_path / "d.tsv") == {"a": 0.0, "b": 0.0}
+    empty = EventList.from_rows([], clips=("a",))
+    traces = TraceSet.from_events(empty, empty, hop=HOP, durations={"a": 0.0})
+    assert traces.lengths.tolist() == [0]
+
+
+def test_class_indexed_signals_follow_their_own_clip():
+    ref = EventList.from_rows([("c1", 0.0, 0.1, "x"), ("c2", 0.2, 0.3, "y")])
+    traces = TraceSet.from_events(ref, ref, hop=0.1, durations={"c1": 0.4, "c2": 0.4})
+    signals, _ = traces.signals("typed")
+    # rows: (c1, x), (c1, y), (c2, x), (c2, y); ref.active[x] of a row is its clip's x trace
+    assert signals["ref.active[x]"].astype(int).tolist() == [[1, 0, 0, 0]] * 2 + [[0] * 4] * 2
+    assert signals["ref.active[y]"].astype(int).tolist() == [[0] * 4] * 2 + [[0, 0, 1, 0]] * 2
+    union, _ = traces.signals("union")
+    assert union["ref.active[y]"].astype(int).tolist() == [[0] * 4, [0, 0, 1, 0]]
+
+
+@pytest.mark.parametrize("cells", [1, 3, 7, 1 << 22])
+def test_chunked_signals_equal_the_whole(cells):
+    rng = np.random.default_rng(cells)
+    rows = [(f"c{c}", float(on), float(on + rng.uniform(0.05, 1)), str(rng.choice(["a", "b"])))
+            for c in range(4) for on in rng.uniform(0, 3, 3)]
+    ref = EventList.from_rows(rows)
+    traces = TraceSet.from_events(ref, ref, hop=0.1, durations={"c0": 5.0, "c1": 4.5, "c2": 4.2,
+                                                                "c3": 4.0})
+    for mode in ("typed", "union"):
+        whole, lengths = traces.signals(mode)
+        chunks = traces.chunks(mode, cells)
+        assert chunks[0][0] == 0 and chunks[-1][1] == traces.rows(mode)
+        assert all(a[1] == b[0] for a, b in itertools.pairwise(chunks))
+        for first, stop in chunks:
+            part, part_lengths = traces.signals(mode, (first, stop))
+            assert np.array_equal(part_lengths, lengths[first:stop])
+            for name, value in part.items():
+                n = value.shape[1]
+                assert np.array_equal(value, whole[name][first:stop, :n])
+                assert not whole[name][first:stop, n:].any()
+
+
+def test_long_clips_are_refused_with_where_the_length_came_from(tmp_path):
+    path = tmp_path / "far.tsv"
+    path.write_text(EVENTS_HEADER + "a.wav\t0\t1\tdog\na.wav\t5\t1e6\tdog\n")
+    far = read_events(path)
+    with pytest.raises(TraceFormatError, match="more than the limit of 16777216") as info:
+        TraceSet.from_events(far, far, hop=HOP)
+    assert (info.value.path, info.value.row, info.value.column) == (str(path), 3, "offset")
+    near = EventList.from_rows([("a", 0.0, 1.0, "dog")])
+    with pytest.raises(TraceFormatError, match=re.escape("its duration is 10000000.0 s")):
+        TraceSet.from_events(near, near, hop=HOP, durations={"a": 1e7})
+    with pytest.raises(TraceFormatError, match="more than the limit"):
+        TraceSet.from_events(near, near, hop=1e-6, durations={"a": 3600.0})
+    assert TraceSet.from_events(far, far, hop=HOP, max_frames=50_000_000).lengths.tolist() == [
+        50_000_000]
+    for bad in (float("inf"), -1.0, "10", 2e9):
+        with pytest.raises(TraceFormatError, match="not a time in"):
+            TraceSet.from_events(near, near, hop=HOP, durations={"a": bad})
+
+
+def test_api_values_of_the_wrong_type_are_clear_errors():
+    with pytest.raises(TraceFormatError, match=r"event 2 is \('a', 0.0, 1.0\); an event is"):
+        EventList.from_rows([("a", 0.0, 1.0, "x"), ("a", 0.0, 1.0)])
+    with pytest.raises(TraceFormatError, match=re.escape("onset '0.5' is not a number")):
+        EventList.from_rows([("a", "0.5", 1.0, "x")])
+    with pytest.raises(TraceFormatError, match="clip id 3 is not a non-empty string"):
+        EventList.from_rows([(3, 0.0, 1.0, "x")])
+    with pytest.raises(TraceFormatError, match="clips must be a sequence"):
+        EventList.from_rows([], clips="abc")
+    with pytest.raises(SignalError, match="must be a number of seconds, got str"):
+        Grid("0.02", 5)
+    with pytest.raises(SignalError, match="longer than the longest supported time"):
+        Grid(1e300, 5)
+    ref = EventList.from_rows([("a", 0.0, 1.0, "x")])
+    with pytest.raises(TraceFormatError, match="class 'x' is declared twice"):
+        TraceSet.from_events(ref, ref, hop=HOP, classes=["x", "y", "x"])
+
+
+@given(st.lists(st.tuples(st.integers(0, 2), st.integers(0, 30), st.integers(0, 8)),
+                max_size=12),
+       st.lists(st.tuples(st.integers(0, 2), st.integers(0, 30), st.integers(0, 8)),
+                max_size=12), st.integers(0, 4))
+def test_interval_overlaps_equal_a_brute_force_search(a_rows, b_rows, reach):
+    def intervals(rows):
+        row, start, length = (np.array(x, dtype=np.int64) for x in zip(*rows, strict=True)) \
+            if rows else (np.zeros(0, dtype=np.int64),) * 3
+        return Intervals.merged(row, start, start + length)
+
+    a, b = intervals(a_rows), intervals(b_rows)
+    for side in (a, b):  # maximal runs: sorted, disjoint and not touching within a row
+        same = side.row[1:] == side.row[:-1]
+        assert np.all(~same | (side.start[1:] > side.end[:-1])) and np.all(side.end > side.start)
+    lo, hi = overlap_ranges(a, b, reach)
+    for i in range(len(a)):
+        expected = [j for j in range(len(b)) if b.row[j] == a.row[i]
+                    and b.start[j] < a.end[i] + reach and b.end[j] > a.start[i] - reach]
+        assert list(range(lo[i], hi[i])) == expected
+
+
+# ---- score files and the decision policy --------------------------------------------------
+
+def scores_folder(tmp_path, files: dict[str, str], name: str = "scores"):
+    folder = tmp_path / name
+    folder.mkdir()
+    for file, text in files.items():
+        (folder / file).write_text(text, encoding="utf-8")
+    return folder
+
+
+SCORES = "onset\toffset\tdog\n"
+
+
+@pytest.mark.parametrize(("body", "row", "fragment"), [
+    ("0\t0.02\t0.9\n0.04\t0.06\t0.9\n", 3, "(a gap after it)"),
+    ("0\t0.02\t0.9\n0.01\t0.03\t0.9\n", 3, "(an overlap with it)"),
+    ("0.02\t0.04\t0.9\n0\t0.02\t0.9\n", 3, "rows are not in time order"),
+    ("0\t0.02\t0.9\n0\t0.02\t0.9\n", 3, "(an overlap with it)"),
+    ("0\t0\t0.9\n", 2, "offset 0.0 is not after onset 0.0"),
+    ("0\t0.02\t1_0\n", 2, "'1_0' is not a number"),
+])
+def test_score_frames_must_tile_time(tmp_path, body, row, fragment):
+    folder = scores_folder(tmp_path, {"a.tsv": SCORES + body})
+    with pytest.raises(TraceFormatError, match=re.escape(fragment)) as info:
+        scores_to_events(folder, DecisionPolicy(median_filter=0.06))
+    assert (info.value.path, info.value.row) == (str(folder / "a.tsv"), row)
+
+
+def test_score_file_headers_names_and_coverage(tmp_path):
+    twice = scores_folder(tmp_path, {"a.tsv": "onset\toffset\tdog\tdog\n0\t1\t0.5\t0.6\n"}, "t")
+    with pytest.raises(TraceFormatError, match="names class 'dog' twice"):
+        scores_to_events(twice, DecisionPolicy())
+    upper = scores_folder(tmp_path, {"a.TSV": "\ufeff" + SCORES + "0\t0.02\t0.9\n",
+                                     "b.tsv": SCORES + "0\t0.02\t0.1\n"}, "u")
+    events = scores_to_events(upper, DecisionPolicy(), expected=("a", "b"))
+    assert events.clips == ("a", "b") and events.to_rows() == [("a", 0.0, 0.02, "dog")]
+    with pytest.raises(TraceFormatError, match="no score file for reference clip\\(s\\) 'c'"):
+        scores_to_events(upper, DecisionPolicy(), expected=("a", "b", "c"))
+    both = scores_folder(tmp_path, {"a.tsv": SCORES, "a.wav.tsv": SCORES}, "both")
+    with pytest.raises(TraceFormatError, match="both the scores of clip 'a'"):
+        scores_to_events(both, DecisionPolicy())
+
+
+def test_the_threshold_is_strict_and_the_median_filter_bounded(tmp_path):
+    scores = np.array([[0.5], [0.50001], [0.49999]])
+    assert decide(scores, DecisionPolicy(threshold=0.5), 0.02)[:, 0].tolist() == [False, True,
+                                                                                  False]
+    with pytest.raises(TraceFormatError, match=re.escape("is 50000000000 frames of 0.02 s, "
+                                                         "longer than the clip (3 frames)")):
+        decide(scores, DecisionPolicy(median_filter=1e9), 0.02)
+    folder = scores_folder(tmp_path, {"a.tsv": SCORES + "0\t0.02\t0.9\n0.02\t0.04\t0.9\n"})
+    with pytest.raises(TraceFormatError, match="longer than the clip") as info:
+        scores_to_events(folder, DecisionPolicy(median_filter=1.0))
+    assert info.value.path == str(folder / "a.tsv")

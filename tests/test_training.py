@@ -356,3 +356,65 @@ def test_evaluate_refuses_data_the_detector_was_not_trained_for(base, tmp_path):
     eval_cfg = compose_config("eval", for_eval(base, ckpt_path=str(ckpt), model="logistic"))
     _, objects = evaluate(eval_cfg)
     assert objects["model"].report.traces["clips"] == 3
+
+
+# ---- hardening: checkpoints are data, bad runs are refused -------------------------------
+
+class Payload:
+    """Unpickling this runs code (it writes a marker file) — what a crafted checkpoint does."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self):
+        return (Path.write_text, (self.marker, "the payload ran"))
+
+
+def test_a_crafted_checkpoint_never_runs_its_payload(base, tmp_path):
+    marker = tmp_path / "pwned"
+    evil = tmp_path / "evil.ckpt"
+    torch.save({"state_dict": {}, "hyper_parameters": {"model_config": "{}"},
+                "epoch": 0, "global_step": 0, "loops": {}, "optimizer_states": [],
+                "payload": Payload(marker)}, evil)
+    eval_cfg = compose_config("eval", for_eval(base, ckpt_path=str(evil)))
+    with pytest.raises(SedContractError, match="refused: the checkpoint holds objects"):
+        evaluate(eval_cfg)
+    cfg = compose_config("train", [*base, "model=logistic", f"ckpt_path={evil}"])
+    with pytest.raises(SedContractError, match="refused"):
+        train(cfg)
+    assert not marker.exists()
+
+
+def test_resuming_from_a_corrupt_or_foreign_checkpoint_is_refused(base, tmp_path):
+    cfg = compose_config("train", [*base, "model=logistic", "+trainer.limit_train_batches=1"])
+    train(cfg)
+    last = Path(cfg.paths.output_dir) / "checkpoints" / "last.ckpt"
+    corrupt = tmp_path / "corrupt.ckpt"
+    corrupt.write_bytes(last.read_bytes()[:200])
+    foreign = tmp_path / "foreign.ckpt"
+    torch.save({"state_dict": {"net.weight": torch.zeros(3)}, "epoch": 0, "global_step": 0,
+                "loops": {}, "optimizer_states": []}, foreign)
+    weights = tmp_path / "weights.ckpt"
+    saved = torch.load(last, weights_only=True)
+    torch.save({"state_dict": saved["state_dict"]}, weights)
+    for path, message in ((corrupt, "not a readable checkpoint"),
+                          (foreign, "not of this detector"),
+                          (weights, "training cannot resume from it")):
+        resume = compose_config("train", [*base, "model=logistic", f"ckpt_path={path}"])
+        with pytest.raises(SedContractError, match=message):
+            train(resume)
+    other = compose_config("train", [*base, "model=dilated_cnn", f"ckpt_path={last}"])
+    with pytest.raises(SedContractError, match="not of this detector"):
+        train(other)
+
+
+def test_runs_that_would_do_nothing_or_read_bad_sizes_are_refused(base):
+    cfg = compose_config("train", [*base, "trainer.max_epochs=0"])
+    with pytest.raises(SedContractError, match="max_epochs=0 trains nothing"):
+        train(cfg)
+    for sizes, message in (("test:12", "must map splits to scene counts"),
+                           ("{train:-3}", "non-negative number of scenes, got -3")):
+        cfg = compose_config("train", [*base, f"data.sizes={sizes}"])
+        with pytest.raises(Exception, match=message) as info:
+            train(cfg)
+        assert isinstance(info.value.__cause__ or info.value, SedContractError)

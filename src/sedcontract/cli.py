@@ -28,6 +28,7 @@ from sedcontract.errors import SedContractError
 from sedcontract.outputs import atomic_write, check_output
 from sedcontract.traces import EDGES, PROJECTIONS, read_durations, read_events
 from sedcontract.traces.scores import DecisionPolicy, score_files, scores_to_events
+from sedcontract.traces.traceset import MAX_CLIP_FRAMES
 
 EXAMPLES = Path(__file__).parent / "examples"
 RENDER = {"md": to_markdown, "json": to_json, "csv": to_csv}
@@ -50,8 +51,10 @@ def _audit(args: argparse.Namespace) -> str:
                    hop=args.hop, eps=args.eps, mode=args.mode, matching=args.matching,
                    projection=args.projection, edges=args.edges, rounding=args.rounding,
                    aggregation=args.aggregation, coordinates=coordinates, decision=decision,
-                   scores=settings,
+                   scores=settings, max_frames=args.max_frames,
                    psds_scores=args.pred_scores if args.with_scores else None)
+    for warning in report.traces["warnings"]:
+        print(f"sedcontract: warning: {warning}", file=sys.stderr)
     if args.command == "scores":
         if args.format == "json":
             return scores_json(report)
@@ -148,6 +151,9 @@ def _policy_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--matching", choices=METHODS, default=None,
                         help="override the method of every matching in the contract")
     parser.add_argument("--aggregation", choices=("micro", "macro"), default="micro")
+    parser.add_argument("--max-frames", type=int, default=MAX_CLIP_FRAMES,
+                        help="refuse a clip of more frames than this (default "
+                        f"{MAX_CLIP_FRAMES}: {MAX_CLIP_FRAMES * 0.02 / 3600:.0f} h at hop 20 ms)")
 
 
 def _inputs(parser: argparse.ArgumentParser) -> None:

@@ -5,32 +5,32 @@ Hydra entry point (``evaluate.py``, ``sedcontract-eval``)."""
 from __future__ import annotations
 
 import json
-import pickle
 from pathlib import Path
 from typing import Any
 
 import hydra
 import lightning as L
-import torch
 from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
 from sedcontract.config import CONFIG_PATH, callback_metrics, report_errors
 from sedcontract.errors import SedContractError
 from sedcontract.models.callbacks import GuardConsole, ReportFiles
+from sedcontract.models.checkpoints import check_weights, read_checkpoint
 from sedcontract.training import build_model
 
 
 def checkpoint_detector(path: Path) -> tuple[dict[str, Any] | None, list[str] | None]:
     """The resolved detector config and the output class names that :func:`train` stored in
-    a checkpoint (None where it holds none)."""
+    a checkpoint (None where it holds none); the file is read as data only."""
+    hparams = read_checkpoint(path).get("hyper_parameters") or {}
+    config = hparams.get("model_config") if isinstance(hparams, dict) else None
     try:
-        checkpoint = torch.load(path, map_location="cpu", weights_only=False)
-    except (OSError, RuntimeError, EOFError, pickle.UnpicklingError) as exc:
-        raise SedContractError(f"{path}: not a readable checkpoint ({exc})") from exc
-    hparams = checkpoint.get("hyper_parameters", {}) if isinstance(checkpoint, dict) else {}
-    config = hparams.get("model_config")
-    return (json.loads(config) if config else None), hparams.get("classes")
+        config = json.loads(config) if isinstance(config, str) else None
+    except ValueError:
+        raise SedContractError(f"{path}: the stored detector config is not JSON") from None
+    classes = hparams.get("classes") if isinstance(hparams, dict) else None
+    return config, classes
 
 
 def evaluate(cfg: DictConfig) -> tuple[dict[str, float], dict[str, Any]]:
@@ -50,12 +50,13 @@ def evaluate(cfg: DictConfig) -> tuple[dict[str, float], dict[str, Any]]:
         raise SedContractError(f"{path}: the checkpoint holds no detector config; name one "
                                "with model=<option>")
     model = build_model(model_cfg, cfg.contract, classes)
+    check_weights(read_checkpoint(path), model, path)
     datamodule = instantiate(cfg.data)
     datamodule.val_split = model.metric_prefix = cfg.split
     files = ReportFiles(cfg.paths.output_dir, f"{cfg.split}_report")
     trainer = instantiate(cfg.trainer, logger=False, callbacks=[GuardConsole(), files],
                           num_sanity_val_steps=0)
-    trainer.validate(model, datamodule=datamodule, ckpt_path=str(path))
+    trainer.validate(model, datamodule=datamodule, ckpt_path=str(path), weights_only=True)
     metrics = callback_metrics(trainer)
     return metrics, {"cfg": cfg, "model": model, "datamodule": datamodule, "trainer": trainer}
 

@@ -24,6 +24,7 @@ from sedcontract.config import (
     report_errors,
 )
 from sedcontract.errors import SedContractError
+from sedcontract.models.checkpoints import check_resumable, read_checkpoint
 
 log = logging.getLogger(__name__)
 
@@ -58,8 +59,14 @@ def train(cfg: DictConfig) -> tuple[dict[str, float], dict[str, Any]]:
     if cfg.get("seed") is not None:
         L.seed_everything(cfg.seed, workers=True)
     output_dir = Path(cfg.paths.output_dir)
+    if cfg.trainer.get("max_epochs") == 0:
+        raise SedContractError("trainer.max_epochs=0 trains nothing and writes nothing; give "
+                               "at least 1 (to validate a checkpoint, use evaluate.py)")
     datamodule = instantiate(cfg.data)
     model = build_model(cfg.model, cfg.contract, datamodule.classes)
+    resume = resume_path(cfg.get("ckpt_path"), output_dir)
+    if resume is not None:
+        check_resumable(read_checkpoint(resume), model, resume)
     run_loggers = loggers(cfg)
     trainer = instantiate(cfg.trainer, callbacks=callbacks(cfg), logger=run_loggers or False)
     objects = {"cfg": cfg, "datamodule": datamodule, "model": model, "trainer": trainer,
@@ -67,8 +74,7 @@ def train(cfg: DictConfig) -> tuple[dict[str, float], dict[str, Any]]:
     for logger in run_loggers:
         logger.log_hyperparams(OmegaConf.to_container(cfg, resolve=True))
     try:
-        trainer.fit(model, datamodule=datamodule,
-                    ckpt_path=resume_path(cfg.get("ckpt_path"), output_dir))
+        trainer.fit(model, datamodule=datamodule, ckpt_path=resume, weights_only=True)
     finally:
         finish_wandb()
     metrics = callback_metrics(trainer)

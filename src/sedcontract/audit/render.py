@@ -9,6 +9,7 @@ import csv
 import io
 import json
 import math
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -194,11 +195,21 @@ def vector_markdown(report: GuardReport) -> str:
     return "\n".join(out) + "\n"
 
 
+def table_text(text: str) -> str:
+    """Text as one Markdown table cell: ``|`` escaped, line breaks of any kind as spaces."""
+    return _BREAKS.sub(" ", text).replace("|", "\\|")
+
+
+_BREAKS = re.compile("[\r\n\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
+
+
 def to_markdown(report: GuardReport) -> str:
-    """Guard vector (typed and union side by side), logic, diagnostics, per-class table,
-    matching audit and policy."""
+    """Warnings first, then the guard vector (typed and union side by side), logic,
+    diagnostics, per-class table, matching audit and policy."""
     modes = list(report.modes)
-    out = vector_markdown(report).splitlines()
+    out = [f"> warning: {w}" for w in report.traces.get("warnings", [])]
+    out += [""] if out else []
+    out += vector_markdown(report).splitlines()
     line = _line(report)
     if report.scores is not None:
         settings = report.policy["scores"]
@@ -218,7 +229,8 @@ def to_markdown(report: GuardReport) -> str:
     classes = report.traces["classes"]
     if "typed" in report.modes and classes:
         typed = report.modes["typed"]
-        out += ["", "Per class (typed):", "", f"| coordinate | {' | '.join(classes)} |",
+        out += ["", "Per class (typed):", "",
+                f"| coordinate | {' | '.join(table_text(c) for c in classes)} |",
                 "|---" * (len(classes) + 1) + "|"]
         for name in report.coordinates:
             per = typed.per_class(name)

@@ -96,6 +96,7 @@ def _check_tiling(onset: np.ndarray, offset: np.ndarray, lines: np.ndarray, path
         raise TraceFormatError(message, path=str(path), row=int(lines[k]), column=column)
 
     on, off = to_us(onset), to_us(offset)
+    onset, offset = onset.tolist(), offset.tolist()
     bad = np.flatnonzero(on < 0)
     if bad.size:
         fail(f"negative time {onset[bad[0]]!r}", bad[0])

@@ -1,0 +1,88 @@
+"""Peak memory of the audit on inputs that used to exhaust it: one clip with 50,000 events
+per side, and 100 clips × 200 classes. Each case runs in a fresh process (its peak RSS is its
+own); ``--case`` runs one case here, optionally under an address-space limit (the memory test
+does that). Run: ``.venv/bin/python benchmarks/hostile_memory.py``."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+CASES = ("events", "classes")
+
+
+def workload(case: str, size: int, seed: int = 0):
+    """``events``: one clip, ``size`` events per side (a 0.1 s event every 0.2 s, predictions
+    jittered); ``classes``: 100 clips × ``size`` classes, one 1 s event per class and clip."""
+    from sedcontract import EventList
+
+    rng = np.random.default_rng(seed)
+    if case == "events":
+        starts = np.arange(size) * 0.2 + rng.uniform(0, 0.05, size)
+        moved = np.maximum(starts + rng.normal(0, 0.02, size), 0)
+        ref = EventList.from_rows([("long", float(s), float(s) + 0.1, "x") for s in starts])
+        pred = EventList.from_rows([("long", float(s), float(s) + 0.12, "x") for s in moved])
+        return ref, pred
+    rows = [(f"clip{c:03d}", float(on), float(on) + 1.0, f"class{k:03d}")
+            for c in range(100) for k, on in enumerate(rng.uniform(0, 8, size))]
+    ref = EventList.from_rows(rows)
+    pred = EventList.from_rows([(c, on + 0.05, off, k) for c, on, off, k in rows])
+    return ref, pred
+
+
+def run_case(case: str, size: int, limit_mb: int | None) -> int:
+    """Audit one case (guard vector and standard scores) in this process; print its peak."""
+    if limit_mb is not None:
+        limit = limit_mb * 2**20
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    import sedcontract
+    from sedcontract.audit import ScoreSettings
+
+    ref, pred = workload(case, size)
+    start = time.perf_counter()
+    report = sedcontract.audit(ref, pred, scores=ScoreSettings())
+    elapsed = time.perf_counter() - start
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    typed = report.vector("typed")
+    print(f"{case}: {len(ref)} + {len(pred)} events, {len(ref.clips)} clips × "
+          f"{len(report.traces['classes'])} classes: audit with scores {elapsed:.2f} s, "
+          f"peak RSS {peak:.0f} MB; onset {typed['onset']:.3f}, collar event F1 "
+          f"{report.scores['event'].overall.f1:.3f}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--case", choices=CASES, default=None, help="run one case here")
+    parser.add_argument("--size", type=int, default=None,
+                        help="events per side (events) or classes (classes)")
+    parser.add_argument("--limit-mb", type=int, default=None,
+                        help="address-space limit for --case (MiB)")
+    parser.add_argument("--smoke", action="store_true",
+                        help="tiny sizes that only check the script works (tests use it)")
+    args = parser.parse_args(argv)
+    sizes = {"events": 200, "classes": 5} if args.smoke else {"events": 50_000, "classes": 200}
+    if args.case is not None:
+        return run_case(args.case, args.size or sizes[args.case], args.limit_mb)
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+    base = subprocess.run([sys.executable, "-c", "import resource, sedcontract; print("
+                           "resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)"],
+                          capture_output=True, text=True, env=env, check=True)
+    print(f"import sedcontract alone: peak RSS {float(base.stdout):.0f} MB")
+    for case in CASES:
+        result = subprocess.run([sys.executable, __file__, "--case", case, "--size",
+                                 str(sizes[case])], capture_output=True, text=True, env=env)
+        sys.stdout.write(result.stdout or result.stderr)
+        if result.returncode:
+            return result.returncode
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

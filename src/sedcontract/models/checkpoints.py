@@ -1,0 +1,64 @@
+"""Checkpoints read without running code: every path that opens one (``evaluate``, resuming
+``train``) loads it with ``torch.load(weights_only=True)``, which unpickles tensors and plain
+data only, so a crafted file cannot execute a payload; what is read is checked against the
+detector before Lightning restores it."""
+
+from __future__ import annotations
+
+import pickle
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import nn
+
+from sedcontract.errors import SedContractError
+
+RESUME_KEYS = ("epoch", "global_step", "loops", "optimizer_states")
+
+
+def read_checkpoint(path: str | Path) -> dict[str, Any]:
+    """The contents of a Lightning checkpoint, loaded as data only; a file that is not one,
+    or that holds objects other than tensors and plain containers, is a clear error."""
+    path = Path(path)
+    if not path.is_file():
+        raise SedContractError(f"checkpoint {path} does not exist or is not a file")
+    try:
+        checkpoint = torch.load(path, map_location="cpu", weights_only=True)
+    except pickle.UnpicklingError as exc:
+        if "weights only" in str(exc).lower():
+            raise SedContractError(f"{path}: refused: the checkpoint holds objects other than "
+                                   "tensors and plain data, and loading them could run code; "
+                                   "only checkpoints written by sedcontract are read") from None
+        raise SedContractError(f"{path}: not a readable checkpoint ({exc})") from None
+    except (OSError, RuntimeError, EOFError, ValueError, zipfile.BadZipFile) as exc:
+        raise SedContractError(f"{path}: not a readable checkpoint ({exc})") from None
+    if not isinstance(checkpoint, dict) or not isinstance(checkpoint.get("state_dict"), dict):
+        raise SedContractError(f"{path}: not a Lightning checkpoint (it has no state_dict)")
+    return checkpoint
+
+
+def check_weights(checkpoint: dict[str, Any], model: nn.Module, path: str | Path) -> None:
+    """The checkpoint's weights fit ``model``: the same parameter names and shapes."""
+    expected, found = model.state_dict(), checkpoint["state_dict"]
+    missing = sorted(set(expected) - set(found))
+    unexpected = sorted(set(found) - set(expected))
+    shapes = sorted(k for k in set(expected) & set(found)
+                    if not isinstance(found[k], torch.Tensor)
+                    or tuple(found[k].shape) != tuple(expected[k].shape))
+    if missing or unexpected or shapes:
+        detail = "; ".join(f"{what}: {', '.join(keys[:3])}{' …' if len(keys) > 3 else ''}"
+                           for what, keys in (("missing", missing), ("unexpected", unexpected),
+                                              ("other shapes", shapes)) if keys)
+        raise SedContractError(f"{path}: the checkpoint is not of this detector ({detail})")
+
+
+def check_resumable(checkpoint: dict[str, Any], model: nn.Module, path: str | Path) -> None:
+    """A checkpoint training can resume from: this detector's weights and the loop and
+    optimiser state Lightning restores."""
+    check_weights(checkpoint, model, path)
+    missing = [k for k in RESUME_KEYS if k not in checkpoint]
+    if missing:
+        raise SedContractError(f"{path}: holds no {', '.join(missing)}; training cannot resume "
+                               "from it (a weights-only checkpoint can be evaluated)")
