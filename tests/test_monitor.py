@@ -210,6 +210,8 @@ def test_formulas_and_expressions_of_any_depth_evaluate():
     windows = " | ".join(f"F[{k}:{k}] pred.active" for k in range(300))
     assert np.array_equal(sedcontract.evaluate_formula(windows, signals),
                           sedcontract.evaluate_formula("F[0:299] pred.active", signals))
+    with pytest.raises(ContractCheckError, match="not a formula: None"):
+        sedcontract.evaluate_formula(None, signals)
     total = " + ".join(["dur(ref)"] * 5000)
     result = evaluate_contract(f"clause c: each ref require {total} == 5000 * dur(ref)",
                                signals)

@@ -179,6 +179,10 @@ def test_contract_files_may_start_with_a_byte_order_mark(tmp_path):
     for bad in (None, 3, ""):
         with pytest.raises(ContractCheckError, match="a contract is a shipped name"):
             load_contract(bad)
+    with pytest.raises(ContractSyntaxError, match="a contract must be text"):
+        parse_contract(None)
+    with pytest.raises(ContractSyntaxError, match="a formula must be text"):
+        parse_formula(b"ref.active")
 
 
 # -- fuzzing: nothing but ContractSyntaxError escapes the parser -----------------------------

@@ -312,6 +312,9 @@ def test_api_values_of_the_wrong_type_are_clear_errors():
         EventList.from_rows([(3, 0.0, 1.0, "x")])
     with pytest.raises(TraceFormatError, match="clips must be a sequence"):
         EventList.from_rows([], clips="abc")
+    for events in (None, "a\t0\t1\tx"):
+        with pytest.raises(TraceFormatError, match="events must be a sequence of"):
+            EventList.from_rows(events)
     with pytest.raises(SignalError, match="must be a number of seconds, got str"):
         Grid("0.02", 5)
     with pytest.raises(SignalError, match="longer than the longest supported time"):

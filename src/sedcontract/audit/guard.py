@@ -162,13 +162,23 @@ def class_warnings(ref: EventList, pred: EventList) -> list[str]:
     lower = {c.lower(): c for c in ref_classes}
     for c in sorted(pred_classes - ref_classes):
         if c.lower() in lower:
-            notes.append(f"predicted class {c!r} and reference class {lower[c.lower()]!r} "
-                         "differ only in case: they are different classes")
+            notes.append(f"predicted class {_short(c)!r} and reference class "
+                         f"{_short(lower[c.lower()])!r} differ only in case: they are "
+                         "different classes")
     if ref_classes and pred_classes and not ref_classes & pred_classes:
         notes.append(f"the predictions share no class with the reference (reference: "
-                     f"{', '.join(sorted(ref_classes))}; predictions: "
-                     f"{', '.join(sorted(pred_classes))})")
+                     f"{_names(ref_classes)}; predictions: {_names(pred_classes)})")
     return notes
+
+
+def _short(name: str, limit: int = 40) -> str:
+    return name if len(name) <= limit else name[:limit] + "…"
+
+
+def _names(classes: set[str], most: int = 8) -> str:
+    """Some class names for a message, shortened."""
+    shown = [_short(c) for c in sorted(classes)[:most]]
+    return ", ".join(shown) + (f" and {len(classes) - most} more" if len(classes) > most else "")
 
 
 def projection_warnings(traces: TraceSet, ref: EventList, pred: EventList) -> list[str]:

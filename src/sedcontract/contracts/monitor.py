@@ -184,6 +184,8 @@ def evaluate_formula(formula: Formula | str, signals: Mapping[str, Any], *,
     source = formula if isinstance(formula, str) else None
     if isinstance(formula, str):
         formula = parse_formula(formula)
+    if not isinstance(formula, Atom | Const | Not | And | Or | Implies | Temporal | Until):
+        raise ContractCheckError(f"not a formula: {formula!r} (give its text or a parsed tree)")
     table = SignalTable(signals, lengths=lengths, edges=edges)
     resolver = BoundResolver(hop=hop, bindings=bindings, rounding=rounding, source=source,
                              name="<formula>")

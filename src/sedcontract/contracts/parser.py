@@ -432,8 +432,14 @@ def _run(parser: _Parser, rule):
                                   offset=parser.tok.start, name=parser.name) from None
 
 
+def _check_text(text: object, what: str) -> None:
+    if not isinstance(text, str):
+        raise ContractSyntaxError(f"{what} must be text (a str), got {type(text).__name__}")
+
+
 def parse_formula(text: str, *, name: str = "<formula>") -> Formula:
     """Parse one frame-sort formula."""
+    _check_text(text, "a formula")
     parser = _Parser(text, name)
     result = _run(parser, parser.formula)
     if parser.tok.kind != "eof":
@@ -443,5 +449,6 @@ def parse_formula(text: str, *, name: str = "<formula>") -> Formula:
 
 def parse_contract(text: str, *, name: str = "<contract>") -> Contract:
     """Parse a contract: ``let`` bindings and clauses."""
+    _check_text(text, "a contract")
     parser = _Parser(text, name)
     return _run(parser, parser.contract)

@@ -111,6 +111,9 @@ class EventList:
                   clips: Sequence[str] = (), **sources: Any) -> EventList:
         """Build from ``(clip, onset, offset, label)`` tuples; ``sources`` are the
         ``path``/``rows``/``files``/``clip_rows`` fields."""
+        if isinstance(events, str) or not isinstance(events, Iterable):
+            raise TraceFormatError(f"events must be a sequence of (clip, onset, offset, label) "
+                                   f"tuples, got {type(events).__name__}")
         events = list(events)
         for i, event in enumerate(events):
             if not isinstance(event, tuple | list) or len(event) != 4:
