@@ -233,7 +233,7 @@ def test_blank_lines_line_separators_quotes_and_long_fields(tmp_path):
     assert events.rows.tolist() == [4, 5, 6, 7, 8]
     write_events(tmp_path / "back.tsv", events)  # labels that start with a quote round-trip
     assert read_events(tmp_path / "back.tsv").to_rows() == events.to_rows()
-    quoted = EventList.from_rows([("a", 0.0, 1.0, '"odd"')])
+    quoted = EventList.from_rows([("a", 0.0, 1.0, '"odd"'), ("a", 1.0, 2.0, " padded ")])
     write_events(tmp_path / "q.tsv", quoted)
     assert read_events(tmp_path / "q.tsv").to_rows() == quoted.to_rows()
 

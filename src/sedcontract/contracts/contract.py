@@ -232,7 +232,7 @@ class ContractResult:
                                 for p, o in zip(parts, pred_offset, strict=True)]),
                 np.concatenate([p.greedy_per_row for p in parts]),
                 np.concatenate([p.exact_per_row for p in parts]))
-        return ContractResult(clauses, first.conversions, matchings,
+        return ContractResult(clauses, results[-1].conversions, matchings,
                               (sum(r.intervals[0] for r in results),
                                sum(r.intervals[1] for r in results)))
 

@@ -3,6 +3,7 @@ quantified intervals (or matched pairs) at once, and the matchings they refer to
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -202,9 +203,15 @@ def evaluate_expr(expr: Expr, ctx: EventContext, binding: dict[str, np.ndarray],
     """Value of a (type-checked) expression for ``size`` elements; ``binding`` maps ``ref`` /
     ``pred`` to interval indices. Durations are in frames. Iterative (any depth); a value is
     dropped once its parent has used it."""
+    nodes = postorder(expr, expr_children)
+    uses = Counter(id(c) for node in nodes for c in expr_children(node))
     values: dict[int, np.ndarray] = {}
-    for node in postorder(expr, expr_children):
-        args = [values.pop(id(c)) for c in expr_children(node)]
+    for node in nodes:
+        args = [values[id(c)] for c in expr_children(node)]
+        for child in expr_children(node):
+            uses[id(child)] -= 1
+            if uses[id(child)] == 0:
+                del values[id(child)]
         values[id(node)] = _value(node, args, ctx, binding, size)
     return np.asarray(values[id(expr)])
 

@@ -7,7 +7,7 @@ error messages but ignored by equality, so ``parse(print(tree)) == tree`` is a r
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from sedcontract.traces.names import signal_name
@@ -327,31 +327,14 @@ def postorder(root: Any, children_of: Callable[[Any], tuple[Any, ...]]) -> list[
     return out
 
 
+_CHILD_FIELDS = frozenset({"arg", "left", "right", "args"})
+
+
 def _label(node: Any) -> Hashable:
-    """What a node holds besides its children (spans ignored)."""
-    if isinstance(node, Atom):
-        return ("Atom", node.side, node.kind, node.cls)
-    if isinstance(node, Temporal):
-        return ("Temporal", node.op, node.window)
-    if isinstance(node, Until):
-        return ("Until", node.window)
-    if isinstance(node, Const | BoolLit):
-        return (type(node).__name__, node.value)
-    if isinstance(node, Binary):
-        return ("Binary", node.op)
-    if isinstance(node, Call):
-        return ("Call", node.fn)
-    if isinstance(node, Var | Flag):
-        return (type(node).__name__, node.name)
-    if isinstance(node, Number):
-        return ("Number", node.text)
-    if isinstance(node, Time):
-        return ("Time", node.bound)
-    if isinstance(node, ClassName):
-        return ("ClassName", node.value)
-    if isinstance(node, Count):
-        return ("Count", node.counted, node.around)
-    return type(node).__name__  # Not, And, Or, Implies, Negation
+    """What a node holds besides its children: its type and its other compared fields (an
+    atom's name, a window, an operator; spans ignored)."""
+    return (type(node).__name__, *(getattr(node, f.name) for f in fields(node)
+                                   if f.compare and f.name not in _CHILD_FIELDS))
 
 
 def structure(nodes: list[Any], children_of: Callable[[Any], tuple[Any, ...]]

@@ -5,6 +5,7 @@ threshold (active iff score > threshold)."""
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -62,11 +63,12 @@ def read_scores(path: str | Path) -> ScoreTable:
                                "(tab-separated)", path=str(path),
                                row=numbered[0][0] if numbered else 1)
     header_row, header = numbered.pop(0)
+    counts = Counter(header)
     for column in header[2:]:
         if not column:
             raise TraceFormatError("a class column has no name", path=str(path),
                                    row=header_row)
-        if header.count(column) > 1:
+        if counts[column] > 1:
             raise TraceFormatError(f"the header names class {column!r} twice", path=str(path),
                                    row=header_row, column=column)
     lines_of = np.array([line for line, _ in numbered], dtype=np.int64)

@@ -7,6 +7,7 @@ row per clip × class) or the *union* trace (one row per clip, active = OR over 
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -45,6 +46,7 @@ class TraceSet:
     hop: float
     lengths: np.ndarray            # [clips] frames per clip
     runs: dict[str, Intervals]     # side → runs per clip × class row
+    union_runs: dict[str, Intervals]  # side → runs per clip of the activity of any class
     projection: str
     vanished: dict[str, int]       # side → events that cover no frame under the projection
     merged: dict[str, int]         # side → events that share their grid interval with
@@ -113,8 +115,10 @@ class TraceSet:
             # overlapping, touching or grid-adjacent events become one maximal run
             runs_of[side] = Intervals.merged(rows[side] * len(classes) + cols, first, end)
             merged[side] = len(events) - vanished[side] - len(runs_of[side])
-        return cls(clips, tuple(classes), float(hop), lengths, runs_of, projection, vanished,
-                   merged)
+        union = {side: Intervals.merged(runs.row // max(len(classes), 1), runs.start, runs.end)
+                 for side, runs in runs_of.items()}
+        return cls(clips, tuple(classes), float(hop), lengths, runs_of, union, projection,
+                   vanished, merged)
 
     def rows(self, mode: Mode = "typed") -> int:
         """Number of rows: clip × class (typed) or clip (union)."""
@@ -130,10 +134,7 @@ class TraceSet:
         """Maximal runs of ``side`` per row: per clip × class, or per clip on the union trace
         (activity of any class)."""
         _check_mode(mode)
-        runs = self.runs[side]
-        if mode == "typed":
-            return runs
-        return Intervals.merged(runs.row // max(len(self.classes), 1), runs.start, runs.end)
+        return self.runs[side] if mode == "typed" else self.union_runs[side]
 
     def chunks(self, mode: Mode = "typed", cells: int = CHUNK_CELLS) -> list[tuple[int, int]]:
         """Consecutive row ranges ``[first, stop)`` whose dense signals (rows × the longest of
@@ -177,12 +178,12 @@ class TraceSet:
             if wanted is None or name in wanted:
                 signals[name] = self.intervals(side, mode).rows_between(first, stop).paint(
                     stop - first, n)
+            runs = self.runs[side].rows_between(clip0 * len(self.classes),
+                                                clip1 * len(self.classes))
             for k, cls in enumerate(self.classes):
                 name = signal_name(side, "active", cls)
                 if wanted is not None and name not in wanted:
                     continue
-                runs = self.runs[side].rows_between(clip0 * len(self.classes),
-                                                    clip1 * len(self.classes))
                 keep = runs.row % len(self.classes) == k
                 of_class = Intervals(runs.row[keep] // len(self.classes), runs.start[keep],
                                      runs.end[keep])
@@ -221,7 +222,7 @@ def check_classes(classes: Sequence[str]) -> list[str]:
     for name in classes:
         if not isinstance(name, str) or not name:
             raise TraceFormatError(f"class name {name!r} is not a non-empty string")
-    twice = sorted({c for c in classes if classes.count(c) > 1})
+    twice = sorted(c for c, count in Counter(classes).items() if count > 1)
     if twice:
         raise TraceFormatError(f"class {twice[0]!r} is declared twice")
     return classes

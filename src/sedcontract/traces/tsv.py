@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -32,7 +33,7 @@ def clip_id(filename: str) -> str:
 def read_fields(path: Path) -> list[tuple[int, list[str]]]:
     """The non-blank lines of a tab-separated file as ``(line number, fields)``.
 
-    The format rules (docs/guard-report.md, "Input rules"): UTF-8, a byte-order mark is ignored;
+    The format rules (docs/guard-report.md, "How tsv files are read"): UTF-8, a byte-order mark is ignored;
     lines end at ``\\n`` (or ``\\r\\n``) only, so a label may hold any other character; fields
     are separated by tabs and stripped of surrounding spaces; a field written in double quotes
     is unquoted (``""`` inside stands for one quote); a line starting with ``#`` is an error,
@@ -71,7 +72,7 @@ def _unquote(field: str, path: Path, row: int) -> str:
     if not field.startswith('"'):
         return field
     inner = field[1:-1] if len(field) > 1 and field.endswith('"') else None
-    if inner is None or re.search(r'(?<!")"(?!")', inner.replace('""', "")):
+    if inner is None or '"' in inner.replace('""', ""):
         raise TraceFormatError(f"unbalanced double quote in {_shorten(field)!r} (a quoted field "
                                'ends with \'"\' and writes a quote inside as \'""\')',
                                path=str(path), row=row)
@@ -79,11 +80,14 @@ def _unquote(field: str, path: Path, row: int) -> str:
 
 
 def _quote(field: str) -> str:
-    """A field as written: quoted when it starts with a quote, so it reads back unchanged."""
+    """A field as written: quoted when it starts with a quote or with or ends in spaces, so
+    it reads back unchanged."""
     if any(c in field for c in "\t\n\r"):
         raise TraceFormatError(f"{field!r} holds a tab or line break, which a tsv field cannot "
                                "hold")
-    return '"' + field.replace('"', '""') + '"' if field.startswith('"') else field
+    if field.startswith('"') or field != field.strip():
+        return '"' + field.replace('"', '""') + '"'
+    return field
 
 
 def _read_table(path: Path, columns: tuple[str, ...]) -> list[tuple[int, dict[str, str]]]:
@@ -99,7 +103,7 @@ def _read_table(path: Path, columns: tuple[str, ...]) -> list[tuple[int, dict[st
             raise TraceFormatError(f"header lacks column(s) {', '.join(missing)}; expected "
                                    f"{' '.join(columns)} (tab-separated)", path=str(path),
                                    row=header_row)
-        twice = sorted({c for c in names if names.count(c) > 1 and c})
+        twice = sorted(c for c, count in Counter(names).items() if count > 1 and c)
         if twice:
             raise TraceFormatError(f"header names column {twice[0]!r} twice", path=str(path),
                                    row=header_row, column=twice[0])
