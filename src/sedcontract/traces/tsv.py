@@ -33,11 +33,11 @@ def clip_id(filename: str) -> str:
 def read_fields(path: Path) -> list[tuple[int, list[str]]]:
     """The non-blank lines of a tab-separated file as ``(line number, fields)``.
 
-    The format rules (docs/guard-report.md, "How tsv files are read"): UTF-8, a byte-order mark is ignored;
-    lines end at ``\\n`` (or ``\\r\\n``) only, so a label may hold any other character; fields
-    are separated by tabs and stripped of surrounding spaces; a field written in double quotes
-    is unquoted (``""`` inside stands for one quote); a line starting with ``#`` is an error,
-    not a comment (the format has none).
+    The format rules (docs/guard-report.md, "How tsv files are read"): UTF-8, a byte-order
+    mark is ignored; lines end at ``\\n`` (or ``\\r\\n``) only, so a label may hold any other
+    character; fields are separated by tabs and stripped of surrounding spaces; a field written
+    in double quotes is unquoted (``""`` inside stands for one quote); a line starting with
+    ``#`` is an error, not a comment (the format has none).
     """
     try:
         text = path.read_text(encoding="utf-8-sig")  # a byte-order mark is not data
