@@ -20,17 +20,18 @@ from sedcontract.models.checkpoints import check_weights, read_checkpoint
 from sedcontract.training import build_model
 
 
-def checkpoint_detector(path: Path) -> tuple[dict[str, Any] | None, list[str] | None]:
+def checkpoint_detector(checkpoint: dict[str, Any], path: Path
+                        ) -> tuple[dict[str, Any] | None, list[str] | None]:
     """The resolved detector config and the output class names that :func:`train` stored in
-    a checkpoint (None where it holds none); the file is read as data only."""
-    hparams = read_checkpoint(path).get("hyper_parameters") or {}
-    config = hparams.get("model_config") if isinstance(hparams, dict) else None
+    a checkpoint (None where it holds none)."""
+    hparams = checkpoint.get("hyper_parameters")
+    hparams = hparams if isinstance(hparams, dict) else {}
+    config = hparams.get("model_config")
     try:
         config = json.loads(config) if isinstance(config, str) else None
     except ValueError:
         raise SedContractError(f"{path}: the stored detector config is not JSON") from None
-    classes = hparams.get("classes") if isinstance(hparams, dict) else None
-    return config, classes
+    return config, hparams.get("classes")
 
 
 def evaluate(cfg: DictConfig) -> tuple[dict[str, float], dict[str, Any]]:
@@ -43,14 +44,15 @@ def evaluate(cfg: DictConfig) -> tuple[dict[str, float], dict[str, Any]]:
         raise SedContractError(f"checkpoint {path} does not exist")
     if cfg.get("seed") is not None:
         L.seed_everything(cfg.seed, workers=True)
-    model_cfg, classes = checkpoint_detector(path)
+    checkpoint = read_checkpoint(path)  # data only: a crafted file cannot run code
+    model_cfg, classes = checkpoint_detector(checkpoint, path)
     if cfg.get("model"):
         model_cfg = cfg.model
     if model_cfg is None:
         raise SedContractError(f"{path}: the checkpoint holds no detector config; name one "
                                "with model=<option>")
     model = build_model(model_cfg, cfg.contract, classes)
-    check_weights(read_checkpoint(path), model, path)
+    check_weights(checkpoint, model, path)
     datamodule = instantiate(cfg.data)
     datamodule.val_split = model.metric_prefix = cfg.split
     files = ReportFiles(cfg.paths.output_dir, f"{cfg.split}_report")

@@ -219,8 +219,13 @@ def _audio_valid(out: Path, previous: dict) -> bool:
 def read_jsonl(path: Path) -> list[dict]:
     """The objects of a JSON-lines manifest (blank lines skipped); a bad line is an error
     naming the file and line."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise SedContractError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})"
+                               ) from None
     items = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").split("\n"), start=1):
+    for number, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
         try:
