@@ -372,3 +372,30 @@ def test_labels_with_pipes_and_line_breaks_keep_the_tables_whole():
     assert header == "| coordinate | bird song | cat\\|dog |"
     rows = [line for line in text.splitlines() if line.startswith("|")]
     assert len({line.count("|") - line.count("\\|") for line in rows[-8:]}) == 1
+
+
+@pytest.mark.parametrize("cells", [1, 40, 333])
+def test_chunked_evaluation_reports_what_one_chunk_reports(cells, monkeypatch):
+    """The contract runs a chunk of rows at a time; counts, matchings (pairs, greedy against
+    exact) and every rendering are the same whatever the chunk size."""
+    from sedcontract.contracts import load_contract, parse_contract
+    from sedcontract.traces import traceset
+
+    ref = random_reference(3, clips=6)
+    pred = shifted(ref, 0.13).select(classes=["speech", "tone"])
+    durations = {c: 10.0 for c in ref.clips}
+    text = (load_contract("standard").source
+            + "clause cross: on ref.onset[tone] require N[eps] pred.active[speech]\n")
+    contract = parse_contract(text)
+    whole = sedcontract.audit(ref, pred, durations=durations, contract=contract,
+                              matching="greedy")
+    monkeypatch.setattr(traceset, "CHUNK_CELLS", cells)
+    parts = sedcontract.audit(ref, pred, durations=durations, contract=contract,
+                              matching="greedy")
+    assert len(traceset.TraceSet.from_events(ref, pred, hop=0.02, durations=durations)
+               .chunks("typed")) > 1
+    assert to_json(parts) == to_json(whole) and to_csv(parts) == to_csv(whole)
+    for mode in ("typed", "union"):
+        mine, one = parts.modes[mode].matchings["m"], whole.modes[mode].matchings["m"]
+        assert mine.ref_index.tolist() == one.ref_index.tolist()
+        assert mine.pred_index.tolist() == one.pred_index.tolist()

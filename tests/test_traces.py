@@ -262,20 +262,21 @@ def test_class_indexed_signals_follow_their_own_clip():
     assert union["ref.active[y]"].astype(int).tolist() == [[0] * 4, [0, 0, 1, 0]]
 
 
-@pytest.mark.parametrize("cells", [1, 3, 7, 1 << 22])
+@pytest.mark.parametrize("cells", [1, 3, 7, 90, 130, 1 << 22])
 def test_chunked_signals_equal_the_whole(cells):
     rng = np.random.default_rng(cells)
     rows = [(f"c{c}", float(on), float(on + rng.uniform(0.05, 1)), str(rng.choice(["a", "b"])))
             for c in range(4) for on in rng.uniform(0, 3, 3)]
     ref = EventList.from_rows(rows)
-    traces = TraceSet.from_events(ref, ref, hop=0.1, durations={"c0": 5.0, "c1": 4.5, "c2": 4.2,
-                                                                "c3": 4.0})
+    traces = TraceSet.from_events(ref, ref, hop=0.1, durations={"c0": 4.0, "c1": 5.0, "c2": 4.2,
+                                                                "c3": 4.5})
     for mode in ("typed", "union"):
         whole, lengths = traces.signals(mode)
         chunks = traces.chunks(mode, cells)
         assert chunks[0][0] == 0 and chunks[-1][1] == traces.rows(mode)
         assert all(a[1] == b[0] for a, b in itertools.pairwise(chunks))
         for first, stop in chunks:
+            assert stop - first == 1 or (stop - first) * lengths[first:stop].max() <= cells
             part, part_lengths = traces.signals(mode, (first, stop))
             assert np.array_equal(part_lengths, lengths[first:stop])
             for name, value in part.items():

@@ -136,9 +136,11 @@ class TraceSet:
         _check_mode(mode)
         return self.runs[side] if mode == "typed" else self.union_runs[side]
 
-    def chunks(self, mode: Mode = "typed", cells: int = CHUNK_CELLS) -> list[tuple[int, int]]:
+    def chunks(self, mode: Mode = "typed", cells: int | None = None) -> list[tuple[int, int]]:
         """Consecutive row ranges ``[first, stop)`` whose dense signals (rows × the longest of
-        their frames) hold at most ``cells`` cells; a row longer than that is a chunk alone."""
+        their frames) hold at most ``cells`` cells (default :data:`CHUNK_CELLS`); a row longer
+        than that is a chunk alone."""
+        cells = CHUNK_CELLS if cells is None else cells
         per = len(self.classes) if mode == "typed" else 1
         out: list[tuple[int, int]] = []
         first = width = 0
