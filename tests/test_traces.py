@@ -328,21 +328,23 @@ def test_api_values_of_the_wrong_type_are_clear_errors():
 @given(st.lists(st.tuples(st.integers(0, 2), st.integers(0, 30), st.integers(0, 8)),
                 max_size=12),
        st.lists(st.tuples(st.integers(0, 2), st.integers(0, 30), st.integers(0, 8)),
-                max_size=12), st.integers(0, 4))
-def test_interval_overlaps_equal_a_brute_force_search(a_rows, b_rows, reach):
+                max_size=12), st.integers(0, 4), st.sampled_from([1, 0.25, 2**57]))
+def test_interval_overlaps_equal_a_brute_force_search(a_rows, b_rows, reach, scale):
+    """Frames, fractional seconds and times too large to key directly (ranked instead)."""
     def intervals(rows):
         row, start, length = (np.array(x, dtype=np.int64) for x in zip(*rows, strict=True)) \
             if rows else (np.zeros(0, dtype=np.int64),) * 3
-        return Intervals.merged(row, start, start + length)
+        return Intervals.merged(row, start * scale, (start + length) * scale)
 
     a, b = intervals(a_rows), intervals(b_rows)
     for side in (a, b):  # maximal runs: sorted, disjoint and not touching within a row
         same = side.row[1:] == side.row[:-1]
         assert np.all(~same | (side.start[1:] > side.end[:-1])) and np.all(side.end > side.start)
-    lo, hi = overlap_ranges(a, b, reach)
+    lo, hi = overlap_ranges(a, b, reach * scale)
     for i in range(len(a)):
         expected = [j for j in range(len(b)) if b.row[j] == a.row[i]
-                    and b.start[j] < a.end[i] + reach and b.end[j] > a.start[i] - reach]
+                    and b.start[j] < a.end[i] + reach * scale
+                    and b.end[j] > a.start[i] - reach * scale]
         assert list(range(lo[i], hi[i])) == expected
 
 

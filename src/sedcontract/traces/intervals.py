@@ -8,6 +8,7 @@ contiguous index range: pairs cost what they are, never the cross product of a r
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -49,11 +50,10 @@ class Intervals:
             return cls(_EMPTY, _EMPTY, _EMPTY)
         order = np.lexsort((start, row))
         row, start, end = row[order], start[order], end[order]
-        values, stride = _ranks(start, end)
-        key_end = np.maximum.accumulate(row * stride + np.searchsorted(values, end))
+        key = _row_keys(row, start, end)
+        key_end = np.maximum.accumulate(key(row, end))  # the running end within the row
         new = np.ones(len(row), dtype=bool)  # a run starts past the running end of its row
-        new[1:] = (row[1:] != row[:-1]) | \
-            (row[1:] * stride + np.searchsorted(values, start[1:]) > key_end[:-1])
+        new[1:] = (row[1:] != row[:-1]) | (key(row[1:], start[1:]) > key_end[:-1])
         first = np.flatnonzero(new)
         last_end = np.maximum.reduceat(end, first)
         return cls(row[first], start[first], last_end)
@@ -82,22 +82,28 @@ def overlap_ranges(around: Intervals, counted: Intervals,
     if len(around) == 0 or len(counted) == 0:
         return np.zeros(len(around), dtype=np.int64), np.zeros(len(around), dtype=np.int64)
     low, high = around.start - reach, around.end + reach
-    values, stride = _ranks(counted.start, counted.end, low, high)
-
-    def key(row: np.ndarray, position: np.ndarray) -> np.ndarray:
-        return row * stride + np.searchsorted(values, position)
-
+    key = _row_keys(np.concatenate([counted.row, around.row]), counted.start, counted.end, low,
+                    high)
     lo = np.searchsorted(key(counted.row, counted.end), key(around.row, low), side="right")
     hi = np.searchsorted(key(counted.row, counted.start), key(around.row, high), side="left")
     return lo.astype(np.int64), np.maximum(hi, lo).astype(np.int64)
 
 
-def _ranks(*positions: np.ndarray) -> tuple[np.ndarray, int]:
-    """The distinct values of some positions (any numbers: frames, microseconds, seconds) and
-    a row stride above their number: ``row · stride + rank`` orders (row, position) exactly
-    without overflow, whatever the positions' size."""
-    values = np.unique(np.concatenate([np.ravel(p) for p in positions]))
-    return values, len(values) + 1
+def _row_keys(rows: np.ndarray, *positions: np.ndarray
+              ) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+    """A key ``row · stride + place`` that orders (row, position) pairs exactly: the position
+    itself when integers leave room below 2⁶², else its rank among the distinct positions
+    (any numbers: frames, microseconds, seconds), so no size of input overflows."""
+    every = np.concatenate([np.ravel(p) for p in positions])
+    top = int(rows.max()) + 1 if len(rows) else 1
+    if np.issubdtype(every.dtype, np.integer) and len(every):
+        low, high = int(every.min()), int(every.max())
+        stride = high - low + 2
+        if top * stride < 2**62:
+            return lambda row, position: row * stride + (position - low)
+    values = np.unique(every)
+    stride = len(values) + 1
+    return lambda row, position: row * stride + np.searchsorted(values, position)
 
 
 def overlap_counts(around: Intervals, counted: Intervals) -> np.ndarray:
