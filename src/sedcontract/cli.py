@@ -77,13 +77,12 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     if (args.pred is None) == (args.pred_scores is None):
         raise SedContractError("give exactly one of --pred (event tsv) or --pred-scores (a "
                                "directory of score tsv files)")
-    if args.out is not None:  # refuse a bad output before the work, not after it
-        check_output(args.out, inputs=_inputs_read(args))
-    text = _audit(args)
     if args.out is None:
-        sys.stdout.write(text)
+        sys.stdout.write(_audit(args))
         return 0
-    atomic_write(args.out, text, inputs=_inputs_read(args))
+    inputs = _inputs_read(args)
+    check_output(args.out, inputs=inputs)  # refuse a bad output before the work, not after
+    atomic_write(args.out, _audit(args), inputs=inputs)
     print(f"wrote {args.out}", file=sys.stderr)
     return 0
 
