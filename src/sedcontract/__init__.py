@@ -1,6 +1,6 @@
 """sedcontract: executable boundary contracts for sound event detection traces."""
 
-from sedcontract.audit import GuardReport, audit
+from sedcontract.audit import AuditPolicy, GuardReport, ScoreSettings, audit, score
 from sedcontract.contracts import (
     check_contract,
     evaluate_contract,
@@ -24,12 +24,14 @@ from sedcontract.traces import EventList, Grid, TraceSet, read_events, write_eve
 __version__ = "0.1.0"
 
 __all__ = [
+    "AuditPolicy",
     "ContractCheckError",
     "ContractError",
     "ContractSyntaxError",
     "EventList",
     "Grid",
     "GuardReport",
+    "ScoreSettings",
     "SedContractError",
     "SignalError",
     "TraceFormatError",
@@ -44,5 +46,6 @@ __all__ = [
     "parse_contract",
     "parse_formula",
     "read_events",
+    "score",
     "write_events",
 ]

@@ -6,31 +6,24 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from sedcontract.audit.psds import PsdsUnavailable, psds
-from sedcontract.audit.scores import MetricResult, ScoreSettings, standard_scores
-from sedcontract.contracts import contract_hash, load_contract
-from sedcontract.contracts.bounds import BoundResolver
-from sedcontract.contracts.contract import (
-    ContractResult,
-    needed_signals,
-    prepare,
-    run_contract,
-)
+from sedcontract.audit.scores import MetricResult, standard_scores
+from sedcontract.contracts.contract import ContractResult, needed_signals, run_contract
 from sedcontract.contracts.events import MatchingAudit
 from sedcontract.contracts.monitor import SignalTable
-from sedcontract.contracts.syntax import Bound, Contract, EventClause
+from sedcontract.contracts.policy import AGGREGATIONS, AuditPolicy, ScoreSettings, policy_of
+from sedcontract.contracts.syntax import EventClause
 from sedcontract.errors import ContractCheckError, SedContractError, TraceFormatError
 from sedcontract.traces import MODES, EventList, TraceSet, read_durations, read_events
-from sedcontract.traces.scores import DecisionPolicy
-from sedcontract.traces.traceset import MAX_CLIP_FRAMES
 
-AGGREGATIONS = ("micro", "macro")
+__all__ = ["AGGREGATIONS", "Cell", "GuardReport", "ModeReport", "ScoresReport", "audit",
+           "score"]
 
 
 @dataclass(frozen=True)
@@ -199,110 +192,134 @@ def projection_warnings(traces: TraceSet, ref: EventList, pred: EventList) -> li
     return notes
 
 
-def audit(ref: EventList | str | Path, pred: EventList | str | Path, *,
-          contract: Contract | str | Path = "standard",
-          durations: Mapping[str, float] | str | Path | None = None,
-          hop: float = 0.02, eps: str | int | None = None, mode: str = "both",
-          matching: str | None = None, projection: str = "center", edges: str = "open",
-          rounding: str = "nearest", aggregation: str = "micro",
-          coordinates: Sequence[str] | str | None = None,
-          classes: Sequence[str] | None = None,
-          decision: DecisionPolicy | None = None,
-          scores: ScoreSettings | None = None,
-          psds_scores: str | Path | None = None,
-          max_frames: int = MAX_CLIP_FRAMES) -> GuardReport:
-    """Run a contract on reference and prediction events; typed and union side by side.
+@dataclass(frozen=True)
+class Prepared:
+    """What every report of a reference/prediction pair starts from: the events, durations,
+    their traces on the policy's grid and the warnings about them."""
 
-    ``eps`` overrides the contract's ``let eps`` (``'100ms'`` or frames); ``coordinates``
-    selects and orders the vector (names, or one comma-separated string); ``decision``
-    records how predictions were made from scores, when they were; ``scores`` adds the
-    standard scores computed on the same traces; a clip of more than ``max_frames`` frames is
-    refused. The contract runs on a chunk of rows at a time, so memory follows the events.
-    """
-    if mode not in (*MODES, "both"):
-        raise ContractCheckError(f"unknown mode {mode!r}; choose typed, union or both")
-    if aggregation not in AGGREGATIONS:
-        raise ContractCheckError(f"unknown aggregation {aggregation!r}; choose micro or macro")
-    if isinstance(max_frames, bool) or not isinstance(max_frames, int) or max_frames < 1:
-        raise SedContractError(f"max_frames must be a positive integer, got {max_frames!r}")
-    for name, value, kind in (("decision", decision, DecisionPolicy),
-                              ("scores", scores, ScoreSettings)):
-        if value is not None and not isinstance(value, kind):
-            raise SedContractError(f"{name} must be a {kind.__name__} or None, got "
-                                   f"{type(value).__name__}")
-    if not isinstance(contract, Contract):
-        loaded = load_contract(contract)
-        contract_name, contract = os.fspath(contract), loaded
-    else:
-        contract_name = contract.name
+    ref: EventList
+    pred: EventList
+    durations: Mapping[str, float] | None
+    traces: TraceSet
+    warnings: list[str]
+
+    def facts(self) -> dict[str, Any]:
+        """The ``traces`` section of a report."""
+        t = self.traces
+        return {"clips": len(t.clips), "classes": list(t.classes), "vanished": t.vanished,
+                "merged": t.merged,
+                "durations": "given" if self.durations is not None else "latest offset per clip",
+                "warnings": self.warnings}
+
+
+def prepare_traces(ref: EventList | str | Path, pred: EventList | str | Path,
+                   policy: AuditPolicy, *,
+                   durations: Mapping[str, float] | str | Path | None = None,
+                   classes: Sequence[str] | None = None) -> Prepared:
+    """Read the events (files or event lists) and durations and project them on the policy's
+    grid."""
     ref_events, pred_events = _load(ref, "ref"), _load(pred, "pred")
     if durations is not None and not isinstance(durations, Mapping):
         if not isinstance(durations, str | os.PathLike):
             raise SedContractError(f"durations must map clips to seconds or be the path of a "
                                    f"durations tsv, got {type(durations).__name__}")
         durations = read_durations(durations)
-    traces = TraceSet.from_events(ref_events, pred_events, hop=hop, durations=durations,
-                                  classes=classes, projection=projection, max_frames=max_frames)
+    traces = TraceSet.from_events(ref_events, pred_events, hop=policy.hop, durations=durations,
+                                  classes=classes, projection=policy.projection,
+                                  max_frames=policy.max_frames)
     warnings = projection_warnings(traces, ref_events, pred_events) + class_warnings(
         ref_events, pred_events)
-    overrides = {"eps": eps} if eps is not None else None
+    return Prepared(ref_events, pred_events, durations, traces, warnings)
+
+
+def standard_and_psds(prepared: Prepared, policy: AuditPolicy,
+                      psds_scores: str | Path | None
+                      ) -> tuple[dict[str, MetricResult] | None, dict[str, Any] | None]:
+    """The standard scores the policy asks for, on the prepared traces, and PSDS from score
+    files (or a note why not)."""
+    settings = policy.score_settings()
+    standard = None if settings is None else standard_scores(
+        prepared.ref, prepared.pred, prepared.traces, settings, durations=prepared.durations,
+        edges=policy.edges)
+    result = None
+    if psds_scores is not None:
+        try:
+            result = psds(psds_scores, prepared.ref, prepared.durations)
+        except PsdsUnavailable as exc:
+            result = {"note": str(exc)}
+    return standard, result
+
+
+def audit(ref: EventList | str | Path, pred: EventList | str | Path,
+          policy: AuditPolicy | Mapping[str, Any] | None = None, *,
+          durations: Mapping[str, float] | str | Path | None = None, mode: str = "both",
+          coordinates: Sequence[str] | str | None = None,
+          classes: Sequence[str] | None = None, psds_scores: str | Path | None = None,
+          **settings: Any) -> GuardReport:
+    """Run a contract on reference and prediction events; typed and union side by side.
+
+    ``policy`` (an :class:`AuditPolicy`, a mapping of its settings, or the defaults) decides
+    every number; keywords such as ``contract=``, ``eps='100ms'``, ``hop=``, ``matching=``,
+    ``decision=``, ``scores=ScoreSettings()`` change single settings of it. ``coordinates``
+    selects and orders the vector (names, or one comma-separated string); ``classes``
+    declares the classes. The contract runs on a chunk of rows at a time, so memory follows
+    the events.
+    """
+    policy = policy_of(policy, **settings)
+    if mode not in (*MODES, "both"):
+        raise ContractCheckError(f"unknown mode {mode!r}; choose typed, union or both")
+    contract = policy.parsed
+    prepared = prepare_traces(ref, pred, policy, durations=durations, classes=classes)
+    traces = prepared.traces
     guard = tuple(c.name for c in contract.clauses if not c.diagnostic)
     diagnostics = tuple(c.name for c in contract.clauses if c.diagnostic)
     chosen = _coordinates(coordinates, guard)
-    resolver = prepare(contract, hop=hop, overrides=overrides, rounding=rounding,
-                       matching=matching)
+    resolver = policy.resolver()
     needed = needed_signals(contract) | {"ref.active"}  # ref.active gives the table its shape
-    modes = MODES if mode == "both" else (mode,)
+    sorts = {c.name: ("event" if isinstance(c, EventClause) else "frame")
+             for c in contract.clauses}
     reports = {}
-    for name in modes:
+    for name in MODES if mode == "both" else (mode,):
         row_classes = traces.row_classes(name)
         results = []
         for first, stop in traces.chunks(name):
             signals, lengths = traces.signals(name, (first, stop), needed)
-            table = SignalTable(signals, lengths=lengths, edges=edges)
+            table = SignalTable(signals, lengths=lengths, edges=policy.edges)
             results.append(run_contract(contract, table, resolver,
                                         row_classes=row_classes[first:stop],
-                                        classes=traces.classes, matching=matching))
+                                        classes=traces.classes, matching=policy.matching))
         result = ContractResult.concat(results)
         reports[name] = ModeReport(
-            name, guard, diagnostics, {c.name: ("event" if isinstance(c, EventClause) else
-                                                "frame") for c in contract.clauses},
-            traces.row_labels(name),
+            name, guard, diagnostics, sorts, traces.row_labels(name),
             {k: v.satisfied_per_row for k, v in result.clauses.items()},
             {k: v.obligations_per_row for k, v in result.clauses.items()},
             result.matchings)
-    conversions = [str(c) for c in resolver.conversions.values()]
-    methods = {m.name: matching or m.method for m in contract.matches.values()}
-    policy = {
-        "contract": str(contract_name),
-        "contract_sha256": contract_hash(contract),
-        "hop": hop,
-        "projection": projection,
-        "edges": edges,
-        "rounding": rounding,
-        "eps": str(eps) if eps is not None else str(contract.lets.get("eps", "")) or None,
-        "bounds": conversions,
-        "matching": methods,
-        "decision": decision.describe() if decision else "events as given",
-        "aggregation": aggregation,
-        "logic": "mean of the non-vacuous coordinates",
-    }
-    facts = {"clips": len(traces.clips), "classes": list(traces.classes),
-             "vanished": traces.vanished, "merged": traces.merged,
-             "durations": "given" if durations is not None else "latest offset per clip",
-             "warnings": warnings}
-    standard = None
-    if scores is not None:
-        tolerance = Bound(number=repr(float(scores.t_collar)), unit="s")
-        scores = replace(scores, boundary_frames=BoundResolver(
-            hop=hop, rounding=rounding).frames(tolerance))
-        standard = standard_scores(ref_events, pred_events, traces, scores,
-                                   durations=durations, edges=edges)
-        policy["scores"] = asdict(scores)
-    psds_result = None
-    if psds_scores is not None:
-        try:
-            psds_result = psds(psds_scores, ref_events, durations)
-        except PsdsUnavailable as exc:
-            psds_result = {"note": str(exc)}
-    return GuardReport(policy, facts, reports, aggregation, chosen, standard, psds_result)
+    standard, psds_result = standard_and_psds(prepared, policy, psds_scores)
+    return GuardReport(policy.report(list(resolver.conversions.values())), prepared.facts(),
+                       reports, policy.aggregation, chosen, standard, psds_result)
+
+
+@dataclass(frozen=True)
+class ScoresReport:
+    """The standard scores of one system alone (``sedcontract scores``): no contract runs."""
+
+    policy: dict[str, Any]
+    traces: dict[str, Any]
+    scores: dict[str, MetricResult]
+    psds: dict[str, Any] | None = None
+
+
+def score(ref: EventList | str | Path, pred: EventList | str | Path,
+          policy: AuditPolicy | Mapping[str, Any] | None = None, *,
+          durations: Mapping[str, float] | str | Path | None = None,
+          classes: Sequence[str] | None = None, psds_scores: str | Path | None = None,
+          **settings: Any) -> ScoresReport:
+    """The standard scores (``policy.scores``, default settings when None) on the policy's
+    traces, without running the contract; the policy section is the guard report's."""
+    policy = policy_of(policy, **settings)
+    if policy.scores is None:
+        policy = policy.but(scores=ScoreSettings())
+    prepared = prepare_traces(ref, pred, policy, durations=durations, classes=classes)
+    standard, psds_result = standard_and_psds(prepared, policy, psds_scores)
+    return ScoresReport(policy.report(policy.conversions()), prepared.facts(), standard or {},
+                        psds_result)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from sedcontract.contracts.matching import greedy, match
+from sedcontract.contracts.policy import EVENT_MATCHINGS, ScoreSettings
 from sedcontract.errors import SedContractError, TraceFormatError
 from sedcontract.traces import EventList, TraceSet
 from sedcontract.traces.grid import to_us
@@ -224,8 +225,9 @@ def event_metrics(ref: EventList, pred: EventList, *, classes: Sequence[str],
     the time conditions with another label are substitutions. Matching is the guard vector's
     matcher (``optimal`` = exact maximum cardinality, ``greedy`` = references in order, each
     taking the first free prediction)."""
-    if matching not in ("optimal", "greedy"):
-        raise ValueError(f"unknown matching {matching!r}; choose optimal or greedy")
+    if matching not in EVENT_MATCHINGS:
+        raise SedContractError(f"unknown event matching {matching!r}; choose optimal or "
+                               "greedy")
     method = "exact" if matching == "optimal" else "greedy"
     ref_clips, pred_clips = _by_clip(ref), _by_clip(pred)
     tp_per_class = dict.fromkeys(classes, 0)
@@ -319,35 +321,6 @@ def boundary_metrics(traces: TraceSet, *, frames: int, kind: str = "onset",
     per_class = {c: Counts(int(tp[k]), int(n_ref[k]), int(n_sys[k]))
                  for k, c in enumerate(traces.classes)}
     return MetricResult(sum(per_class.values(), Counts(0, 0, 0)), per_class)
-
-
-@dataclass(frozen=True)
-class ScoreSettings:
-    """Parameters of the standard scores, named as in the literature; part of every report."""
-
-    t_collar: float = 0.2
-    percentage_of_length: float = 0.2
-    evaluate_onset: bool = True
-    evaluate_offset: bool = True
-    matching: str = "optimal"
-    segment: float = 1.0
-    dtc_threshold: float = 0.5
-    gtc_threshold: float = 0.5
-    boundary_frames: int = 10  # t_collar on the contract grid
-
-    def __post_init__(self) -> None:
-        checks = [("t_collar", self.t_collar >= 0), ("percentage_of_length",
-                                                    self.percentage_of_length >= 0),
-                  ("segment", self.segment > 0 and to_us(self.segment) > 0),
-                  ("dtc_threshold", 0 <= self.dtc_threshold <= 1),
-                  ("gtc_threshold", 0 <= self.gtc_threshold <= 1)]
-        for name, ok in checks:
-            value = getattr(self, name)
-            if not (math.isfinite(value) and ok):
-                raise SedContractError(f"score setting {name} = {value!r} is out of range")
-        if self.matching not in ("optimal", "greedy"):
-            raise SedContractError(f"unknown event matching {self.matching!r}; choose optimal "
-                                   "or greedy")
 
 
 def standard_scores(ref: EventList, pred: EventList, traces: TraceSet,

@@ -55,7 +55,7 @@ class BoundResolver:
         self.hop, self.rounding, self.source, self.name = hop, rounding, source, name
         self.bindings: dict[str, Bound | int] = {}
         for key, value in (bindings or {}).items():
-            self.bindings[key] = _coerce(key, value)
+            self.bindings[key] = coerce_binding(key, value)
         self.conversions: dict[str, Conversion] = {}
 
     def error(self, message: str, bound: Bound | Window) -> ContractCheckError:
@@ -111,7 +111,7 @@ class BoundResolver:
         return lo, hi
 
 
-def _coerce(key: str, value: Bound | int | str) -> Bound | int:
+def coerce_binding(key: str, value: Bound | int | str) -> Bound | int:
     """API bindings: ints are frames, strings are bound texts such as ``'200ms'``."""
     if isinstance(value, Bound):
         return value

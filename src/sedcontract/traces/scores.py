@@ -26,8 +26,15 @@ class DecisionPolicy:
 
     threshold: float = 0.5
     median_filter: float = 0.0  # seconds; 0 = off
+    source: str = ""            # what made the scores (e.g. a detector's sigmoid), if known
 
     def __post_init__(self) -> None:
+        if not isinstance(self.source, str):
+            raise TraceFormatError(f"the decision's source must be text, got {self.source!r}")
+        for name in ("threshold", "median_filter"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise TraceFormatError(f"decision {name} must be a number, got {value!r}")
         if not math.isfinite(self.threshold):
             raise TraceFormatError(f"decision threshold must be a finite number, got "
                                    f"{self.threshold!r}")
@@ -37,7 +44,8 @@ class DecisionPolicy:
 
     def describe(self) -> str:
         mf = f", median filter {self.median_filter:g} s" if self.median_filter else ""
-        return f"active iff score > {self.threshold:g}{mf}"
+        rule = f"active iff score > {self.threshold:g}{mf}"
+        return f"{self.source}; {rule}" if self.source else rule
 
 
 @dataclass(frozen=True)

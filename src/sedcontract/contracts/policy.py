@@ -1,0 +1,225 @@
+"""The audit policy: everything that decides a number of a guard report — the contract and its
+``eps``, the grid, projection, clip edges, rounding, matching, aggregation, how scores become
+events, and the standard scores' settings — in one frozen object, checked in one place. It
+travels from the command line or a Hydra config to the monitor, the training losses and the
+report, whose ``policy`` section it writes."""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, fields, replace
+from functools import cached_property
+from typing import Any
+
+from sedcontract.contracts.bounds import ROUNDINGS, BoundResolver, Conversion, coerce_binding
+from sedcontract.contracts.contract import check_contract, contract_hash, load_contract, prepare
+from sedcontract.contracts.matching import METHODS
+from sedcontract.contracts.syntax import Bound, Contract
+from sedcontract.errors import SedContractError
+from sedcontract.traces.activity import EDGES
+from sedcontract.traces.grid import PROJECTIONS, Grid, to_us
+from sedcontract.traces.scores import DecisionPolicy
+from sedcontract.traces.traceset import MAX_CLIP_FRAMES
+
+AGGREGATIONS: tuple[str, ...] = ("micro", "macro")
+EVENT_MATCHINGS: tuple[str, ...] = ("optimal", "greedy")  # sed_eval's names
+LOGIC = "mean of the non-vacuous coordinates"
+
+
+def _number(value: Any) -> bool:
+    return not isinstance(value, bool) and isinstance(value, int | float) and math.isfinite(value)
+
+
+@dataclass(frozen=True)
+class ScoreSettings:
+    """Parameters of the standard scores, named as in the literature; part of every report."""
+
+    t_collar: float = 0.2
+    percentage_of_length: float = 0.2
+    evaluate_onset: bool = True
+    evaluate_offset: bool = True
+    matching: str = "optimal"
+    segment: float = 1.0
+    dtc_threshold: float = 0.5
+    gtc_threshold: float = 0.5
+    boundary_frames: int = 10  # t_collar on the contract grid (the policy resolves it)
+
+    def __post_init__(self) -> None:
+        checks = [("t_collar", lambda v: v >= 0), ("percentage_of_length", lambda v: v >= 0),
+                  ("segment", lambda v: v > 0 and to_us(v) > 0),
+                  ("dtc_threshold", lambda v: 0 <= v <= 1),
+                  ("gtc_threshold", lambda v: 0 <= v <= 1)]
+        for name, ok in checks:
+            value = getattr(self, name)
+            if not (_number(value) and ok(value)):
+                raise SedContractError(f"score setting {name} = {value!r} is out of range")
+        for name in ("evaluate_onset", "evaluate_offset"):
+            if not isinstance(getattr(self, name), bool):
+                raise SedContractError(f"score setting {name} must be true or false, got "
+                                       f"{getattr(self, name)!r}")
+        if self.matching not in EVENT_MATCHINGS:
+            raise SedContractError(f"unknown event matching {self.matching!r}; choose optimal "
+                                   "or greedy")
+
+
+def _choice(name: str, value: Any, choices: tuple[str, ...], optional: bool = False) -> None:
+    if optional and value is None:
+        return
+    if value not in choices:
+        raise SedContractError(f"unknown {name} {value!r}; choose one of {', '.join(choices)}")
+
+
+@dataclass(frozen=True, eq=False)
+class AuditPolicy:
+    """How a report's numbers are decided (see docs/guard-report.md).
+
+    ``contract`` is a shipped name, a contract file or a parsed :class:`Contract`; ``eps``
+    overrides its ``let eps`` (``'100ms'`` or frames); ``matching`` (greedy | exact) overrides
+    every matching it declares; ``decision`` says how frame scores became the predictions
+    (None: they were events); ``scores`` adds the standard scores; a clip of more than
+    ``max_frames`` frames is refused.
+    """
+
+    contract: str | os.PathLike | Contract = "standard"
+    eps: str | int | None = None
+    hop: float = 0.02
+    projection: str = "center"
+    edges: str = "open"
+    rounding: str = "nearest"
+    matching: str | None = None
+    aggregation: str = "micro"
+    decision: DecisionPolicy | None = None
+    scores: ScoreSettings | None = None
+    max_frames: int = MAX_CLIP_FRAMES
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.contract, str | os.PathLike | Contract) or self.contract == "":
+            raise SedContractError(f"a contract is a shipped name such as 'standard', the path "
+                                   f"of a .contract file or a parsed contract, got "
+                                   f"{self.contract!r}")
+        Grid(self.hop, 0)  # a usable hop, or a clear error
+        _choice("projection", self.projection, PROJECTIONS)
+        _choice("clip-edge policy", self.edges, EDGES)
+        _choice("rounding", self.rounding, ROUNDINGS)
+        _choice("matching method", self.matching, METHODS, optional=True)
+        _choice("aggregation", self.aggregation, AGGREGATIONS)
+        if self.eps is not None:
+            coerce_binding("eps", self.eps)  # frames, or a time such as '100ms'
+        for name, kind in (("decision", DecisionPolicy), ("scores", ScoreSettings)):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, kind):
+                raise SedContractError(f"{name} must be a {kind.__name__} or None, got "
+                                       f"{type(value).__name__}")
+        if isinstance(self.max_frames, bool) or not isinstance(self.max_frames, int) \
+                or self.max_frames < 1:
+            raise SedContractError(f"max_frames must be a positive integer, got "
+                                   f"{self.max_frames!r}")
+
+    @classmethod
+    def from_config(cls, **values: Any) -> AuditPolicy:
+        """A policy from plain config values (Hydra's ``configs/contract/*.yaml``): the
+        ``decision`` and ``scores`` mappings become their objects, a null leaves them out."""
+        for name, kind in (("decision", DecisionPolicy), ("scores", ScoreSettings)):
+            value = values.get(name)
+            if isinstance(value, Mapping):
+                known = {f.name for f in fields(kind)}
+                unknown = sorted(set(value) - known)
+                if unknown:
+                    raise SedContractError(f"unknown {name} setting(s) {unknown}; the settings "
+                                           f"are {', '.join(sorted(known))}")
+                values[name] = kind(**value)
+        unknown = sorted(set(values) - {f.name for f in fields(cls)})
+        if unknown:
+            raise SedContractError(f"unknown policy setting(s) {unknown}; the settings are "
+                                   f"{', '.join(f.name for f in fields(cls))}")
+        return cls(**values)
+
+    def but(self, **changes: Any) -> AuditPolicy:
+        """This policy with some settings changed (checked again); unknown names are refused
+        with the list of settings."""
+        unknown = sorted(set(changes) - {f.name for f in fields(self)})
+        if unknown:
+            raise SedContractError(f"unknown audit option(s) {unknown}; the options are "
+                                   f"{', '.join(f.name for f in fields(self))}")
+        return replace(self, **changes) if changes else self
+
+    @cached_property
+    def parsed(self) -> Contract:
+        """The contract, loaded and parsed once."""
+        if isinstance(self.contract, Contract):
+            return self.contract
+        return load_contract(self.contract)
+
+    @property
+    def contract_name(self) -> str:
+        """How the report names the contract: as given, or a parsed contract's own name."""
+        if isinstance(self.contract, Contract):
+            return self.contract.name
+        return os.fspath(self.contract)
+
+    @property
+    def overrides(self) -> dict[str, str | int] | None:
+        return {"eps": self.eps} if self.eps is not None else None
+
+    def resolver(self) -> BoundResolver:
+        """Check the contract under this policy and return the resolver every run shares (it
+        records the time → frame conversions for the report)."""
+        return prepare(self.parsed, hop=self.hop, overrides=self.overrides,
+                       rounding=self.rounding, matching=self.matching)
+
+    def conversions(self) -> list[Conversion]:
+        """The time → frame conversions of the contract's bounds under this policy (checking
+        it), for a report made without running it."""
+        return check_contract(self.parsed, hop=self.hop, overrides=self.overrides,
+                              rounding=self.rounding)
+
+    def score_settings(self) -> ScoreSettings | None:
+        """The standard scores' settings with the boundary tolerance (``t_collar``) in frames
+        of this grid."""
+        if self.scores is None:
+            return None
+        tolerance = Bound(number=repr(float(self.scores.t_collar)), unit="s")
+        frames = BoundResolver(hop=self.hop, rounding=self.rounding).frames(tolerance)
+        return replace(self.scores, boundary_frames=frames)
+
+    def report(self, conversions: list[Conversion]) -> dict[str, Any]:
+        """The ``policy`` section of a report (docs/guard-report.md)."""
+        contract = self.parsed
+        declared = contract.lets.get("eps")
+        out: dict[str, Any] = {
+            "contract": self.contract_name,
+            "contract_sha256": contract_hash(contract),
+            "hop": self.hop,
+            "projection": self.projection,
+            "edges": self.edges,
+            "rounding": self.rounding,
+            "eps": str(self.eps) if self.eps is not None else (str(declared) if declared
+                                                                 else None),
+            "bounds": [str(c) for c in conversions],
+            "matching": {m.name: self.matching or m.method for m in contract.matches.values()},
+            "decision": self.decision.describe() if self.decision else "events as given",
+            "aggregation": self.aggregation,
+            "logic": LOGIC,
+        }
+        settings = self.score_settings()
+        if settings is not None:
+            out["scores"] = asdict(settings)
+        return out
+
+
+def policy_of(value: AuditPolicy | Mapping[str, Any] | None = None, /,
+              **changes: Any) -> AuditPolicy:
+    """A policy from a policy, a config mapping or nothing (the defaults), with ``changes``."""
+    if value is None:
+        policy = AuditPolicy()
+    elif isinstance(value, AuditPolicy):
+        policy = value
+    elif isinstance(value, Mapping):
+        policy = AuditPolicy.from_config(**dict(value))
+    else:
+        raise SedContractError(f"a policy is an AuditPolicy or a mapping of its settings, got "
+                               f"{type(value).__name__}")
+    return policy.but(**changes)
+
