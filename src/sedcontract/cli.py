@@ -11,9 +11,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from sedcontract.audit import audit, to_csv, to_json, to_markdown
+from sedcontract.audit import AuditPolicy, ScoreSettings, audit, score, to_csv, to_json, to_markdown
 from sedcontract.audit.render import psds_line, scores_json, scores_markdown
-from sedcontract.audit.scores import ScoreSettings
 from sedcontract.contracts import (
     ROUNDINGS,
     check_contract,
@@ -34,6 +33,19 @@ EXAMPLES = Path(__file__).parent / "examples"
 RENDER = {"md": to_markdown, "json": to_json, "csv": to_csv}
 
 
+def _policy(args: argparse.Namespace, decision: DecisionPolicy | None) -> AuditPolicy:
+    """The audit policy of the command-line options (checked in one place)."""
+    scores = None
+    if getattr(args, "with_scores", False):
+        scores = ScoreSettings(args.t_collar, args.percentage_of_length, args.evaluate_onset,
+                               args.evaluate_offset, args.event_matching, args.segment,
+                               args.dtc, args.gtc)
+    return AuditPolicy(contract=args.contract, eps=args.eps, hop=args.hop,
+                       projection=args.projection, edges=args.edges, rounding=args.rounding,
+                       matching=args.matching, aggregation=args.aggregation,
+                       decision=decision, scores=scores, max_frames=args.max_frames)
+
+
 def _audit(args: argparse.Namespace) -> str:
     decision, ref = None, read_events(args.ref)
     if args.pred_scores is not None:
@@ -41,18 +53,13 @@ def _audit(args: argparse.Namespace) -> str:
         pred = scores_to_events(args.pred_scores, decision, expected=ref.clips)
     else:
         pred = args.pred
-    coordinates = args.coordinates.split(",") if args.coordinates else None
-    settings = None
-    if args.with_scores:
-        settings = ScoreSettings(args.t_collar, args.percentage_of_length, args.evaluate_onset,
-                                 args.evaluate_offset, args.event_matching, args.segment,
-                                 args.dtc, args.gtc)
-    report = audit(ref, pred, contract=args.contract, durations=args.durations,
-                   hop=args.hop, eps=args.eps, mode=args.mode, matching=args.matching,
-                   projection=args.projection, edges=args.edges, rounding=args.rounding,
-                   aggregation=args.aggregation, coordinates=coordinates, decision=decision,
-                   scores=settings, max_frames=args.max_frames,
-                   psds_scores=args.pred_scores if args.with_scores else None)
+    policy = _policy(args, decision)
+    psds_scores = args.pred_scores if args.with_scores else None
+    if args.command == "scores":  # the score functions alone: no contract runs
+        report = score(ref, pred, policy, durations=args.durations, psds_scores=psds_scores)
+    else:
+        report = audit(ref, pred, policy, durations=args.durations, mode=args.mode,
+                       coordinates=args.coordinates, psds_scores=psds_scores)
     for warning in report.traces["warnings"]:
         print(f"sedcontract: warning: {warning}", file=sys.stderr)
     if args.command == "scores":

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from sedcontract.audit.guard import Cell, GuardReport, ModeReport
+from sedcontract.audit.guard import Cell, GuardReport, ModeReport, ScoresReport
 from sedcontract.audit.scores import Counts, MetricResult
 from sedcontract.outputs import atomic_write
 
@@ -258,7 +258,7 @@ def to_markdown(report: GuardReport) -> str:
     return "\n".join(out) + "\n"
 
 
-def scores_json(report: GuardReport) -> str:
+def scores_json(report: GuardReport | ScoresReport) -> str:
     """The standard scores of a report with the policy behind them (and PSDS when present)."""
     data = {"policy": report.policy, "scores": scores_dict(report.scores or {})}
     if report.psds is not None:
