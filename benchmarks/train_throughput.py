@@ -22,6 +22,7 @@ import torch
 from hydra import compose, initialize_config_module
 from hydra.utils import instantiate
 
+from sedcontract.lightning import ThresholdModule
 from sedcontract.training import build_model
 
 DETECTORS = ("threshold", "logistic", "temporal_cnn", "dilated_cnn")
@@ -53,7 +54,7 @@ def compute_rate(module, batch: dict, device: torch.device, steps: int) -> float
         loss.backward()
         optimizer.step()
 
-    if module.fit_only:
+    if isinstance(module, ThresholdModule):
         module.net.fit(module.features(batch["waveform"]), batch["activity"], batch["onset"])
     step()  # warm-up (allocations, kernels)
     if device.type == "cuda":
@@ -137,7 +138,7 @@ def run(args: argparse.Namespace) -> int:
             module = build_model(model_cfg.model, model_cfg.contract)
             rate = compute_rate(module, batch, device, args.batches)
             fit = "— (no training steps)"
-            if not module.fit_only:
+            if not isinstance(module, ThresholdModule):
                 datamodule.num_workers = args.workers
                 torch.manual_seed(0)
                 fresh = build_model(model_cfg.model, model_cfg.contract)

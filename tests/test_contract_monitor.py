@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from sedcontract.audit import ScoreSettings, audit, to_json
+from sedcontract.audit import AuditPolicy, ScoreSettings, audit, to_json
 from sedcontract.errors import SedContractError
-from sedcontract.models.metric import ContractMonitor
+from sedcontract.lightning.metric import ContractMonitor
 from sedcontract.traces import EventList
 from sedcontract.traces.scores import DecisionPolicy
 
@@ -54,9 +54,10 @@ def events_by_hand(scores: torch.Tensor, threshold: float = 0.5) -> EventList:
     return EventList.from_rows(rows, clips=CLIPS)
 
 
-def monitor(**kwargs) -> ContractMonitor:
-    return ContractMonitor(reference(), DURATIONS, CLASSES, hop=HOP,
-                           scores=ScoreSettings(), **kwargs)
+def monitor(source: str = "", **settings) -> ContractMonitor:
+    return ContractMonitor(reference(), DURATIONS, CLASSES,
+                           AuditPolicy(hop=HOP, scores=ScoreSettings(), **settings),
+                           source=source)
 
 
 @pytest.mark.parametrize("seed", range(4))

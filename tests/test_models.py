@@ -123,7 +123,7 @@ def test_the_loss_ignores_every_padded_frame():
     frames (times classes) of each head, whatever the padded frames hold."""
     import torch.nn.functional as F
 
-    from sedcontract.models.module import DetectorModule
+    from sedcontract.lightning.module import DetectorModule
 
     module = DetectorModule(DETECTORS["logistic"](features=8, classes=2), LogMel(n_mels=8),
                             loss_weights={"activity": 1.0})

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from sedcontract.contracts import evaluate_formula
+from sedcontract.contracts.torch_backend import evaluate_formula_torch
 from sedcontract.errors import SignalError
-from sedcontract.models.torch_monitor import evaluate_formula_torch
 from tests.helpers import ATOMS, formula_strategy
 
 

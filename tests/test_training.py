@@ -24,7 +24,7 @@ from sedcontract.config import report_errors
 from sedcontract.data.build import build_controlled
 from sedcontract.errors import SedContractError
 from sedcontract.evaluation import evaluate
-from sedcontract.models.module import DetectorModule, NonFiniteLoss
+from sedcontract.lightning.module import DetectorModule, NonFiniteLoss, ThresholdModule
 from sedcontract.training import build_model, train
 
 CONFIGS = Path(__file__).resolve().parents[1] / "src" / "sedcontract" / "configs"
@@ -79,7 +79,8 @@ def test_every_model_and_contract_option_instantiates(base, model, contract):
     cfg = compose_config("train", [*base, f"model={model}", f"contract={contract}"])
     module = build_model(cfg.model, cfg.contract)
     assert isinstance(module, DetectorModule)
-    assert module.contract["eps"] == cfg.contract.monitor.eps
+    assert module.policy.eps == cfg.contract.eps and module.policy.hop == cfg.contract.hop
+    assert isinstance(module, ThresholdModule) == (model == "threshold")
     assert json.loads(module.hparams.model_config)["net"]["_target_"] == cfg.model.net._target_
     out = module(torch.zeros(2, 16_000))
     assert out["activity"].shape == (2, 3, 50)

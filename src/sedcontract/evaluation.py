@@ -15,8 +15,8 @@ from omegaconf import DictConfig, OmegaConf
 
 from sedcontract.config import CONFIG_PATH, callback_metrics, report_errors
 from sedcontract.errors import SedContractError
-from sedcontract.models.callbacks import GuardConsole, ReportFiles
-from sedcontract.models.checkpoints import check_weights, read_checkpoint
+from sedcontract.lightning.callbacks import GuardConsole, ReportFiles
+from sedcontract.lightning.checkpoints import check_weights, read_checkpoint
 from sedcontract.training import build_model
 
 
@@ -51,10 +51,9 @@ def evaluate(cfg: DictConfig) -> tuple[dict[str, float], dict[str, Any]]:
     if model_cfg is None:
         raise SedContractError(f"{path}: the checkpoint holds no detector config; name one "
                                "with model=<option>")
-    model = build_model(model_cfg, cfg.contract, classes)
+    model = build_model(model_cfg, cfg.contract, classes, metric_prefix=cfg.split)
     check_weights(checkpoint, model, path)
-    datamodule = instantiate(cfg.data)
-    datamodule.val_split = model.metric_prefix = cfg.split
+    datamodule = instantiate(cfg.data, val_split=cfg.split)
     files = ReportFiles(cfg.paths.output_dir, f"{cfg.split}_report")
     trainer = instantiate(cfg.trainer, logger=False, callbacks=[GuardConsole(), files],
                           num_sanity_val_steps=0)

@@ -23,24 +23,27 @@ from sedcontract.config import (
     loggers,
     report_errors,
 )
+from sedcontract.contracts.policy import AuditPolicy
 from sedcontract.errors import SedContractError
-from sedcontract.models.checkpoints import check_resumable, read_checkpoint
+from sedcontract.lightning.checkpoints import check_resumable, read_checkpoint
 
 log = logging.getLogger(__name__)
 
 
-def build_model(model_cfg: DictConfig | dict, contract_cfg: DictConfig,
-                classes: Sequence[str] | None = None) -> L.LightningModule:
-    """The detector module of ``model_cfg`` (outputs named ``classes``) under the contract,
-    decision policy and score settings of ``contract_cfg``; the resolved model config and the
-    class names travel in its checkpoints."""
+def build_model(model_cfg: DictConfig | dict, contract_cfg: DictConfig | AuditPolicy,
+                classes: Sequence[str] | None = None,
+                metric_prefix: str = "val") -> L.LightningModule:
+    """The detector module of ``model_cfg`` (outputs named ``classes``) under the audit policy
+    of ``contract_cfg`` (a ``contract`` config group or a policy); the resolved model config and
+    the class names travel in its checkpoints."""
     if isinstance(model_cfg, DictConfig):
         model_cfg = OmegaConf.to_container(model_cfg, resolve=True)
-    settings = OmegaConf.to_container(contract_cfg, resolve=True)
-    return instantiate(model_cfg, contract=settings["monitor"], decision=settings["decision"],
-                       scores=settings["scores"], model_config=json.dumps(model_cfg),
-                       classes=list(classes) if classes is not None else None,
-                       _convert_="all")
+    policy = contract_cfg if isinstance(contract_cfg, AuditPolicy) else instantiate(contract_cfg)
+    # the policy is an object, not config: it joins after Hydra has built the rest
+    factory = instantiate(model_cfg, model_config=json.dumps(model_cfg),
+                          classes=list(classes) if classes is not None else None,
+                          metric_prefix=metric_prefix, _convert_="all", _partial_=True)
+    return factory(policy=policy)
 
 
 def resume_path(ckpt_path: str | None, output_dir: Path) -> str | None:

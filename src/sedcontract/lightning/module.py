@@ -1,6 +1,7 @@
-"""``DetectorModule``: one LightningModule for every detector — log-mel front end, a plain
+"""``DetectorModule``: the LightningModule of the learned detectors — log-mel front end, a plain
 ``nn.Module`` detector, BCE on activity/onset/offset, and validation by the exact contract
-monitor (:class:`~sedcontract.models.metric.ContractMonitor`)."""
+monitor (:class:`~sedcontract.lightning.metric.ContractMonitor`) — and ``ThresholdModule``,
+its subclass for the fitted threshold detector."""
 
 from __future__ import annotations
 
@@ -13,12 +14,11 @@ import torch.nn.functional as F
 from lightning.pytorch import LightningModule
 from torch import nn
 
-from sedcontract.audit import GuardReport, ScoreSettings
+from sedcontract.audit import AuditPolicy, GuardReport, ScoreSettings
 from sedcontract.errors import SedContractError
+from sedcontract.lightning.metric import ContractMonitor
 from sedcontract.models.detectors import HEADS, ThresholdDetector
 from sedcontract.models.frontend import LogMel
-from sedcontract.models.metric import ContractMonitor
-from sedcontract.traces.scores import DecisionPolicy
 
 log = logging.getLogger(__name__)
 
@@ -49,25 +49,27 @@ def guard_metrics(report: GuardReport, prefix: str = "val") -> dict[str, float]:
 
 class DetectorModule(LightningModule):
     """Trains ``net`` on log-mel features of the contract grid and validates it with the exact
-    monitor. A :class:`ThresholdDetector` has no gradient: it is fitted on the training split
-    when fitting starts and the run stops after one validation. ``classes`` (the class names
-    of the outputs, in order) and ``model_config`` (the JSON of the config that built the
-    module) travel in the checkpoints, so ``evaluate`` rebuilds it and refuses other data."""
+    monitor under ``policy`` (the :class:`AuditPolicy` of the config's ``contract`` group).
+    ``classes`` (the class names of the outputs, in order) and ``model_config`` (the JSON of the
+    config that built the module) travel in the checkpoints, so ``evaluate`` rebuilds it and
+    refuses other data; the policy does not (evaluate takes its own)."""
+
+    score_source = "sigmoid of the activity logits"  # how frame scores are made, for reports
 
     def __init__(self, net: nn.Module, frontend: LogMel,
                  optimizer: Callable[..., torch.optim.Optimizer] | None = None,
                  scheduler: Callable[..., Any] | None = None, *,
+                 policy: AuditPolicy | None = None,
                  loss_weights: Mapping[str, float] | None = None,
                  pos_weight: Mapping[str, float] | None = None,
-                 contract: Mapping[str, Any] | None = None,
-                 decision: Mapping[str, float] | None = None,
-                 scores: Mapping[str, Any] | None = None,
-                 fit_clips: int = 256, classes: Sequence[str] | None = None,
-                 model_config: str | None = None) -> None:
+                 classes: Sequence[str] | None = None, model_config: str | None = None,
+                 metric_prefix: str = "val") -> None:
         super().__init__()
-        self.save_hyperparameters(ignore=["net", "frontend", "optimizer", "scheduler"])
+        self.save_hyperparameters(ignore=["net", "frontend", "optimizer", "scheduler", "policy",
+                                          "metric_prefix"])
         self.net, self.frontend = net, frontend
         self.optimizer, self.scheduler = optimizer, scheduler
+        self.policy = policy or AuditPolicy(scores=ScoreSettings())
         self.loss_weights = dict(loss_weights or {"activity": 1.0, "onset": 0.5,
                                                   "offset": 0.5})
         unknown = set(self.loss_weights) - set(HEADS)
@@ -75,17 +77,15 @@ class DetectorModule(LightningModule):
             raise SedContractError(f"unknown loss head(s) {sorted(unknown)}; heads are "
                                    f"{', '.join(HEADS)}")
         self.pos_weight = dict(pos_weight or {})
-        self.contract = dict(contract or {})
-        self.decision = DecisionPolicy(**dict(decision or {}))
-        self.score_settings = ScoreSettings(**dict(scores or {}))
-        self.fit_only = isinstance(net, ThresholdDetector)
-        self.fit_clips = fit_clips
         self.classes = tuple(classes) if classes is not None else None
-        # learned detectors see normalised features; the threshold detector raw log-mel
-        self.norm = nn.Identity() if self.fit_only else nn.BatchNorm1d(frontend.mel.n_mels)
+        self.norm = self.make_norm(frontend)
         self.monitor: ContractMonitor | None = None
         self.report: GuardReport | None = None
-        self.metric_prefix = "val"  # evaluate logs under the split's name instead
+        self.metric_prefix = metric_prefix  # evaluate logs under the split's name
+
+    def make_norm(self, frontend: LogMel) -> nn.Module:
+        """Learned detectors see features normalised by batch statistics."""
+        return nn.BatchNorm1d(frontend.mel.n_mels)
 
     # ---- forward and loss -------------------------------------------------------------
     def features(self, waveform: torch.Tensor) -> torch.Tensor:
@@ -114,37 +114,11 @@ class DetectorModule(LightningModule):
 
     def frame_scores(self, features: torch.Tensor,
                      out: Mapping[str, torch.Tensor]) -> torch.Tensor:
-        """Activity scores the decision policy thresholds: sigmoid of the logits, or the
-        fitted hysteresis (0/1) for the threshold detector."""
-        if self.fit_only:
-            return self.net.decide(features).float()
+        """Activity scores the decision policy thresholds: the sigmoid of the logits."""
         return torch.sigmoid(out["activity"])
 
     # ---- training ---------------------------------------------------------------------
-    def on_fit_start(self) -> None:
-        if self.fit_only and not self.net.fitted:
-            self._fit_threshold()
-
-    @torch.no_grad()
-    def _fit_threshold(self) -> None:
-        feats, targets = [], {k: [] for k in ("activity", "onset")}
-        clips = 0
-        for batch in self.trainer.datamodule.train_dataloader():
-            x = self.features(batch["waveform"].to(self.device))
-            t = min(x.shape[-1], batch["activity"].shape[-1])
-            feats.append(x[..., :t])
-            for key in targets:
-                targets[key].append(batch[key][..., :t].to(self.device))
-            clips += len(batch["id"])
-            if clips >= self.fit_clips:
-                break
-        self.net.fit(torch.cat(feats), torch.cat(targets["activity"]),
-                     torch.cat(targets["onset"]))
-        log.info("threshold detector fitted on %d training clips", clips)
-
     def training_step(self, batch: Mapping[str, Any], batch_idx: int) -> torch.Tensor | None:
-        if self.fit_only:
-            return None
         out = self(batch["waveform"])
         loss, parts = self.loss(out, batch)
         finite = bool(torch.isfinite(loss.detach()))
@@ -160,10 +134,6 @@ class DetectorModule(LightningModule):
             self.log(f"train/loss/{head}", value, batch_size=batch_size)
         return loss
 
-    def on_train_epoch_end(self) -> None:
-        if self.fit_only:  # nothing more to learn after the fit and one validation
-            self.trainer.should_stop = True
-
     def configure_optimizers(self) -> Any:
         params = [p for p in self.parameters() if p.requires_grad]
         if self.optimizer is None or not params:
@@ -177,9 +147,8 @@ class DetectorModule(LightningModule):
 
     # ---- validation with the exact monitor --------------------------------------------
     def make_monitor(self, split: str) -> ContractMonitor:
-        """A monitor for ``split`` of the trainer's datamodule, under this module's contract,
-        decision policy and score settings; refuses data whose classes or hop differ from the
-        detector's."""
+        """A monitor for ``split`` of the trainer's datamodule under this module's policy;
+        refuses data whose classes or grid differ from the detector's or the policy's."""
         datamodule = self.trainer.datamodule
         if self.classes is not None and tuple(datamodule.classes) != self.classes:
             raise SedContractError(f"the detector's outputs are {', '.join(self.classes)}; the "
@@ -187,13 +156,13 @@ class DetectorModule(LightningModule):
         if abs(self.frontend.hop - datamodule.hop) > 1e-9:
             raise SedContractError(f"the detector's frames are {self.frontend.hop:g} s; the "
                                    f"contract grid's hop is {datamodule.hop:g} s")
+        for name in ("hop", "projection", "edges"):
+            if getattr(datamodule, name) != getattr(self.policy, name):
+                raise SedContractError(f"the data's {name} is {getattr(datamodule, name)!r}, "
+                                       f"the policy's {getattr(self.policy, name)!r}")
         reference, durations = datamodule.reference(split)
-        source = "fitted hysteresis per class (0/1 scores)" if self.fit_only else \
-            "sigmoid of the activity logits"
-        return ContractMonitor(reference, durations, datamodule.classes, hop=datamodule.hop,
-                               projection=datamodule.projection, edges=datamodule.edges,
-                               decision=self.decision, scores=self.score_settings,
-                               source=source, **self.contract).to(self.device)
+        return ContractMonitor(reference, durations, datamodule.classes, self.policy,
+                               source=self.score_source).to(self.device)
 
     def on_validation_start(self) -> None:
         # built afresh for every validation run: the datamodule or split may have changed
@@ -205,11 +174,14 @@ class DetectorModule(LightningModule):
     def validation_step(self, batch: Mapping[str, Any], batch_idx: int) -> None:
         features = self.features(batch["waveform"])
         out = self.net(features)
-        batch_size = len(batch["id"])
-        if not self.fit_only:
-            loss, _ = self.loss(out, batch)
-            self.log(f"{self.metric_prefix}/loss", loss, batch_size=batch_size, sync_dist=True)
+        self.log_validation_loss(out, batch)
         self.monitor.update(self.frame_scores(features, out), batch["id"])
+
+    def log_validation_loss(self, out: Mapping[str, torch.Tensor],
+                            batch: Mapping[str, Any]) -> None:
+        loss, _ = self.loss(out, batch)
+        self.log(f"{self.metric_prefix}/loss", loss, batch_size=len(batch["id"]),
+                 sync_dist=True)
 
     def on_validation_epoch_end(self) -> None:
         self.report = self.monitor.compute().report
@@ -218,3 +190,61 @@ class DetectorModule(LightningModule):
         # is exactly the value (a mean in float32 need not be)
         self.log_dict(guard_metrics(self.report, self.metric_prefix), sync_dist=True,
                       reduce_fx="max")
+
+
+class ThresholdModule(DetectorModule):
+    """A :class:`ThresholdDetector` has no gradient: it is fitted on ``fit_clips`` training
+    clips when fitting starts (raw log-mel, no normalisation), its hysteresis gives 0/1 frame
+    scores, and the run stops after one validation."""
+
+    score_source = "fitted hysteresis per class (0/1 scores)"
+
+    def __init__(self, net: ThresholdDetector, frontend: LogMel, *args: Any,
+                 fit_clips: int = 256, **kwargs: Any) -> None:
+        if not isinstance(net, ThresholdDetector):
+            raise SedContractError(f"ThresholdModule fits a ThresholdDetector, got "
+                                   f"{type(net).__name__}")
+        super().__init__(net, frontend, *args, **kwargs)
+        self.fit_clips = fit_clips
+
+    def make_norm(self, frontend: LogMel) -> nn.Module:
+        return nn.Identity()
+
+    def frame_scores(self, features: torch.Tensor,
+                     out: Mapping[str, torch.Tensor]) -> torch.Tensor:
+        return self.net.decide(features).float()
+
+    def on_fit_start(self) -> None:
+        if not self.net.fitted:
+            self.fit()
+
+    @torch.no_grad()
+    def fit(self) -> None:
+        """Fit the thresholds on the first ``fit_clips`` clips of the training loader."""
+        feats, targets = [], {k: [] for k in ("activity", "onset")}
+        clips = 0
+        for batch in self.trainer.datamodule.train_dataloader():
+            x = self.features(batch["waveform"].to(self.device))
+            t = min(x.shape[-1], batch["activity"].shape[-1])
+            feats.append(x[..., :t])
+            for key in targets:
+                targets[key].append(batch[key][..., :t].to(self.device))
+            clips += len(batch["id"])
+            if clips >= self.fit_clips:
+                break
+        self.net.fit(torch.cat(feats), torch.cat(targets["activity"]),
+                     torch.cat(targets["onset"]))
+        log.info("threshold detector fitted on %d training clips", clips)
+
+    def training_step(self, batch: Mapping[str, Any], batch_idx: int) -> None:
+        return None  # nothing to learn by gradient
+
+    def on_train_epoch_end(self) -> None:
+        self.trainer.should_stop = True  # nothing more to learn after the fit and one validation
+
+    def configure_optimizers(self) -> None:
+        return None
+
+    def log_validation_loss(self, out: Mapping[str, torch.Tensor],
+                            batch: Mapping[str, Any]) -> None:
+        """No loss: the detector is fitted, not trained."""

@@ -10,12 +10,13 @@ divided by its seen-count: the vector is identical on 1 or N processes.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 import numpy as np
 import torch
 from torchmetrics import Metric
 
-from sedcontract.audit import GuardReport, ScoreSettings, audit
+from sedcontract.audit import AuditPolicy, GuardReport, audit
 from sedcontract.errors import SedContractError
 from sedcontract.traces import EventList
 from sedcontract.traces.grid import frames_covering, to_us
@@ -41,11 +42,8 @@ class ContractMonitor(Metric):
     higher_is_better = True
 
     def __init__(self, reference: EventList, durations: Mapping[str, float],
-                 classes: Sequence[str], *, hop: float = 0.02, contract: str = "standard",
-                 eps: str | None = None, projection: str = "center", edges: str = "open",
-                 rounding: str = "nearest", matching: str | None = None,
-                 aggregation: str = "micro", decision: DecisionPolicy | None = None,
-                 scores: ScoreSettings | None = None, source: str = "") -> None:
+                 classes: Sequence[str], policy: AuditPolicy | None = None, *,
+                 source: str = "") -> None:
         super().__init__()
         missing = [c for c in reference.clips if c not in durations]
         if missing:
@@ -53,14 +51,14 @@ class ContractMonitor(Metric):
         self.reference, self.durations = reference, dict(durations)
         self.clips = tuple(reference.clips)
         self.index = {clip: i for i, clip in enumerate(self.clips)}
-        self.classes, self.hop = tuple(classes), hop
-        self.decision = decision or DecisionPolicy()
-        self.source = source  # what produced the scores (e.g. a fitted hysteresis)
-        self.settings = {"contract": contract, "eps": eps, "projection": projection,
-                         "edges": edges, "rounding": rounding, "matching": matching,
-                         "aggregation": aggregation}
-        self.score_settings = scores
-        hop_us = int(to_us(hop))
+        policy = policy or AuditPolicy()
+        # scores become events here: the policy says how, ``source`` where they came from
+        decision = policy.decision or DecisionPolicy()
+        if source:
+            decision = replace(decision, source=source)
+        self.policy = policy.but(decision=decision)
+        self.classes, self.hop = tuple(classes), policy.hop
+        hop_us = int(to_us(policy.hop))
         duration_us = to_us(np.array([self.durations[c] for c in self.clips]))
         self.lengths = frames_covering(duration_us, hop_us).astype(np.int64)  # the grid
         self.whole = (duration_us // hop_us).astype(np.int64)  # frames a front end gives
@@ -102,7 +100,7 @@ class ContractMonitor(Metric):
         active = np.zeros(scores.shape, dtype=bool)
         for k, i in enumerate(rows):  # each clip on its own length (no filter across padding)
             n = int(self.lengths[i])
-            active[k, :, :n] = decide(scores[k, :, :n].T, self.decision, self.hop).T
+            active[k, :, :n] = decide(scores[k, :, :n].T, self.policy.decision, self.hop).T
         clips = tuple(self.clips[i] for i in rows)
         return activity_to_events(active, clips, self.classes, self.hop,
                                   self.lengths[rows]), clips
@@ -113,9 +111,6 @@ class ContractMonitor(Metric):
             raise SedContractError("the contract monitor saw no clips")
         ref = self.reference if len(clips) == len(self.clips) else \
             self.reference.select(clips=clips)
-        report = audit(ref, pred, durations={c: self.durations[c] for c in clips},
-                       hop=self.hop, classes=self.classes, decision=self.decision,
-                       scores=self.score_settings, **self.settings)
-        if self.source:
-            report.policy["decision"] = f"{self.source}; {report.policy['decision']}"
+        report = audit(ref, pred, self.policy, durations={c: self.durations[c] for c in clips},
+                       classes=self.classes)
         return Audited(report, clips)
