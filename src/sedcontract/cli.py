@@ -20,12 +20,13 @@ from sedcontract.contracts import (
     format_contract,
     load_contract,
 )
-from sedcontract.contracts.matching import METHODS
+from sedcontract.contracts.policy import AGGREGATIONS, EVENT_MATCHINGS
+from sedcontract.contracts.syntax import METHODS
 from sedcontract.data import PATHOLOGIES, pathology_set, write_pathology_set
 from sedcontract.data.build import SPEECH_SOURCES, SPLITS, build_controlled
 from sedcontract.errors import SedContractError
 from sedcontract.outputs import atomic_write, check_output
-from sedcontract.traces import EDGES, PROJECTIONS, read_durations, read_events
+from sedcontract.traces import EDGES, MODES, PROJECTIONS, read_durations, read_events
 from sedcontract.traces.scores import DecisionPolicy, score_files, scores_to_events
 from sedcontract.traces.traceset import MAX_CLIP_FRAMES
 
@@ -156,7 +157,7 @@ def _policy_options(parser: argparse.ArgumentParser) -> None:
                         help="how time bounds become whole frames (nearest)")
     parser.add_argument("--matching", choices=METHODS, default=None,
                         help="override the method of every matching in the contract")
-    parser.add_argument("--aggregation", choices=("micro", "macro"), default="micro")
+    parser.add_argument("--aggregation", choices=AGGREGATIONS, default="micro")
     parser.add_argument("--max-frames", type=int, default=MAX_CLIP_FRAMES,
                         help="refuse a clip of more frames than this (default "
                         f"{MAX_CLIP_FRAMES}: {MAX_CLIP_FRAMES * 0.02 / 3600:.0f} h at hop 20 ms)")
@@ -185,7 +186,7 @@ def _score_options(parser: argparse.ArgumentParser) -> None:
                         default=True)
     parser.add_argument("--evaluate-offset", action=argparse.BooleanOptionalAction,
                         default=True)
-    parser.add_argument("--event-matching", choices=("optimal", "greedy"), default="optimal",
+    parser.add_argument("--event-matching", choices=EVENT_MATCHINGS, default="optimal",
                         help="event matching of the collar event scores (sed_eval's)")
     parser.add_argument("--segment", type=float, default=1.0,
                         help="segment length in seconds for segment-based scores (1.0)")
@@ -203,7 +204,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser("audit", help="guard vector of a system output against a reference")
     _inputs(run)
-    run.add_argument("--mode", choices=("typed", "union", "both"), default="both")
+    run.add_argument("--mode", choices=(*MODES, "both"), default="both")
     run.add_argument("--coordinates", default=None,
                      help="comma-separated coordinates to report (default: all)")
     run.add_argument("--format", choices=tuple(RENDER), default="md")

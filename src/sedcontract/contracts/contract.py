@@ -20,6 +20,7 @@ from sedcontract.contracts.parser import parse_contract
 from sedcontract.contracts.printer import format_contract
 from sedcontract.contracts.scoring import ClauseScore, clause_counts
 from sedcontract.contracts.syntax import (
+    SIDES,
     Atom,
     Bound,
     Contract,
@@ -122,7 +123,7 @@ def check_contract(contract: Contract, *, hop: float | None = None,
                 raise resolver.error(f"{statement.value.name!r} is used before it is defined",
                                      statement.value)
         elif isinstance(statement, Match):
-            _check_expr(statement.relation, ("ref", "pred"), defined, resolver, hop, error,
+            _check_expr(statement.relation, SIDES, defined, resolver, hop, error,
                         "a matching relation")
             matches.add(statement.name)
         elif isinstance(statement, EventClause):
@@ -131,7 +132,7 @@ def check_contract(contract: Contract, *, hop: float | None = None,
                 raise ContractCheckError(
                     f"unknown matching {statement.match!r} (matchings: {known})",
                     source=contract.source, offset=statement.span[0], name=contract.name)
-            scope = ("ref", "pred") if statement.each == "pair" else (statement.each,)
+            scope = SIDES if statement.each == "pair" else (statement.each,)
             if statement.where is not None:
                 _check_expr(statement.where, scope, defined, resolver, hop, error, "'where'")
             _check_expr(statement.requirement, scope, defined, resolver, hop, error,

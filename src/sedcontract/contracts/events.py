@@ -12,6 +12,7 @@ import numpy as np
 from sedcontract.contracts import matching
 from sedcontract.contracts.bounds import BoundResolver
 from sedcontract.contracts.syntax import (
+    SIDES,
     Binary,
     BoolLit,
     Call,
@@ -247,7 +248,7 @@ def _value(node: Expr, args: list[np.ndarray], ctx: EventContext,
         return np.full(size, list(ctx.classes).index(node.value))
     if isinstance(node, Flag):
         if node.name == "same_class":
-            ref, pred = (_interval(ctx, binding, Var(n)) for n in ("ref", "pred"))
+            ref, pred = (_interval(ctx, binding, Var(n)) for n in SIDES)
             return ctx.row_class[ref[0].row[ref[1]]] == ctx.row_class[pred[0].row[pred[1]]]
         return _shared(ctx, binding, Var("ref"), Var("pred"))[0] >= 1  # ≥ 1 shared frame
     if isinstance(node, Count):

@@ -8,7 +8,9 @@ import numpy as np
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import maximum_bipartite_matching
 
-METHODS = ("greedy", "exact")
+from sedcontract.contracts.syntax import METHODS
+
+__all__ = ["METHODS", "exact", "greedy", "match"]
 
 
 def greedy(ref_index: np.ndarray, pred_index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -15,7 +15,9 @@ from sedcontract.contracts.syntax import (
     FLAGS,
     FUNCTIONS,
     KINDS,
+    METHODS,
     MODALITIES,
+    SIDES,
     And,
     Atom,
     Binary,
@@ -47,7 +49,6 @@ from sedcontract.contracts.syntax import (
 )
 from sedcontract.errors import ContractSyntaxError
 
-METHODS = ("greedy", "exact")
 # parentheses, prefix operators (! N F G P H) and right-associative chains (-> U) nest; chains
 # of & | + - * / are any length (every tree walk is iterative)
 MAX_NESTING = 32
@@ -254,7 +255,7 @@ class _Parser:
         if tok.kind == "keyword" and tok.text in ("true", "false"):
             self.advance()
             return BoolLit(tok.text == "true", span=span)
-        if tok.kind == "keyword" and tok.text in ("ref", "pred"):
+        if tok.kind == "keyword" and tok.text in SIDES:
             self.advance()
             if self.tok.kind == ".":
                 raise self.error("frame atoms such as 'ref.onset' belong in frame clauses "
@@ -368,7 +369,7 @@ class _Parser:
         if tok.kind == "keyword" and tok.text in ("true", "false"):
             self.advance()
             return Const(tok.text == "true", span=(tok.start, tok.end))
-        if tok.kind == "keyword" and tok.text in ("ref", "pred"):
+        if tok.kind == "keyword" and tok.text in SIDES:
             return self.atom()
         if tok.kind == "ident" and tok.text in (*MODALITIES, "U"):
             raise self.error(f"'{tok.text}' needs a window, e.g. '{tok.text}[10]'")

@@ -10,12 +10,13 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from sedcontract.traces.names import SIDES as SIDES  # the language names the two sides
 from sedcontract.traces.names import signal_name
 
-SIDES = ("ref", "pred")
 KINDS = ("active", "onset", "offset")
 MODALITIES = ("N", "F", "G", "P", "H")
 UNITS = ("ms", "s")
+METHODS = ("greedy", "exact")  # of a matching: `using greedy|exact`
 
 Span = tuple[int, int]
 
@@ -117,7 +118,6 @@ Formula = Atom | Const | Not | And | Or | Implies | Temporal | Until
 
 
 # -- event sort: expressions over intervals ------------------------------------------------
-VARIABLES = ("ref", "pred")
 FUNCTIONS = {  # name → number of arguments
     "dur": 1, "onset": 1, "offset": 1, "class": 1, "abs": 1, "min": 2, "max": 2,
     "iou": 2, "overlap": 2,

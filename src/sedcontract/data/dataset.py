@@ -18,6 +18,8 @@ from sedcontract.errors import SedContractError
 from sedcontract.traces import EventList, TraceSet
 from sedcontract.traces.activity import offset, onset
 
+TARGETS: tuple[str, ...] = ("activity", "onset", "offset")  # frame targets = detector heads
+
 
 def read_wav(path: Path) -> tuple[np.ndarray, int]:
     """A 16-bit PCM mono wav as float32 in [−1, 1] and its sample rate."""

@@ -14,14 +14,13 @@ from lightning.pytorch import LightningDataModule
 from torch.utils.data import DataLoader
 
 from sedcontract.data.build import SPLITS, build_controlled, check_sizes
-from sedcontract.data.dataset import ControlledDataset
+from sedcontract.data.dataset import TARGETS, ControlledDataset
 from sedcontract.data.scenes import CLASSES
 from sedcontract.errors import SedContractError
 from sedcontract.traces import EventList, read_durations, read_events
 
 log = logging.getLogger(__name__)
 
-TARGETS = ("activity", "onset", "offset")
 
 
 def collate(items: Sequence[dict[str, Any]]) -> dict[str, Any]:

@@ -7,7 +7,9 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-HEADS = ("activity", "onset", "offset")
+from sedcontract.data.dataset import TARGETS
+
+HEADS = TARGETS  # one output head per frame target
 
 
 class _Heads(nn.Module):

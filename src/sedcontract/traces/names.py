@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 BARE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+SIDES: tuple[str, ...] = ("ref", "pred")  # the reference and the prediction, in that order
 
 
 def quote(value: str) -> str:

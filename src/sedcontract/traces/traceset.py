@@ -18,11 +18,10 @@ from sedcontract.errors import TraceFormatError
 from sedcontract.traces.events import EventList
 from sedcontract.traces.grid import MAX_SECONDS, Grid, Projection, frames_covering, project, to_us
 from sedcontract.traces.intervals import Intervals
-from sedcontract.traces.names import signal_name
+from sedcontract.traces.names import SIDES, signal_name
 
 Mode = Literal["typed", "union"]
 MODES: tuple[str, ...] = ("typed", "union")
-SIDES: tuple[str, ...] = ("ref", "pred")
 
 
 # a clip's frames are refused above this (16,777,216 frames: 93 h at hop 20 ms, 4.7 h at 1 ms);
