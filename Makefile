@@ -37,6 +37,7 @@ bench: $(STAMP)            ## speed side by side with the reference tools
 	$(BIN)/python benchmarks/build_controlled.py
 	$(BIN)/python -W ignore benchmarks/train_throughput.py
 	$(BIN)/python -W ignore benchmarks/hostile_memory.py
+	$(BIN)/python benchmarks/startup.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

@@ -9,7 +9,8 @@ import sys
 import tempfile
 import time
 
-from sedcontract.data.build import SPLITS, build_controlled
+from sedcontract.data.build import build_controlled
+from sedcontract.data.options import SPLITS
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -23,7 +23,7 @@ from sedcontract.contracts import (
 from sedcontract.contracts.policy import AGGREGATIONS, EVENT_MATCHINGS
 from sedcontract.contracts.syntax import METHODS
 from sedcontract.data import PATHOLOGIES, pathology_set, write_pathology_set
-from sedcontract.data.build import SPEECH_SOURCES, SPLITS, build_controlled
+from sedcontract.data.options import SPEECH_SOURCES, SPLITS
 from sedcontract.errors import SedContractError
 from sedcontract.outputs import atomic_write, check_output
 from sedcontract.traces import EDGES, MODES, PROJECTIONS, read_durations, read_events
@@ -128,6 +128,8 @@ def _cmd_pathologies(args: argparse.Namespace) -> int:
 
 
 def _cmd_build(args: argparse.Namespace) -> int:
+    from sedcontract.data.build import build_controlled  # the generator: imported when used
+
     sizes = {"train": args.train, "validation": args.validation, "test": args.test}
     build_controlled(args.root, seed=args.seed, sizes=sizes, speech_source=args.speech_source,
                      librispeech_root=args.librispeech_root)

@@ -5,8 +5,6 @@ by onset that satisfies the relation) and exact maximum-cardinality bipartite ma
 from __future__ import annotations
 
 import numpy as np
-from scipy.sparse import csr_matrix
-from scipy.sparse.csgraph import maximum_bipartite_matching
 
 from sedcontract.contracts.syntax import METHODS
 
@@ -37,6 +35,10 @@ def exact(ref_index: np.ndarray, pred_index: np.ndarray, n_ref: int,
     """
     if len(ref_index) == 0:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    # scipy's graph code costs a tenth of a second to import: only when a matching is made
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import maximum_bipartite_matching
+
     graph = csr_matrix((np.ones(len(ref_index), dtype=np.int8), (ref_index, pred_index)),
                        shape=(n_ref, n_pred))
     graph.sort_indices()

@@ -20,12 +20,12 @@ from pathlib import Path
 import numpy as np
 
 from sedcontract.data.librispeech import LAYOUT, LibriSpeechSource, split_utterances
+from sedcontract.data.options import SPEECH_SOURCES, check_sizes
 from sedcontract.data.perturb import FAMILIES, SEVERITIES
 from sedcontract.data.scenes import SceneConfig, SpeechSource, make_scene, synthetic_speech
 from sedcontract.errors import SedContractError
 from sedcontract.outputs import atomic_write
 
-SPLITS: dict[str, int] = {"train": 960, "validation": 120, "test": 420}
 FORMAT_VERSION = 1
 
 
@@ -45,25 +45,6 @@ def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def check_sizes(sizes: Mapping[str, int] | None, what: str = "sizes") -> dict[str, int]:
-    """``{split: scenes}`` checked: a mapping of known splits to non-negative integers (the
-    default sizes when None)."""
-    if sizes is None:
-        return dict(SPLITS)
-    if not isinstance(sizes, Mapping):
-        raise SedContractError(f"{what} must map splits to scene counts, e.g. "
-                               f"{{train: 8, validation: 4, test: 12}}; got {sizes!r}")
-    unknown = sorted(str(k) for k in sizes if k not in SPLITS)
-    if unknown:
-        raise SedContractError(f"{what} names unknown split(s) {unknown}; the splits are "
-                               f"{', '.join(SPLITS)}")
-    for split, count in sizes.items():
-        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
-            raise SedContractError(f"{what}: the {split} split needs a non-negative number of "
-                                   f"scenes, got {count!r}")
-    return dict(sizes)
-
-
 def perturbation_for(index: int) -> tuple[str, float]:
     """Test items cycle through every family × severity."""
     family = FAMILIES[index % len(FAMILIES)]
@@ -77,9 +58,6 @@ class BuildResult:
     manifest_hash: str
     written: int   # audio files (re)written
     skipped: int   # audio files already valid
-
-
-SPEECH_SOURCES = ("auto", "librispeech", "synthetic")
 
 
 def speech_sources(choice: str, librispeech_root: str | Path | None, sample_rate: int,

@@ -13,8 +13,9 @@ import torch
 from lightning.pytorch import LightningDataModule
 from torch.utils.data import DataLoader
 
-from sedcontract.data.build import SPLITS, build_controlled, check_sizes
+from sedcontract.data.build import build_controlled
 from sedcontract.data.dataset import TARGETS, ControlledDataset
+from sedcontract.data.options import SPLITS, check_sizes
 from sedcontract.data.scenes import CLASSES
 from sedcontract.errors import SedContractError
 from sedcontract.traces import EventList, read_durations, read_events

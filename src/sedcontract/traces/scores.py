@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from scipy.ndimage import median_filter
 
 from sedcontract.errors import TraceFormatError
 from sedcontract.traces.activity import runs
@@ -147,6 +146,8 @@ def decide(scores: np.ndarray, policy: DecisionPolicy, hop: float) -> np.ndarray
     scores = np.asarray(scores, dtype=np.float64)
     size = filter_frames(policy, hop, scores.shape[-2])
     if size > 1 and scores.shape[-2] > 0:
+        from scipy.ndimage import median_filter  # imported where it is used: a slow import
+
         sizes = (1,) * (scores.ndim - 2) + (size, 1)
         scores = median_filter(scores, size=sizes, mode="nearest")
     return scores > policy.threshold

@@ -1,0 +1,67 @@
+"""Start-up time: wall time of ``import sedcontract`` and of ``sedcontract check standard`` (a
+whole command), side by side with importing the reference tools sed_eval and
+sed_scores_eval, each the median of fresh processes; then the slowest imports under
+``import sedcontract`` (``python -X importtime``). Run:
+``.venv/bin/python benchmarks/startup.py``."""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+CLI = Path(sys.executable).with_name("sedcontract")
+
+
+def wall(command: list[str], repeats: int) -> float:
+    """Median wall time of ``command`` in fresh processes (one warm-up run first)."""
+    subprocess.run(command, capture_output=True, check=True)
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        subprocess.run(command, capture_output=True, check=True)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def slowest_imports(count: int) -> list[tuple[int, str]]:
+    """``(cumulative µs, module)`` of the slowest imports under ``import sedcontract``."""
+    result = subprocess.run([sys.executable, "-X", "importtime", "-c", "import sedcontract"],
+                            capture_output=True, text=True, check=True)
+    rows = []
+    for line in result.stderr.splitlines():
+        parts = line.split("|")
+        if len(parts) == 3 and parts[1].strip().isdigit():
+            rows.append((int(parts[1]), parts[2].rstrip()))
+    return sorted(rows, reverse=True)[:count]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=9)
+    parser.add_argument("--smoke", action="store_true",
+                        help="one run each, which only checks the script works (tests use it)")
+    args = parser.parse_args(argv)
+    repeats = 1 if args.smoke else args.repeats
+    python = [sys.executable, "-W", "ignore", "-c"]
+    ours = wall([*python, "import sedcontract"], repeats)
+    check = wall([str(CLI), "check", "standard"], repeats)
+    bare = wall([*python, "pass"], repeats)
+    print(f"median of {repeats} fresh processes (python alone: {bare:.3f} s)")
+    print(f"{'':34s} {'wall':>7s}")
+    print(f"{'import sedcontract':34s} {ours:6.3f}s")
+    print(f"{'sedcontract check standard':34s} {check:6.3f}s")
+    for name in ("sed_eval", "sed_scores_eval"):
+        theirs = wall([*python, f"import {name}"], repeats)
+        print(f"{'import ' + name:34s} {theirs:6.3f}s  ({theirs / ours:.1f}x ours)")
+    print("slowest imports under `import sedcontract` (cumulative):")
+    for micros, module in slowest_imports(6):
+        print(f"  {micros / 1e3:7.1f} ms  {module.strip()}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
