@@ -21,7 +21,8 @@ from sedcontract.audit import to_csv, to_json, to_markdown
 from sedcontract.cli import main
 from sedcontract.errors import ContractCheckError, TraceFormatError
 from sedcontract.traces import EventList
-from tests.helpers import run_limited, worked_example, write_worked_example
+from tests.examples import worked_example, write_worked_example
+from tests.limits import run_limited
 
 REF, PRED = worked_example()
 COORDINATES = ("onset", "offset", "missed", "false", "silence", "duration", "fragmentation")

@@ -28,7 +28,7 @@ from sedcontract.contracts.syntax import (
     Window,
 )
 from sedcontract.errors import ContractCheckError, ContractSyntaxError
-from tests.helpers import formula_strategy
+from tests.formulas import formula_strategy
 
 RA, PA, RO = Atom("ref", "active"), Atom("pred", "active"), Atom("ref", "onset")
 

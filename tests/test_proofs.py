@@ -15,7 +15,8 @@ from sedcontract.contracts.monitor import evaluate_tree
 from sedcontract.contracts.parser import parse_formula
 from sedcontract.contracts.scoring import clause_counts
 from sedcontract.contracts.syntax import Atom, Temporal, Until
-from tests.helpers import Z3Ops, frame_definition, prove, window, z3_all, z3_any
+from tests.formulas import frame_definition, window
+from tests.z3_backend import Z3Ops, prove, z3_all, z3_any
 
 N = 64        # longest trace proved (every length 1..N at once)
 MAX_BOUND = 8

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from sedcontract.contracts import evaluate_formula, format_formula, parse_formula
-from tests.helpers import ATOMS, formula_strategy, frame_definition
+from tests.formulas import ATOMS, formula_strategy, frame_definition
 
 traces = st.integers(0, 40).flatmap(lambda n: arrays(bool, (n,)))
 bounds = st.integers(0, 12)

@@ -10,7 +10,8 @@ import pytest
 
 from sedcontract.contracts import evaluate_formula, format_formula
 from sedcontract.contracts.syntax import And, Const, Implies, Not, Or, Temporal, Until, children
-from tests.helpers import ATOMS, random_formula, rtamt_verdict, window
+from tests.formulas import ATOMS, random_formula, window
+from tests.rtamt_oracle import rtamt_verdict
 
 pytest.importorskip("rtamt")
 

@@ -16,7 +16,7 @@ from sedcontract.audit.render import to_markdown
 from sedcontract.audit.scores import ScoreSettings
 from sedcontract.cli import main
 from sedcontract.traces import EventList, write_durations, write_events
-from tests.helpers import worked_example, write_worked_example
+from tests.examples import worked_example, write_worked_example
 
 REF, PRED = worked_example()
 
@@ -218,7 +218,7 @@ def test_boundary_and_intersection_criteria_hold_at_their_limits():
 def test_segment_scores_cost_what_the_events_cost():
     """A clip of 1e9 s in 1 s segments: counted on segment ranges, not on an array of a
     billion segments (which needed gigabytes)."""
-    from tests.helpers import run_limited
+    from tests.limits import run_limited
 
     code = ("from sedcontract.traces import EventList\n"
             "from sedcontract.audit.scores import segment_metrics\n"

@@ -13,7 +13,7 @@ from hypothesis.extra.numpy import arrays
 from sedcontract.contracts import evaluate_formula
 from sedcontract.contracts.torch_backend import evaluate_formula_torch
 from sedcontract.errors import SignalError
-from tests.helpers import ATOMS, formula_strategy
+from tests.formulas import ATOMS, formula_strategy
 
 
 @settings(max_examples=150)

@@ -21,7 +21,6 @@ from omegaconf import OmegaConf
 
 from sedcontract.audit import to_json
 from sedcontract.config import report_errors
-from sedcontract.data.build import build_controlled
 from sedcontract.errors import SedContractError
 from sedcontract.evaluation import evaluate
 from sedcontract.lightning.module import DetectorModule, NonFiniteLoss, ThresholdModule
@@ -29,34 +28,16 @@ from sedcontract.training import build_model, train
 
 CONFIGS = Path(__file__).resolve().parents[1] / "src" / "sedcontract" / "configs"
 ROOT = Path(__file__).resolve().parents[1]
-SIZES = "{train:8,validation:5,test:3}"
 
 
 def options(group: str) -> list[str]:
     return sorted(p.stem for p in (CONFIGS / group).glob("*.yaml"))
 
 
-@pytest.fixture(scope="session")
-def data_root(tmp_path_factory):
-    root = tmp_path_factory.mktemp("data")
-    build_controlled(root, sizes={"train": 8, "validation": 5, "test": 3},
-                     speech_source="synthetic", log=lambda message: None)
-    return root
-
-
 def compose_config(name: str, overrides: list[str]):
     GlobalHydra.instance().clear()
     with initialize_config_module("sedcontract.configs", version_base="1.3"):
         return compose(name, overrides=overrides)
-
-
-@pytest.fixture
-def base(tmp_path, data_root):
-    """Overrides that every test run shares: the tiny data, CPU, CSV logs, one epoch."""
-    return [f"paths.output_dir={tmp_path}", f"paths.data_dir={data_root}",
-            f"data.sizes={SIZES}", "data.speech_source=synthetic", "data.num_workers=0",
-            "data.batch_size=2", "trainer=cpu", "logger=csv", "trainer.max_epochs=1",
-            "+trainer.enable_progress_bar=false", "+trainer.enable_model_summary=false"]
 
 
 def for_eval(overrides: list[str], **replace: str) -> list[str]:

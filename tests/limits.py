@@ -1,0 +1,21 @@
+"""Running code under a memory limit, in a fresh process."""
+
+from __future__ import annotations
+
+
+# -- running code under a memory limit --------------------------------------------------------
+def run_limited(args: list[str], limit_mb: int, timeout: float = 300):
+    """Run ``python args…`` in a fresh process whose address space is capped at ``limit_mb``
+    MiB (one BLAS thread, so the cap does not depend on the machine's core count)."""
+    import os
+    import subprocess
+    import sys
+
+    code = (f"import resource, runpy, sys; limit = {limit_mb} * 2**20; "
+            f"resource.setrlimit(resource.RLIMIT_AS, (limit, limit)); sys.argv = {args!r}; "
+            "runpy.run_path(sys.argv[0], run_name='__main__') if sys.argv[0] != '-c' "
+            "else exec(sys.argv[1])")
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
+           "MKL_NUM_THREADS": "1"}
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=env, timeout=timeout)
