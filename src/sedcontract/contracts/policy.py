@@ -143,7 +143,12 @@ class AuditPolicy:
         if unknown:
             raise SedContractError(f"unknown audit option(s) {unknown}; the options are "
                                    f"{', '.join(f.name for f in fields(self))}")
-        return replace(self, **changes) if changes else self
+        if not changes:
+            return self
+        changed = replace(self, **changes)
+        if "contract" not in changes and "parsed" in self.__dict__:
+            changed.__dict__["parsed"] = self.__dict__["parsed"]  # parsed once, kept
+        return changed
 
     @cached_property
     def parsed(self) -> Contract:
