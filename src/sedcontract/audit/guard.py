@@ -21,6 +21,7 @@ from sedcontract.contracts.policy import AGGREGATIONS, AuditPolicy, ScoreSetting
 from sedcontract.contracts.syntax import EventClause
 from sedcontract.errors import ContractCheckError, SedContractError, TraceFormatError
 from sedcontract.traces import MODES, EventList, TraceSet, read_durations, read_events
+from sedcontract.traces.names import shorten
 
 __all__ = ["AGGREGATIONS", "Cell", "GuardReport", "ModeReport", "ScoresReport", "audit",
            "score"]
@@ -155,8 +156,8 @@ def class_warnings(ref: EventList, pred: EventList) -> list[str]:
     lower = {c.lower(): c for c in ref_classes}
     for c in sorted(pred_classes - ref_classes):
         if c.lower() in lower:
-            notes.append(f"predicted class {_short(c)!r} and reference class "
-                         f"{_short(lower[c.lower()])!r} differ only in case: they are "
+            notes.append(f"predicted class {shorten(c, 40)!r} and reference class "
+                         f"{shorten(lower[c.lower()], 40)!r} differ only in case: they are "
                          "different classes")
     if ref_classes and pred_classes and not ref_classes & pred_classes:
         notes.append(f"the predictions share no class with the reference (reference: "
@@ -164,13 +165,9 @@ def class_warnings(ref: EventList, pred: EventList) -> list[str]:
     return notes
 
 
-def _short(name: str, limit: int = 40) -> str:
-    return name if len(name) <= limit else name[:limit] + "…"
-
-
 def _names(classes: set[str], most: int = 8) -> str:
     """Some class names for a message, shortened."""
-    shown = [_short(c) for c in sorted(classes)[:most]]
+    shown = [shorten(c, 40) for c in sorted(classes)[:most]]
     return ", ".join(shown) + (f" and {len(classes) - most} more" if len(classes) > most else "")
 
 

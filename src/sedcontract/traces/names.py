@@ -22,3 +22,8 @@ def class_index(cls: str) -> str:
 def signal_name(side: str, kind: str, cls: str | None = None) -> str:
     """``side.kind`` with an optional class index, e.g. ``pred.active["people talking"]``."""
     return f"{side}.{kind}" + ("" if cls is None else f"[{class_index(cls)}]")
+
+
+def shorten(text: str, limit: int = 60) -> str:
+    """``text`` cut to ``limit`` characters (with ``…``) for a message."""
+    return text if len(text) <= limit else text[:limit] + "…"

@@ -15,6 +15,7 @@ from sedcontract.errors import TraceFormatError
 from sedcontract.outputs import atomic_write
 from sedcontract.traces.events import EventList
 from sedcontract.traces.grid import MAX_SECONDS
+from sedcontract.traces.names import shorten
 
 EVENT_COLUMNS = ("filename", "onset", "offset", "event_label")
 DURATION_COLUMNS = ("filename", "duration")
@@ -56,15 +57,11 @@ def read_fields(path: Path) -> list[tuple[int, list[str]]]:
         if not line.strip():
             continue
         if line.lstrip().startswith("#"):
-            raise TraceFormatError(f"{_shorten(line)!r} starts with '#': the format has no "
+            raise TraceFormatError(f"{shorten(line)!r} starts with '#': the format has no "
                                    "comment lines; delete the line", path=str(path),
                                    row=index + 1)
         table.append((index + 1, [_unquote(f, path, index + 1) for f in line.split("\t")]))
     return table
-
-
-def _shorten(text: str, limit: int = 60) -> str:
-    return text if len(text) <= limit else text[:limit] + "…"
 
 
 def _unquote(field: str, path: Path, row: int) -> str:
@@ -73,7 +70,7 @@ def _unquote(field: str, path: Path, row: int) -> str:
         return field
     inner = field[1:-1] if len(field) > 1 and field.endswith('"') else None
     if inner is None or '"' in inner.replace('""', ""):
-        raise TraceFormatError(f"unbalanced double quote in {_shorten(field)!r} (a quoted field "
+        raise TraceFormatError(f"unbalanced double quote in {shorten(field)!r} (a quoted field "
                                'ends with \'"\' and writes a quote inside as \'""\')',
                                path=str(path), row=row)
     return inner.replace('""', '"')
@@ -110,7 +107,7 @@ def _read_table(path: Path, columns: tuple[str, ...]) -> list[tuple[int, dict[st
     table = []
     for line, fields in rows:
         if len(fields) == 1 and len(fields[0].split()) > 1:
-            raise TraceFormatError(f"one column {_shorten(fields[0])!r}: fields must be "
+            raise TraceFormatError(f"one column {shorten(fields[0])!r}: fields must be "
                                    "separated by tabs, not spaces", path=str(path), row=line)
         if len(fields) > len(names) and any(fields[len(names):]):
             source = "the header names" if header_row else "expected"
@@ -139,7 +136,7 @@ def _time(value: str, *, path: Path, row: int, column: str) -> float:
         raise TraceFormatError("missing value", path=str(path), row=row, column=column)
     number = parse_number(value)
     if number is None:
-        raise TraceFormatError(f"{_shorten(value)!r} is not a number", path=str(path), row=row,
+        raise TraceFormatError(f"{shorten(value)!r} is not a number", path=str(path), row=row,
                                column=column)
     return number
 
