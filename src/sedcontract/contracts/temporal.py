@@ -29,6 +29,11 @@ class Ops(Protocol):
     def const(self, value: bool) -> T: ...
 
 
+# A backend whose combination is not idempotent (soft logic, where a frame counted twice
+# changes the value) brings its own ``window_any``, ``window_all`` and ``until`` methods with
+# the same signatures; the functions below defer to them.
+
+
 def _sliding(ops: Ops, x: T, length: int, combine, fill: bool, step: int = 1) -> T:
     """``y[t] = combine(x[t], x[t+step], …)`` over ``length`` frames (``step`` = ±1), frames
     outside the trace counting as ``fill``; O(log length) shifts by doubling."""
@@ -58,11 +63,15 @@ def _window(ops: Ops, x: T, a: int, b: int, combine, fill: bool) -> T:
 
 def window_any(ops: Ops, x: T, a: int, b: int) -> T:
     """``∃ s ∈ [t+a, t+b]`` inside the trace with ``x[s]``; False on an empty window."""
+    if hasattr(ops, "window_any"):
+        return ops.window_any(x, a, b)
     return _window(ops, x, a, b, ops.or_, False)
 
 
 def window_all(ops: Ops, x: T, a: int, b: int) -> T:
     """``∀ s ∈ [t+a, t+b]`` inside the trace, ``x[s]``; True on an empty window."""
+    if hasattr(ops, "window_all"):
+        return ops.window_all(x, a, b)
     return _window(ops, x, a, b, ops.and_, True)
 
 
@@ -98,6 +107,8 @@ def until(ops: Ops, phi: T, psi: T, a: int, b: int) -> T:
     ``phi`` before it, ``A_m`` = ``phi`` on all of the next ``m`` frames. Pairs compose as
     ``U_{m+k} = U_m ∨ (A_m ∧ U_k≫m)``, ``A_{m+k} = A_m ∧ A_k≫m``, giving O(log(b−a)) shifts.
     """
+    if hasattr(ops, "until"):
+        return ops.until(phi, psi, a, b)
 
     def compose(first, second, m):
         u1, a1 = first

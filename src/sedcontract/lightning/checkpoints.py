@@ -5,6 +5,7 @@ detector before Lightning restores it."""
 
 from __future__ import annotations
 
+import json
 import pickle
 import zipfile
 from pathlib import Path
@@ -62,3 +63,42 @@ def check_resumable(checkpoint: dict[str, Any], model: nn.Module, path: str | Pa
     if missing:
         raise SedContractError(f"{path}: holds no {', '.join(missing)}; training cannot resume "
                                "from it (a weights-only checkpoint can be evaluated)")
+
+
+def init_weights(model: nn.Module, path: str | Path, *, fresh: tuple[str, ...] = (),
+                 classes: tuple[str, ...] | None = None,
+                 frontend: dict[str, Any] | None = None) -> list[str]:
+    """Load another run's weights into ``model`` to fine-tune it. Every weight of the
+    checkpoint must fit (same name and shape); weights of ``model`` under a ``fresh`` prefix
+    may be absent (they keep their initial values, which are returned); the class names and
+    the front-end settings must agree. Anything else is an error naming what differs."""
+    checkpoint = read_checkpoint(path)
+    found, expected = checkpoint["state_dict"], model.state_dict()
+    hyper = checkpoint.get("hyper_parameters") or {}
+    theirs = tuple(hyper.get("classes") or ())
+    if classes is not None and theirs and theirs != tuple(classes):
+        raise SedContractError(f"{path}: the checkpoint's classes are {', '.join(theirs)}; "
+                               f"this detector's are {', '.join(classes)}")
+    if frontend is not None and isinstance(hyper.get("model_config"), str):
+        their_frontend = json.loads(hyper["model_config"]).get("frontend") or {}
+        differ = sorted(k for k in set(frontend) | set(their_frontend)
+                        if frontend.get(k) != their_frontend.get(k))
+        if differ:
+            detail = ", ".join(f"{k}: {their_frontend.get(k)!r} there, {frontend.get(k)!r} here"
+                               for k in differ)
+            raise SedContractError(f"{path}: the checkpoint's front end differs ({detail})")
+    unexpected = sorted(set(found) - set(expected))
+    shapes = sorted(f"{k} {tuple(found[k].shape)} there, {tuple(expected[k].shape)} here"
+                    for k in set(found) & set(expected)
+                    if not isinstance(found[k], torch.Tensor)
+                    or tuple(found[k].shape) != tuple(expected[k].shape))
+    absent = sorted(k for k in set(expected) - set(found) if not k.startswith(fresh))
+    if unexpected or shapes or absent:
+        detail = "; ".join(f"{what}: {', '.join(keys[:4])}{' …' if len(keys) > 4 else ''}"
+                           for what, keys in (("not in this detector", unexpected),
+                                              ("other shapes", shapes),
+                                              ("missing from the checkpoint", absent)) if keys)
+        raise SedContractError(f"{path}: cannot initialise {type(model).__name__} from this "
+                               f"checkpoint ({detail})")
+    model.load_state_dict(found, strict=False)
+    return sorted(set(expected) - set(found))

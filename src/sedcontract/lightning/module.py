@@ -121,18 +121,22 @@ class DetectorModule(LightningModule):
     def training_step(self, batch: Mapping[str, Any], batch_idx: int) -> torch.Tensor | None:
         out = self(batch["waveform"])
         loss, parts = self.loss(out, batch)
-        finite = bool(torch.isfinite(loss.detach()))
-        # every process stops together (one would otherwise wait in the gradient all-reduce)
-        if not self.trainer.strategy.reduce_boolean_decision(finite, all=True):
-            value = loss.item() if not finite else "finite here, not on another process"
-            raise NonFiniteLoss(f"the training loss is {value} at global step "
-                                f"{self.global_step} (epoch {self.current_epoch}, batch "
-                                f"{batch_idx}); lower model.optimizer.lr or check the inputs")
+        self.check_finite(loss, batch_idx)
         batch_size = len(batch["id"])
         self.log("train/loss", loss, prog_bar=True, batch_size=batch_size)
         for head, value in parts.items():
             self.log(f"train/loss/{head}", value, batch_size=batch_size)
         return loss
+
+    def check_finite(self, loss: torch.Tensor, batch_idx: int) -> None:
+        """Stop with a clear error when the loss is NaN or infinite on any process (every
+        process stops together; one would otherwise wait in the gradient all-reduce)."""
+        finite = bool(torch.isfinite(loss.detach()))
+        if not self.trainer.strategy.reduce_boolean_decision(finite, all=True):
+            value = loss.item() if not finite else "finite here, not on another process"
+            raise NonFiniteLoss(f"the training loss is {value} at global step "
+                                f"{self.global_step} (epoch {self.current_epoch}, batch "
+                                f"{batch_idx}); lower model.optimizer.lr or check the inputs")
 
     def configure_optimizers(self) -> Any:
         params = [p for p in self.parameters() if p.requires_grad]

@@ -1,7 +1,7 @@
 """Detectors and their front end (plain torch modules; Lightning wraps them at the edge)."""
 
+from sedcontract.models.boundary import BoundaryHead, ContractAwareDetector
 from sedcontract.models.detectors import (
-    DETECTORS,
     DilatedCNN,
     LogisticDetector,
     TemporalCNN,
@@ -9,5 +9,9 @@ from sedcontract.models.detectors import (
 )
 from sedcontract.models.frontend import LogMel
 
-__all__ = ["DETECTORS", "DilatedCNN", "LogMel", "LogisticDetector", "TemporalCNN",
-           "ThresholdDetector"]
+DETECTORS = {"logistic": LogisticDetector, "temporal_cnn": TemporalCNN,
+             "dilated_cnn": DilatedCNN, "threshold": ThresholdDetector,
+             "contract_aware": ContractAwareDetector}
+
+__all__ = ["DETECTORS", "BoundaryHead", "ContractAwareDetector", "DilatedCNN", "LogMel",
+           "LogisticDetector", "TemporalCNN", "ThresholdDetector"]

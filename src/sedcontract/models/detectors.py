@@ -83,10 +83,6 @@ class DilatedCNN(nn.Module):
         return self.heads(self.body(self.inp(x)))
 
 
-DETECTORS = {"logistic": LogisticDetector, "temporal_cnn": TemporalCNN,
-             "dilated_cnn": DilatedCNN}
-
-
 def hysteresis(x: torch.Tensor, low: torch.Tensor, high: torch.Tensor) -> torch.Tensor:
     """Boolean activity along the last axis: switch on above ``high``, off below ``low``
     (per class thresholds broadcast over ``[batch, classes, frames]``)."""
@@ -187,6 +183,3 @@ def _f1_each(prediction: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
     tp = (prediction & target).sum(dims).double()
     total = prediction.sum(dims).double() + target.sum().double()
     return torch.where(total > 0, 2 * tp / total.clamp(min=1), torch.zeros_like(tp))
-
-
-DETECTORS["threshold"] = ThresholdDetector

@@ -1,0 +1,347 @@
+"""Event-sort clauses relaxed over soft predictions. Reference intervals are crisp (maximal
+runs of the reference); predicted intervals do not exist as objects, so each predicate over
+them is replaced by its expectation under independent frames:
+
+- ``count(pred overlapping ref)``: ``p[start] + Σ onsets inside`` (expected number of predicted
+  runs touching the interval); ``count(…) >= 1`` is the coverage ``1 − ∏(1 − p)``;
+- ``dur(pred)`` in a pair clause: the soft activity mass in the reference interval dilated by
+  the clause's tolerance (never into a neighbouring reference interval);
+- ``each pred require count(ref overlapping pred) >= 1``: the expected number of predicted runs
+  that start outside every reference interval and end before reaching one, over the expected
+  number of runs.
+
+On crisp 0/1 inputs counts and coverage are exact. Comparisons of counts with whole numbers are
+piecewise linear (exact on whole counts); comparisons of real values are ``exp(−excess/scale)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from sedcontract.contracts.bounds import BoundResolver
+from sedcontract.contracts.events import TOLERANCE
+from sedcontract.contracts.soft.logic import shift
+from sedcontract.contracts.syntax import (
+    Binary,
+    BoolLit,
+    Call,
+    ClassName,
+    Count,
+    EventClause,
+    Expr,
+    Flag,
+    Negation,
+    Number,
+    Time,
+    Var,
+    expr_children,
+    postorder,
+)
+from sedcontract.errors import ContractCheckError
+from sedcontract.traces.activity import runs
+
+Tensor = torch.Tensor
+
+
+class NoRelaxation(ContractCheckError):
+    """A clause (or part of one) has no soft relaxation; train it with weight 0."""
+
+
+def interval_sums(x: Tensor, row: Tensor, start: Tensor, end: Tensor) -> Tensor:
+    """``Σ x[row, start:end]`` for each interval, by binary lifting over a table of
+    power-of-two block sums: O(frames · log frames) memory, no subtraction (so ``−inf`` log
+    values stay exact)."""
+    n = x.shape[-1]
+    total = torch.zeros(row.shape, dtype=x.dtype, device=x.device)
+    if n == 0 or row.numel() == 0:
+        return total
+    length = (end - start).clamp(min=0)
+    position = start.clone()
+    block, size = x, 1
+    while size <= int(length.max()):
+        take = (length & size) != 0
+        at = position.clamp(0, n - 1)
+        total = total + torch.where(take, block[row, at], torch.zeros_like(total))
+        position = position + torch.where(take, size, 0)
+        block = block + shift(block, size, 0.0)
+        size *= 2
+    return total
+
+
+@dataclass
+class Soft:
+    """A value per element: ``crisp`` (from references and constants only), a soft count (with
+    its coverage), or a soft truth degree."""
+
+    value: Tensor
+    crisp: bool
+    coverage: Tensor | None = None  # a count: P(count >= 1)
+
+
+@dataclass
+class ClauseTerms:
+    """What a relaxed clause contributes: soft violations (with gradient) and the number of
+    obligations (no gradient) — loss ``violations / obligations``, 0 without obligations."""
+
+    violations: Tensor
+    obligations: Tensor
+
+    def loss(self) -> Tensor:
+        if float(self.obligations) <= 0:
+            return self.violations * 0.0
+        return self.violations / self.obligations
+
+
+class SoftEvents:
+    """The soft event sort of one batch of rows: crisp reference runs, soft predicted
+    activity ``p`` (``log p`` and ``log(1−p)`` given, zero activity past each row's length)."""
+
+    def __init__(self, reference: np.ndarray, lengths: np.ndarray, log_p: Tensor,
+                 log_q: Tensor, row_class: np.ndarray, classes: Sequence[str],
+                 resolver: BoundResolver) -> None:
+        device = log_p.device
+        self.log_p, self.log_q = log_p, log_q
+        self.p = torch.exp(log_p)
+        self.lengths = lengths
+        self.row_class, self.classes, self.resolver = row_class, tuple(classes), resolver
+        r, s, e = runs(reference, lengths)
+        self.row = torch.as_tensor(r, device=device)
+        self.start = torch.as_tensor(s, device=device)
+        self.end = torch.as_tensor(e, device=device)
+        # a predicted run starts at t: active at t, inactive at t−1 (frame 0 starts any run)
+        self.starts = torch.exp(log_p + shift(log_q, -1, 0.0))
+        self.reference = reference
+        self.device = device
+
+    # -- per reference interval ------------------------------------------------------------
+    def coverage(self) -> Tensor:
+        """``1 − ∏(1 − p)`` over each reference interval."""
+        return -torch.expm1(interval_sums(self.log_q, self.row, self.start, self.end))
+
+    def count(self) -> Tensor:
+        """Expected number of predicted runs sharing a frame with each reference interval."""
+        if self.row.numel() == 0:
+            return torch.zeros(0, dtype=self.p.dtype, device=self.device)
+        first = self.p[self.row, self.start]
+        return first + interval_sums(self.starts, self.row, self.start + 1, self.end)
+
+    def mass(self, dilation: Tensor) -> Tensor:
+        """Soft activity in each reference interval dilated by ``dilation`` frames on both
+        sides, never past the clip or into a neighbouring reference interval of the row."""
+        same_prev = torch.zeros_like(self.row, dtype=torch.bool)
+        same_prev[1:] = self.row[1:] == self.row[:-1]
+        prev_end = torch.where(same_prev, torch.roll(self.end, 1), 0)
+        same_next = torch.zeros_like(same_prev)
+        same_next[:-1] = same_prev[1:]
+        length = torch.as_tensor(self.lengths, device=self.device)[self.row]
+        next_start = torch.where(same_next, torch.roll(self.start, -1), length)
+        lo = torch.maximum(self.start - dilation, prev_end)
+        hi = torch.minimum(self.end + dilation, next_start)
+        return interval_sums(self.p, self.row, lo, hi)
+
+    # -- predicted runs outside the reference ---------------------------------------------
+    def false_runs(self) -> ClauseTerms:
+        """Expected predicted runs that share no frame with a reference interval, over the
+        expected number of predicted runs."""
+        rows, n = self.reference.shape
+        t = np.arange(n)
+        ref = self.reference & (t < self.lengths[:, None])
+        # the first reference frame at or after each frame (n where none): a run starting in
+        # a gap overlaps a reference iff it stays active up to and including that frame
+        following = np.minimum.accumulate(np.where(ref, t, n)[:, ::-1], axis=1)[:, ::-1]
+        nxt = torch.as_tensor(np.ascontiguousarray(following), device=self.device)
+        length = torch.as_tensor(self.lengths, device=self.device)[:, None]
+        reachable = nxt < length
+        row = torch.arange(rows, device=self.device)[:, None].expand(rows, n)
+        start = torch.arange(n, device=self.device)[None].expand(rows, n) + 1
+        reach = torch.exp(interval_sums(self.log_p, row.reshape(-1), start.reshape(-1),
+                                        (nxt + 1).clamp(max=n).reshape(-1)).reshape(rows, n))
+        reach = torch.where(reachable, reach, torch.zeros_like(reach))
+        in_gap = torch.as_tensor(~ref, device=self.device) & \
+            (torch.arange(n, device=self.device)[None] < length)
+        inside = torch.arange(n, device=self.device)[None] < length
+        starts = torch.where(inside, self.starts, torch.zeros_like(self.starts))
+        violations = (starts * torch.where(in_gap, 1 - reach, torch.zeros_like(reach))).sum()
+        return ClauseTerms(violations, starts.sum().detach())
+
+    # -- clauses ---------------------------------------------------------------------------
+    def clause(self, clause: EventClause) -> ClauseTerms:
+        """Soft violations and obligations of an event clause."""
+        if clause.each == "pred":
+            if clause.where is None and _at_least_one(clause.requirement, "ref", "pred"):
+                return self.false_runs()
+            raise NoRelaxation(f"clause {clause.name!r}: 'each pred' is relaxed only as "
+                               "'each pred require count(ref overlapping pred) >= 1'")
+        size = int(self.row.numel())
+        weight = torch.ones(size, dtype=self.p.dtype, device=self.device)
+        dilation = None
+        if clause.each == "pair":
+            weight = self.coverage().detach()
+            dilation = self._tolerance(clause)
+        if clause.where is not None:
+            weight = weight * self.evaluate(clause.where, clause, dilation).value.detach()
+        satisfied = self.evaluate(clause.requirement, clause, dilation).value
+        return ClauseTerms((weight * (1 - satisfied)).sum(), weight.sum().detach())
+
+    def _tolerance(self, clause: EventClause) -> Tensor:
+        """Frames to dilate reference intervals by for ``dur(pred)``: the reference-only side
+        of the comparison that reads ``dur(pred)`` (0 when there is none)."""
+        for node in postorder(clause.requirement, expr_children):
+            if isinstance(node, Binary) and node.op in ("<=", "<") and \
+                    _mentions_pred(node.left) and not _mentions_pred(node.right):
+                value = self.evaluate(node.right, clause, None)
+                return torch.ceil(value.value.detach()).clamp(min=0).long()
+        return torch.zeros_like(self.row)
+
+    def evaluate(self, expr: Expr, clause: EventClause, dilation: Tensor | None) -> Soft:
+        """Soft value of a reference-scoped expression, for every reference interval."""
+        size = int(self.row.numel())
+        values: dict[int, Soft] = {}
+        for node in postorder(expr, expr_children):
+            args = [values[id(c)] for c in expr_children(node)]
+            values[id(node)] = self._node(node, args, clause, dilation, size)
+        return values[id(expr)]
+
+    def _const(self, value: float, size: int) -> Soft:
+        return Soft(torch.full((size,), float(value), dtype=self.p.dtype, device=self.device),
+                    True)
+
+    def _node(self, node: Expr, args: list[Soft], clause: EventClause,
+              dilation: Tensor | None, size: int) -> Soft:
+        if isinstance(node, Number):
+            return self._const(float(node.text), size)
+        if isinstance(node, Time):
+            return self._const(self.resolver.frames(node.bound), size)
+        if isinstance(node, BoolLit):
+            return self._const(float(node.value), size)
+        if isinstance(node, ClassName):
+            if node.value not in self.classes:
+                raise self.resolver.error(f"unknown class {node.value!r}; known classes: "
+                                          f"{', '.join(self.classes) or 'none'}", node)
+            return self._const(self.classes.index(node.value), size)
+        if isinstance(node, Var):
+            return self._const(0.0, size)
+        if isinstance(node, Count):
+            if (node.counted, node.around) != ("pred", "ref"):
+                raise NoRelaxation(f"clause {clause.name!r}: count({node.counted} overlapping "
+                                   f"{node.around}) has no relaxation over reference intervals")
+            return Soft(self.count(), False, self.coverage())
+        if isinstance(node, Flag):
+            if node.name == "overlaps":
+                return Soft(self.coverage(), False)
+            return self._const(1.0, size)  # surrogate pairs share the reference's row
+        if isinstance(node, Call):
+            return self._call(node, args, clause, dilation, size)
+        if isinstance(node, Negation):
+            return Soft(1 - args[0].value, args[0].crisp)
+        if isinstance(node, Binary):
+            return _binary(node.op, args[0], args[1], clause)
+        raise NoRelaxation(f"clause {clause.name!r}: no relaxation for {node!r}")
+
+    def _call(self, node: Call, args: list[Soft], clause: EventClause,
+              dilation: Tensor | None, size: int) -> Soft:
+        if node.fn in ("dur", "onset", "offset", "class"):
+            var = node.args[0]
+            assert isinstance(var, Var)
+            if var.name == "pred":
+                if node.fn == "dur" and dilation is not None:
+                    return Soft(self.mass(dilation), False)
+                raise NoRelaxation(f"clause {clause.name!r}: {node.fn}(pred) has no relaxation "
+                                   "(dur(pred) has one in pair clauses)")
+            if node.fn == "dur":
+                value = self.end - self.start
+            elif node.fn == "onset":
+                value = self.start
+            elif node.fn == "offset":
+                value = self.end
+            else:
+                value = torch.as_tensor(self.row_class, device=self.device)[self.row]
+            return Soft(value.to(self.p.dtype), True)
+        if node.fn == "abs":
+            return Soft(args[0].value.abs(), args[0].crisp)
+        if node.fn in ("min", "max"):
+            pick = torch.minimum if node.fn == "min" else torch.maximum
+            return Soft(pick(args[0].value, args[1].value), args[0].crisp and args[1].crisp)
+        raise NoRelaxation(f"clause {clause.name!r}: {node.fn}(…) has no relaxation")
+
+
+def _mentions_pred(expr: Expr) -> bool:
+    return any(isinstance(n, Var) and n.name == "pred" for n in postorder(expr, expr_children))
+
+
+def _at_least_one(expr: Expr, counted: str, around: str) -> bool:
+    """``count(counted overlapping around) >= 1`` (or ``> 0``)."""
+    return (isinstance(expr, Binary) and isinstance(expr.left, Count)
+            and (expr.left.counted, expr.left.around) == (counted, around)
+            and isinstance(expr.right, Number)
+            and ((expr.op == ">=" and float(expr.right.text) == 1)
+                 or (expr.op == ">" and float(expr.right.text) == 0)))
+
+
+_FLIP = {"<=": ">=", "<": ">", ">=": "<=", ">": "<", "==": "==", "!=": "!="}
+
+
+def _binary(op: str, left: Soft, right: Soft, clause: EventClause) -> Soft:
+    a, b = left.value, right.value
+    crisp = left.crisp and right.crisp
+    if op == "&":
+        return Soft(a * b, crisp)
+    if op == "|":
+        return Soft(a + b - a * b, crisp)
+    if op == "->":
+        return Soft(1 - a + a * b, crisp)
+    if op in ("+", "-", "*"):
+        return Soft({"+": a + b, "-": a - b, "*": a * b}[op], crisp)
+    if op == "/":
+        return Soft(a / b, crisp)
+    if crisp:
+        exact = {"<=": a <= b + TOLERANCE, "<": a < b - TOLERANCE, ">=": a >= b - TOLERANCE,
+                 ">": a > b + TOLERANCE, "==": (a - b).abs() <= TOLERANCE,
+                 "!=": (a - b).abs() > TOLERANCE}[op]
+        return Soft(exact.to(a.dtype), True)
+    if (right.coverage is None and left.coverage is not None) or \
+            (right.crisp and left.coverage is not None):
+        return _count_compare(op, left, b, clause)
+    if left.crisp and right.coverage is not None:
+        return _count_compare(_FLIP[op], right, a, clause)
+    return _real_compare(op, a, b, clause)
+
+
+def _count_compare(op: str, count: Soft, k: Tensor, clause: EventClause) -> Soft:
+    """A soft count against whole numbers: piecewise linear, exact on whole counts;
+    ``>= 1`` is the coverage."""
+    if not torch.all(k == torch.round(k)):
+        return _real_compare(op, count.value, k, clause)
+    c = count.value
+    if op == ">":
+        op, k = ">=", k + 1
+    elif op == "<":
+        op, k = "<=", k - 1
+    if op == ">=":
+        linear = (c - k + 1).clamp(0, 1)
+        value = torch.where(k == 1, count.coverage, torch.where(k <= 0, 1.0, linear))
+    elif op == "<=":
+        value = (k + 1 - c).clamp(0, 1)
+    elif op == "==":
+        value = (1 - (c - k).abs()).clamp(0, 1)
+    else:
+        value = 1 - (1 - (c - k).abs()).clamp(0, 1)
+    return Soft(value, False)
+
+
+def _real_compare(op: str, a: Tensor, b: Tensor, clause: EventClause) -> Soft:
+    """``a <= b`` as ``exp(−max(0, a − b) / max(|b|, 1))``: 1 within the bound, decaying with
+    the relative excess (a gradient at every excess)."""
+    def at_most(x: Tensor, y: Tensor) -> Tensor:
+        return torch.exp(-torch.relu(x - y) / y.abs().clamp(min=1.0))
+    if op in ("<=", "<"):
+        return Soft(at_most(a, b), False)
+    if op in (">=", ">"):
+        return Soft(at_most(b, a), False)
+    if op == "==":
+        return Soft(at_most(a, b) * at_most(b, a), False)
+    raise NoRelaxation(f"clause {clause.name!r}: '{op}' between soft values has no relaxation")

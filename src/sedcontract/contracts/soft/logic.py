@@ -1,0 +1,342 @@
+"""Soft truth values on torch, as backends of the generic tree walk (``monitor.evaluate_tree``).
+
+``ProductOps``: product logic in log space. A value is the pair ``(log u, log(1−u))``, so ``¬`` is
+a swap, ``∧`` adds the first halves and ``∨`` the second, and a window of thousands of frames is
+a sum of logs: nothing underflows, and crisp inputs (``0``/``−inf``) give the exact monitor's
+values bit for bit. ``SoundOps``: smooth robustness as a certified interval ``[lower, upper]``
+around the exact robustness, from log-sum-exp bounds with a temperature per node.
+Windows are truncated at each row's own length exactly as the exact monitor truncates them:
+frames outside a clip take the identity of the combination, which is a plain number here (0 in
+a sum of logs, ``∓limit`` for a max/min), never a ``−inf`` that ``logsumexp`` would turn into
+NaN gradients.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+
+Tensor = torch.Tensor
+NEG_INF = float("-inf")
+LN2 = math.log(2.0)
+UNTIL_CELLS = 1 << 22  # rows × frames × window cells of one until block
+
+
+def log1mexp(x: Tensor) -> Tensor:
+    """``log(1 − eˣ)`` for ``x ≤ 0``: ``−inf`` at 0 and 0 at ``−inf``, with finite gradients
+    everywhere (an input closer to 0 than ``√tiny`` — 1e-19 in float32 — counts as ``−√tiny``,
+    which bounds the gradient by ``1/√tiny``)."""
+    inside = x < 0
+    edge = -torch.finfo(x.dtype).tiny ** 0.5
+    safe = torch.where(inside, x.clamp(max=edge), torch.full_like(x, -1.0))
+    # each branch sees only inputs where it is finite, so the branch torch.where does not pick
+    # has a finite gradient too (0 × inf would be NaN)
+    near = torch.log(-torch.expm1(safe.clamp(min=-LN2)))
+    far = torch.log1p(-torch.exp(safe.clamp(max=-LN2)))
+    out = torch.where(safe > -LN2, near, far)
+    return torch.where(inside, out, torch.full_like(x, NEG_INF))
+
+
+def safe_log(p: Tensor) -> Tensor:
+    """``log p`` for ``p ∈ [0, 1]``: ``−inf`` at 0 with a zero (not infinite) gradient there."""
+    floor = torch.finfo(p.dtype).tiny ** 0.5
+    positive = p > 0
+    return torch.where(positive, torch.log(torch.where(positive, p, 1.0).clamp(min=floor)),
+                       torch.full_like(p, NEG_INF))
+
+
+def shift(x: Tensor, k: int, fill: float) -> Tensor:
+    """``y[…, t] = x[…, t+k]`` where ``t+k`` is inside the last axis, else ``fill``."""
+    if k == 0:
+        return x
+    n = x.shape[-1]
+    if abs(k) >= n:
+        return torch.full_like(x, fill)
+    if k > 0:
+        return F.pad(x[..., k:], (0, k), value=fill)
+    return F.pad(x[..., : n + k], (-k, 0), value=fill)
+
+
+def _run(x: Tensor, length: int, combine: Callable[[Tensor, Tensor], Tensor], fill: float,
+         step: int) -> Tensor:
+    """``combine`` of ``x[t], x[t+step], …`` over ``length`` frames (``step`` = ±1) from
+    disjoint power-of-two blocks, so ``combine`` need not be idempotent (a sum)."""
+    out, offset, block, size = None, 0, x, 1
+    while True:
+        if length & size:
+            part = shift(block, step * offset, fill)
+            out = part if out is None else combine(out, part)
+            offset += size
+        if 2 * size > length:
+            return out
+        block = combine(block, shift(block, step * size, fill))
+        size *= 2
+
+
+def window_reduce(x: Tensor, lo: int, hi: int, combine: Callable[[Tensor, Tensor], Tensor],
+                  fill: float) -> Tensor:
+    """``combine`` of ``x`` over ``[t+lo, t+hi]``, frames outside the axis counting as ``fill``
+    (the identity of ``combine``): O(log window) shifts, O(frames · log window) memory.
+
+    As in the exact monitor, a window is anchored at the end that can still be inside the
+    axis (future windows run forward from ``t+lo``, past ones backward from ``t+hi``); a
+    window around ``t`` is a backward and a disjoint forward part."""
+    if lo >= 0:
+        return shift(_run(x, hi - lo + 1, combine, fill, 1), lo, fill)
+    if hi <= 0:
+        return shift(_run(x, hi - lo + 1, combine, fill, -1), hi, fill)
+    return combine(_run(x, 1 - lo, combine, fill, -1),
+                   shift(_run(x, hi, combine, fill, 1), 1, fill))
+
+
+@dataclass(frozen=True)
+class LogPair:
+    """A product-logic value: ``true = log u``, ``false = log(1 − u)``, tensors of one shape."""
+
+    true: Tensor
+    false: Tensor
+
+    @property
+    def value(self) -> Tensor:
+        """The truth degree ``u`` in [0, 1]."""
+        return torch.exp(self.true)
+
+
+class _Rows:
+    """``[rows, frames]`` values whose rows have their own lengths (None: all full)."""
+
+    def __init__(self, shape: torch.Size, lengths: Tensor | None, *, dtype: torch.dtype,
+                 device: torch.device) -> None:
+        self.shape, self.dtype, self.device = shape, dtype, device
+        self.lengths = None if lengths is None else lengths.to(device).reshape(-1, 1)
+        self.valid = self.inside(0) if lengths is not None else None
+
+    def inside(self, k: int) -> Tensor:
+        """``t + k`` is a frame of the row's clip, ``[rows, frames]`` (or ``[1, frames]``)."""
+        at = torch.arange(self.shape[-1], device=self.device) + k
+        if self.lengths is None:
+            return ((at >= 0) & (at < self.shape[-1]))[None]
+        return (at >= 0) & (at < self.lengths)
+
+
+class ProductOps(_Rows):
+    """Product logic (``¬u = 1−u``, ``∧`` product, ``∨`` probabilistic sum, ``F/P/N`` noisy-or
+    and ``G/H`` product over the window) on ``[rows, frames]`` values; ``lengths`` gives each
+    row's in-clip frames (None: all)."""
+
+    def crisp(self, value: Tensor) -> LogPair:
+        """A Boolean tensor as a value (``0`` / ``−inf`` halves)."""
+        zero = torch.zeros(value.shape, dtype=self.dtype, device=self.device)
+        low = torch.full_like(zero, NEG_INF)
+        return LogPair(torch.where(value, zero, low), torch.where(value, low, zero))
+
+    def const(self, value: bool) -> LogPair:
+        return self.crisp(torch.full(self.shape, value, dtype=torch.bool, device=self.device))
+
+    def not_(self, x: LogPair) -> LogPair:
+        return LogPair(x.false, x.true)
+
+    def and_(self, x: LogPair, y: LogPair) -> LogPair:
+        true = x.true + y.true
+        return LogPair(true, log1mexp(true))
+
+    def or_(self, x: LogPair, y: LogPair) -> LogPair:
+        false = x.false + y.false
+        return LogPair(log1mexp(false), false)
+
+    and_exact, or_exact = and_, or_
+
+    def shift(self, x: LogPair, k: int, fill: bool) -> LogPair:
+        pair = self.const(fill) if k else x
+        true = shift(x.true, k, 0.0 if fill else NEG_INF)
+        false = shift(x.false, k, NEG_INF if fill else 0.0)
+        if k > 0 and self.lengths is not None:  # past a row's own end: the fill
+            inside = self.inside(k)
+            true, false = (torch.where(inside, true, pair.true),
+                           torch.where(inside, false, pair.false))
+        return LogPair(true, false)
+
+    def _in_clip(self, x: Tensor) -> Tensor:
+        """``x`` with out-of-clip frames set to 0, the identity of a sum of logs."""
+        return x if self.valid is None else torch.where(self.valid, x, torch.zeros_like(x))
+
+    def window_any(self, x: LogPair, lo: int, hi: int) -> LogPair:
+        """Noisy-or over ``[t+lo, t+hi]`` inside the clip; false on an empty window."""
+        false = window_reduce(self._in_clip(x.false), lo, hi, torch.add, 0.0)
+        return LogPair(log1mexp(false), false)
+
+    def window_all(self, x: LogPair, lo: int, hi: int) -> LogPair:
+        """Product over ``[t+lo, t+hi]`` inside the clip; true on an empty window."""
+        true = window_reduce(self._in_clip(x.true), lo, hi, torch.add, 0.0)
+        return LogPair(true, log1mexp(true))
+
+    def until(self, phi: LogPair, psi: LogPair, lo: int, hi: int) -> LogPair:
+        """``1 − ∏_s (1 − ψ(t+s) · ∏_{i<s} φ(t+i))`` over ``s ∈ [lo, hi]`` inside the clip (the
+        noisy-or of the strong until's witnesses). O(frames · window) time and memory, taken
+        a block of frames at a time (``UNTIL_CELLS`` cells per block)."""
+        shape = torch.broadcast_shapes(phi.true.shape, psi.true.shape, self.shape)
+        width = hi + 1
+        phi_t = phi.true.expand(shape)
+        psi_t = psi.true.expand(shape)
+        if self.valid is not None:  # a witness must lie inside the row's clip
+            psi_t = torch.where(self.valid, psi_t, NEG_INF)
+        phi_w = F.pad(phi_t, (0, width - 1)).unfold(-1, width, 1)  # [rows, frames, width]
+        psi_w = F.pad(psi_t, (0, width - 1), value=NEG_INF).unfold(-1, width, 1)
+        n = shape[-1]
+        block = max(1, UNTIL_CELLS // max(1, width * shape[0]))
+        parts = []
+        for first in range(0, n, block):
+            ph, ps = phi_w[:, first:first + block], psi_w[:, first:first + block]
+            # Σ_{i<s} log φ(t+i): an exclusive running sum (no subtraction, so −inf is exact)
+            prefix = torch.cat([torch.zeros_like(ph[..., :1]), ph[..., :-1].cumsum(-1)], -1)
+            parts.append(log1mexp(ps[..., lo:] + prefix[..., lo:]).sum(-1))
+        false = torch.cat(parts, -1) if parts else torch.zeros(shape, dtype=phi_t.dtype,
+                                                                 device=phi_t.device)
+        return LogPair(log1mexp(false), false)
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """Smooth robustness with its certificate: ``lower ≤ exact robustness ≤ upper``."""
+
+    lower: Tensor
+    upper: Tensor
+
+
+class SoundOps(_Rows):
+    """Smooth robustness: ``max`` by ``LSE_β − log(m)/β`` (a lower bound) and ``LSE_β`` (an
+    upper bound), ``min`` likewise mirrored, with ``β = log(m)/ε`` for the ``m`` elements of
+    each node, so each node widens the certified interval by at most ``ε`` (``node_eps``).
+    Values saturate at ``±limit``: an empty ``F`` window is ``−limit``, an empty ``G`` ``+limit``.
+    """
+
+    def __init__(self, shape: torch.Size, lengths: Tensor | None, *, dtype: torch.dtype,
+                 device: torch.device, node_eps: float, limit: float) -> None:
+        super().__init__(shape, lengths, dtype=dtype, device=device)
+        self.node_eps, self.limit = node_eps, limit
+
+    def crisp(self, value: Tensor) -> Bounds:
+        """A Boolean tensor as robustness ``±limit`` (certainly true or false)."""
+        r = torch.where(value, self.limit, -self.limit).to(self.dtype)
+        return Bounds(r, r)
+
+    def real(self, value: Tensor) -> Bounds:
+        """A real-valued signal (positive = true), saturated at ``±limit``."""
+        r = value.to(self.dtype).clamp(-self.limit, self.limit)
+        return Bounds(r, r)
+
+    def const(self, value: bool) -> Bounds:
+        return self.crisp(torch.full(self.shape, value, dtype=torch.bool, device=self.device))
+
+    def not_(self, x: Bounds) -> Bounds:
+        return Bounds(-x.upper, -x.lower)
+
+    def _beta(self, m: int) -> float:
+        return math.log(m) / self.node_eps
+
+    def _smooth_max(self, lower: Tensor, upper: Tensor, m: int,
+                    reduce: Callable[[Tensor, float], Tensor]) -> Bounds:
+        """``reduce(z, fill)`` combines β-scaled values by ``logaddexp``; ``m`` elements."""
+        if m <= 1:
+            return Bounds(reduce(lower, 1.0), reduce(upper, 1.0))
+        beta = self._beta(m)
+        return Bounds(reduce(beta * lower, beta) / beta - math.log(m) / beta,
+                      reduce(beta * upper, beta) / beta)
+
+    def _max2(self, x: Bounds, y: Bounds) -> Bounds:
+        beta = self._beta(2)
+        return Bounds(torch.logaddexp(beta * x.lower, beta * y.lower) / beta - LN2 / beta,
+                      torch.logaddexp(beta * x.upper, beta * y.upper) / beta)
+
+    def or_(self, x: Bounds, y: Bounds) -> Bounds:
+        return self._max2(x, y)
+
+    def and_(self, x: Bounds, y: Bounds) -> Bounds:
+        return self.not_(self._max2(self.not_(x), self.not_(y)))
+
+    def or_exact(self, x: Bounds, y: Bounds) -> Bounds:
+        return Bounds(torch.maximum(x.lower, y.lower), torch.maximum(x.upper, y.upper))
+
+    def and_exact(self, x: Bounds, y: Bounds) -> Bounds:
+        return Bounds(torch.minimum(x.lower, y.lower), torch.minimum(x.upper, y.upper))
+
+    def shift(self, x: Bounds, k: int, fill: bool) -> Bounds:
+        value = self.limit if fill else -self.limit
+        lower, upper = shift(x.lower, k, value), shift(x.upper, k, value)
+        if k > 0 and self.lengths is not None:
+            inside = self.inside(k)
+            lower = torch.where(inside, lower, value)
+            upper = torch.where(inside, upper, value)
+        return Bounds(lower, upper)
+
+    def _in_clip(self, x: Tensor, value: float) -> Tensor:
+        return x if self.valid is None else torch.where(self.valid, x, value)
+
+    def window_any(self, x: Bounds, lo: int, hi: int) -> Bounds:
+        """Smooth max over ``[t+lo, t+hi]`` inside the clip; ``−limit`` on an empty window."""
+        def reduce(z: Tensor, beta: float) -> Tensor:
+            floor = -self.limit * beta
+            return window_reduce(self._in_clip(z, floor), lo, hi, torch.logaddexp, floor)
+        return self._smooth_max(x.lower, x.upper, hi - lo + 1, reduce)
+
+    def window_all(self, x: Bounds, lo: int, hi: int) -> Bounds:
+        return self.not_(self.window_any(self.not_(x), lo, hi))
+
+    def until(self, phi: Bounds, psi: Bounds, lo: int, hi: int) -> Bounds:
+        """``max_s min(ψ(t+s), min_{i<s} φ(t+i))`` over ``s ∈ [lo, hi]`` inside the clip: an
+        inner smooth min (at most ``hi+1`` elements) and an outer smooth max (``hi−lo+1``
+        terms), so an until node spends two node budgets. O(frames · window)."""
+        inner_m, outer_m = hi + 1, hi - lo + 1
+        inner_b = self._beta(inner_m) if inner_m > 1 else None
+        outer_b = self._beta(outer_m) if outer_m > 1 else None
+        floor = -self.limit
+
+        def bound(phi_x: Tensor, psi_x: Tensor, upper: bool) -> Tensor:
+            running = None   # smooth min so far of φ(t+i), i < s, as −LSE(−β·φ)
+            terms = None     # smooth max so far of the witness terms
+            for s in range(hi + 1):
+                if s >= lo:
+                    candidate = shift(psi_x, s, floor)
+                    inside = self.inside(s)
+                    term = _smooth_min_join(running, candidate, inner_b, inner_m, upper)
+                    term = torch.where(inside, term, floor)
+                    terms = term if terms is None else _join_max(terms, term, outer_b)
+                if s < hi:
+                    phi_s = shift(phi_x, s, self.limit)
+                    running = phi_s if running is None else _join_min(running, phi_s, inner_b)
+            return _finish_max(terms, outer_b, outer_m, upper)
+
+        return Bounds(bound(phi.lower, psi.lower, False), bound(phi.upper, psi.upper, True))
+
+
+def _join_min(acc: Tensor, x: Tensor, beta: float | None) -> Tensor:
+    """Running smooth min as ``−LSE_β(−·)``, unfinished (no log(m) correction)."""
+    if beta is None:
+        return torch.minimum(acc, x)
+    return -torch.logaddexp(-beta * acc, -beta * x) / beta
+
+
+def _smooth_min_join(running: Tensor | None, x: Tensor, beta: float | None, m: int,
+                     upper: bool) -> Tensor:
+    """Smooth min of ``running`` (a smooth min so far) and ``x``; the upper bound adds
+    ``log(m)/β`` (the bound for at most ``m`` elements)."""
+    value = x if running is None else _join_min(running, x, beta)
+    if upper and beta is not None:
+        value = value + math.log(m) / beta
+    return value
+
+
+def _join_max(acc: Tensor, x: Tensor, beta: float | None) -> Tensor:
+    if beta is None:
+        return torch.maximum(acc, x)
+    return torch.logaddexp(beta * acc, beta * x) / beta
+
+
+def _finish_max(acc: Tensor, beta: float | None, m: int, upper: bool) -> Tensor:
+    if beta is None or upper:
+        return acc
+    return acc - math.log(m) / beta

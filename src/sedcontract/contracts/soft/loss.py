@@ -1,0 +1,212 @@
+"""``ContractLoss``: the clauses of the policy's contract, relaxed, as training losses. One
+source of truth: the same contract text, bounds and grid the exact monitor scores in
+validation. Each clause's loss is ``Σ obligation·(1 − soft) / Σ obligation`` over its
+obligations in the batch, and 0 (never NaN) when the batch holds none."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from sedcontract.contracts.monitor import evaluate_tree
+from sedcontract.contracts.policy import AuditPolicy
+from sedcontract.contracts.soft.events import ClauseTerms, NoRelaxation, SoftEvents
+from sedcontract.contracts.soft.frame import (
+    SEMANTICS,
+    Signal,
+    SoftTable,
+    make_ops,
+    smoothing_depth,
+)
+from sedcontract.contracts.soft.logic import LogPair, log1mexp
+from sedcontract.contracts.syntax import EventClause, FrameClause, atoms
+from sedcontract.errors import SedContractError
+from sedcontract.traces.names import signal_name
+from sedcontract.traces.traceset import MODES
+
+Tensor = torch.Tensor
+
+
+class ContractLoss:
+    """Soft losses of the clauses of ``policy``'s contract for detector outputs.
+
+    ``weights`` maps clause names to weights (default: 1 for every guard coordinate, 0 for the
+    diagnostics); a clause of weight 0 is not computed. ``semantics``: ``product`` (product
+    logic in log space) or ``sound`` (certified smooth robustness within ``epsilon``, frame
+    clauses only; event clauses keep their product surrogates). ``modes``: the traces the
+    losses are taken on (``typed`` rows clip × class, ``union`` rows clip).
+    """
+
+    def __init__(self, policy: AuditPolicy, classes: Sequence[str],
+                 weights: Mapping[str, float] | None = None, *, semantics: str = "product",
+                 epsilon: float = 0.1, modes: Sequence[str] = ("typed",)) -> None:
+        if semantics not in SEMANTICS:
+            raise SedContractError(f"unknown soft semantics {semantics!r}; choose one of "
+                                   f"{', '.join(SEMANTICS)}")
+        if not (isinstance(epsilon, int | float) and math.isfinite(epsilon) and epsilon > 0):
+            raise SedContractError(f"epsilon (the sound semantics' error budget) must be a "
+                                   f"positive number, got {epsilon!r}")
+        modes = tuple(modes)
+        if not modes or any(m not in MODES for m in modes):
+            raise SedContractError(f"modes must be some of {', '.join(MODES)}, got {modes}")
+        self.policy, self.classes = policy, tuple(classes)
+        self.semantics, self.epsilon, self.modes = semantics, float(epsilon), modes
+        self.contract = policy.parsed
+        self.resolver = policy.resolver()
+        clauses = {c.name: c for c in self.contract.clauses}
+        if weights is None:
+            weights = {c.name: 0.0 if c.diagnostic else 1.0 for c in clauses.values()}
+        unknown = sorted((k for k in weights if k not in clauses), key=str)
+        if unknown:
+            hint = ("; YAML reads a bare true/false as a Boolean: quote the clause name "
+                    "(\"false\": 1.0)" if any(isinstance(k, bool) for k in unknown) else "")
+            raise SedContractError(
+                f"no clause {', '.join(map(repr, unknown))} in contract "
+                f"{policy.contract_name}; its clauses are {', '.join(clauses)}{hint}")
+        for name, weight in weights.items():
+            if isinstance(weight, bool) or not isinstance(weight, int | float) \
+                    or not math.isfinite(weight) or weight < 0:
+                raise SedContractError(f"the weight of clause {name!r} must be a number >= 0, "
+                                       f"got {weight!r}")
+        self.weights = {n: float(w) for n, w in weights.items() if w}
+        self.clauses = [clauses[n] for n in clauses if n in self.weights]
+        threshold = policy.decision.threshold if policy.decision is not None else 0.5
+        self.offset = math.log(threshold) - math.log1p(-threshold)  # logit of the threshold
+        self._check()
+
+    def _check(self) -> None:
+        """Relax every weighted clause once on a tiny batch, so a clause without a relaxation
+        is refused here (naming it) and not in the middle of training."""
+        classes = max(len(self.classes), 1)
+        reference = torch.zeros(1, classes, 8, dtype=torch.bool)
+        reference[..., 2:5] = True
+        try:
+            self.terms(torch.zeros(1, classes, 8), reference, torch.tensor([8]))
+        except NoRelaxation as exc:
+            raise NoRelaxation(f"{exc}; give it weight 0 in the contract loss to train the "
+                               "other clauses") from None
+
+    def rows(self, logits: Tensor, reference: Tensor, lengths: Tensor, mode: str
+             ) -> tuple[dict[str, Signal], Tensor, Tensor, LogPair, np.ndarray]:
+        """Signals, reference rows, row lengths, the soft ``pred.active`` rows and the class of
+        each row for one mode."""
+        b, c, t = logits.shape
+        z = logits - self.offset
+        named: dict[str, Signal] = {}
+        wanted: set[tuple[str, str | None]] = set()
+        for clause in self.clauses:
+            if isinstance(clause, FrameClause):
+                for formula in (clause.obligation, clause.requirement):
+                    wanted |= {(a.side, a.cls) for a in atoms(formula)}
+        if mode == "typed":
+            ref = reference.reshape(b * c, t)
+            z_rows = z.reshape(b * c, t)
+            pair = LogPair(F.logsigmoid(z_rows), F.logsigmoid(-z_rows))
+            row_lengths = lengths.repeat_interleave(c)
+            row_class = np.tile(np.arange(c), b)
+            expand = lambda x: x[:, None].expand(b, c, t).reshape(b * c, t)  # noqa: E731
+        else:
+            ref = reference.any(1)
+            log_q = F.logsigmoid(-z).sum(1)
+            pair = LogPair(log1mexp(log_q), log_q)
+            z_rows = z.max(1).values  # the union's robustness: the max over classes
+            row_lengths = lengths
+            row_class = np.full(b, -1)
+            expand = lambda x: x  # noqa: E731
+        for side, cls in wanted:
+            name = signal_name(side, "active", cls)
+            if cls is None:
+                source = ref if side == "ref" else None
+                robust = z_rows
+                soft = pair
+            else:
+                k = self._class_index(cls)
+                source = expand(reference[:, k]) if side == "ref" else None
+                robust = expand(z[:, k])
+                soft = LogPair(F.logsigmoid(robust), F.logsigmoid(-robust))
+            if source is not None:
+                named[name] = Signal(source, "crisp")
+            elif self.semantics == "sound":
+                named[name] = Signal(robust, "robustness")
+            else:
+                named[name] = Signal(torch.stack([soft.true, soft.false]), "log_pair")
+        return named, ref, row_lengths, pair, row_class
+
+    def _class_index(self, cls: str) -> int:
+        if cls not in self.classes:
+            raise SedContractError(f"the contract names class {cls!r}; the detector's classes "
+                                   f"are {', '.join(self.classes) or 'not named'}")
+        return self.classes.index(cls)
+
+    def terms(self, logits: Tensor, reference: Tensor, lengths: Tensor
+              ) -> dict[str, ClauseTerms]:
+        """Soft violations and obligations of every weighted clause, pooled over ``modes``;
+        ``logits``/``reference`` are ``[batch, classes, frames]``, ``lengths`` ``[batch]``."""
+        if logits.shape != reference.shape or logits.ndim != 3:
+            raise SedContractError(f"logits {list(logits.shape)} and reference "
+                                   f"{list(reference.shape)} must both be [batch, classes, "
+                                   "frames]")
+        reference = reference.bool()
+        lengths = lengths.to(logits.device).clamp(max=logits.shape[-1])
+        out: dict[str, ClauseTerms] = {}
+        for mode in self.modes:
+            named, ref, row_lengths, pair, row_class = self.rows(logits, reference, lengths,
+                                                                 mode)
+            events: SoftEvents | None = None
+            shared: SoftTable | None = None  # product logic: atoms derived once per mode
+            for clause in self.clauses:
+                if isinstance(clause, EventClause):
+                    if events is None:
+                        events = SoftEvents(ref.cpu().numpy(), row_lengths.cpu().numpy(),
+                                            pair.true, pair.false, row_class, self.classes,
+                                            self.resolver)
+                    term = events.clause(clause)
+                else:
+                    table = shared or self._table(clause, named, ref.shape, row_lengths,
+                                                  logits.dtype)
+                    if self.semantics == "product":
+                        shared = table
+                    term = self._frame(clause, table)
+                if clause.name in out:
+                    term = ClauseTerms(out[clause.name].violations + term.violations,
+                                       out[clause.name].obligations + term.obligations)
+                out[clause.name] = term
+        return out
+
+    def _table(self, clause: FrameClause, named: Mapping[str, Signal], shape: torch.Size,
+               lengths: Tensor, dtype: torch.dtype) -> SoftTable:
+        """The signals of one mode on a soft backend (sound: with the node budget of
+        ``clause``'s deeper formula)."""
+        depth = max(smoothing_depth(clause.obligation), smoothing_depth(clause.requirement), 1)
+        device = next(iter(named.values())).value.device if named else lengths.device
+        ops = make_ops(self.semantics, shape, lengths, dtype=dtype, device=device,
+                       node_eps=self.epsilon / depth)
+        return SoftTable(named, ops, edges=self.policy.edges)
+
+    def _frame(self, clause: FrameClause, table: SoftTable) -> ClauseTerms:
+        ops = table.ops
+        obligation = evaluate_tree(clause.obligation, ops, table.lookup, self.resolver)
+        requirement = evaluate_tree(clause.requirement, ops, table.lookup, self.resolver)
+        valid = ops.inside(0)
+        if self.semantics == "product":
+            weight = torch.exp(obligation.true)
+            broken = torch.exp(obligation.true + requirement.false)
+        else:
+            weight = torch.sigmoid(obligation.lower)
+            broken = weight * torch.sigmoid(-requirement.lower)
+        weight = torch.where(valid, weight.expand(ops.shape), 0.0)
+        broken = torch.where(valid, broken.expand(ops.shape), 0.0)
+        return ClauseTerms(broken.sum(), weight.sum().detach())
+
+    def __call__(self, logits: Tensor, reference: Tensor, lengths: Tensor
+                 ) -> dict[str, Tensor]:
+        """Each weighted clause's loss, and ``total`` = the weighted sum."""
+        losses = {name: term.loss() for name, term in self.terms(logits, reference,
+                                                                  lengths).items()}
+        total = sum((self.weights[n] * v for n, v in losses.items()),
+                    torch.zeros((), dtype=logits.dtype, device=logits.device))
+        return {**losses, "total": total}

@@ -1,0 +1,234 @@
+"""The contract-aware detector: the shared boundary head, fine-tuning from another run's
+weights, train-time augmentation with labels that follow the audio, and training through
+config with the shipped contract or a user's own."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from hydra.core.global_hydra import GlobalHydra
+from hydra.utils import instantiate
+
+from sedcontract.contracts.policy import AuditPolicy
+from sedcontract.data.augment import Augmentation, warp_frames
+from sedcontract.errors import SedContractError
+from sedcontract.lightning.checkpoints import init_weights
+from sedcontract.lightning.contract_aware import (
+    ContractAwareModule,
+    FeatureMasks,
+    smooth_boundaries,
+)
+from sedcontract.lightning.module import DetectorModule
+from sedcontract.models import BoundaryHead, ContractAwareDetector, DilatedCNN, LogMel
+from sedcontract.models.detectors import TemporalCNN
+from sedcontract.training import train
+from tests.test_training import compose_config
+
+CLASSES = ("speech", "tone", "burst")
+
+
+def test_a_fresh_boundary_head_is_its_projection_and_resamples_to_the_grid():
+    torch.manual_seed(0)
+    head = BoundaryHead(8, 3).eval()
+    h = torch.randn(2, 8, 20)
+    out = head(h)
+    logits = head.proj(h)
+    torch.testing.assert_close(torch.cat([out[k] for k in ("activity", "onset", "offset")], 1),
+                               logits)
+    assert head(h, frames=50)["onset"].shape == (2, 3, 50)  # encoder steps → grid frames
+
+
+def module_of(net, classes=CLASSES, **kwargs):
+    cls = ContractAwareModule if isinstance(net, ContractAwareDetector) else DetectorModule
+    config = {"frontend": {"n_mels": 16}}
+    return cls(net, LogMel(n_mels=16), policy=AuditPolicy(), classes=list(classes),
+               model_config=json.dumps(config), **kwargs)
+
+
+def save(module, path: Path) -> Path:
+    torch.save({"state_dict": module.state_dict(),
+                "hyper_parameters": {"classes": list(module.classes),
+                                     "model_config": module.hparams.model_config}}, path)
+    return path
+
+
+def test_fine_tuning_starts_from_the_source_detector_exactly(tmp_path):
+    torch.manual_seed(0)
+    source = module_of(DilatedCNN(16, 3, channels=8, blocks=3))
+    with torch.no_grad():  # not a fresh initialisation: every weight moved
+        for p in source.parameters():
+            p.add_(torch.randn_like(p) * 0.1)
+    path = save(source, tmp_path / "dilated.ckpt")
+    target = module_of(ContractAwareDetector(16, 3, channels=8, blocks=3))
+    kept = init_weights(target, path, fresh=("net.heads.refine.",), classes=CLASSES,
+                        frontend={"n_mels": 16})
+    assert kept and all(k.startswith("net.heads.refine.") for k in kept)
+    source.eval(), target.eval()
+    wave = torch.randn(2, 16_000)
+    for head in ("activity", "onset", "offset"):
+        torch.testing.assert_close(target(wave)[head], source(wave)[head])
+
+
+def test_a_mismatched_checkpoint_is_refused_naming_what_differs(tmp_path):
+    target = module_of(ContractAwareDetector(16, 3, channels=8, blocks=3))
+    fresh = ("net.heads.refine.",)
+    wider = save(module_of(DilatedCNN(16, 3, channels=12, blocks=3)), tmp_path / "w.ckpt")
+    with pytest.raises(SedContractError, match=r"other shapes: net\.body\.0\.conv\.bias "
+                                               r"\(12,\) there, \(8,\) here"):
+        init_weights(target, wider, fresh=fresh)
+    other = save(module_of(TemporalCNN(16, 3, channels=8, layers=2)), tmp_path / "t.ckpt")
+    with pytest.raises(SedContractError, match=r"not in this detector: net\.body\.0\.bias"):
+        init_weights(target, other, fresh=fresh)
+    two = save(module_of(DilatedCNN(16, 2, channels=8, blocks=3), classes=("speech", "tone")),
+               tmp_path / "two.ckpt")
+    with pytest.raises(SedContractError, match=r"classes are speech, tone; this detector's "
+                                               r"are speech, tone, burst"):
+        init_weights(target, two, fresh=fresh, classes=CLASSES)
+    same = save(module_of(DilatedCNN(16, 3, channels=8, blocks=3)), tmp_path / "s.ckpt")
+    with pytest.raises(SedContractError, match=r"front end differs.*n_mels: 16 there, 32 here"):
+        init_weights(target, same, fresh=fresh, frontend={"n_mels": 32})
+    with pytest.raises(SedContractError, match="missing from the checkpoint"):
+        init_weights(target, same)  # without declaring the head's refinement fresh
+
+
+def test_augmented_labels_follow_the_shifted_audio():
+    hop, sr = 0.02, 16_000
+    frames = 100
+    wave = np.zeros((1, frames * 320), dtype=np.float32)
+    wave[0, 40 * 320:45 * 320] = 1.0  # sound in frames 40–44
+    active = np.zeros((1, 2, frames), dtype=bool)
+    active[0, 0, 40:45] = True
+    only_shift = Augmentation(perturb=0.0, gain_db=0.0, shift=0.3, background=0.0)
+    for seed in range(6):
+        w, a = only_shift(wave, active, np.array([wave.shape[1]]), np.array([frames]), hop=hop,
+                          sample_rate=sr, rng=np.random.default_rng(seed))
+        loud = np.flatnonzero(np.abs(w[0]).reshape(frames, 320).max(1) > 0.5)
+        np.testing.assert_array_equal(np.flatnonzero(a[0, 0]), loud)
+        assert not a[0, 1].any() and len(loud) == 5
+
+
+def test_augmentation_keeps_labels_lengths_and_padding():
+    rng = np.random.default_rng(0)
+    wave = rng.normal(size=(3, 32_000)).astype(np.float32) * 0.1
+    wave[2, 16_000:] = 0.0  # the third clip is 1 s long, padded
+    active = rng.random((3, 2, 100)) < 0.3
+    active[2, :, 50:] = False
+    augment = Augmentation(perturb=1.0, families=("noise", "clipping", "gain_drift"),
+                           gain_db=3.0, shift=0.0, background=1.0)
+    w, a = augment(wave, active, np.array([32_000, 32_000, 16_000]), np.array([100, 100, 50]),
+                   hop=0.02, sample_rate=16_000, rng=rng)
+    np.testing.assert_array_equal(a, active)  # none of these moves the labels
+    assert not np.allclose(w, wave) and np.all(w[2, 16_000:] == 0.0)
+    with pytest.raises(SedContractError, match="unknown perturbation"):
+        Augmentation(families=("echo",))
+    with pytest.raises(SedContractError, match="probability"):
+        Augmentation(perturb=1.5)
+
+
+def test_jitter_labels_move_with_the_warp():
+    active = np.zeros((1, 50), dtype=bool)
+    active[0, 10:20] = True
+    np.testing.assert_array_equal(warp_frames(active, lambda t: t, 0.02), active)
+    moved = warp_frames(active, lambda t: t + 0.1, 0.02)  # everything 5 frames later
+    assert np.flatnonzero(moved[0]).tolist() == list(range(15, 25))
+
+
+def test_boundary_targets_are_spread_over_the_tolerance():
+    target = torch.zeros(1, 1, 11)
+    target[0, 0, 5] = 1.0
+    spread = smooth_boundaries(target, 2)[0, 0].tolist()
+    assert spread == pytest.approx([0, 0, 0, 1 / 3, 2 / 3, 1, 2 / 3, 1 / 3, 0, 0, 0])
+
+
+def test_feature_masks_hide_bands_in_training_only():
+    masks = FeatureMasks(time=1, time_width=5, freq=1, freq_width=3)
+    x = torch.ones(4, 16, 40)
+    torch.manual_seed(0)
+    assert (masks.train()(x) == 0).any()
+    assert torch.equal(masks.eval()(x), x)
+    with pytest.raises(SedContractError, match="integer >= 0"):
+        FeatureMasks(time=-1)
+
+
+# ---- through config -----------------------------------------------------------------------
+
+def test_contract_aware_logs_each_clause_loss_and_its_soft_twin_beside_the_monitor(base):
+    cfg = compose_config("train", [*base, "model=contract_aware", "debug=fdr"])
+    metrics, _ = train(cfg)
+    for clause in ("onset", "offset", "missed", "false", "silence", "duration",
+                   "fragmentation"):
+        assert f"train/contract/{clause}" in metrics
+        assert f"val/soft/{clause}" in metrics and f"val/guard/typed/{clause}" in metrics
+    assert 0.0 <= metrics["val/soft/silence"] <= 1.0
+
+
+def test_sound_semantics_union_traces_and_gradient_balancing_train(base):
+    cfg = compose_config("train", [*base, "model=contract_aware", "debug=fdr",
+                                   "model.contract_loss.semantics=sound",
+                                   "model.contract_loss.modes=[typed,union]",
+                                   "model.contract_loss.balance=true"])
+    metrics, objects = train(cfg)
+    assert objects["model"].contract_loss.modes == ("typed", "union")
+    weight = metrics["train/contract/weight"]  # λ × |∇BCE| / |∇contract| on the logits
+    assert weight > 0 and weight != 1.0
+    assert all(0.0 <= metrics[f"val/soft/{c}"] <= 1.0 for c in ("onset", "silence"))
+
+
+def test_a_users_own_contract_is_trained_through_config(base, tmp_path):
+    path = tmp_path / "gate.contract"
+    path.write_text("let eps = 100ms\n"
+                    "clause covered: each ref require count(pred overlapping ref) >= 1\n"
+                    "clause quiet: on !N[eps] ref.active require !pred.active\n"
+                    "diagnostic early: on ref.onset require !P[eps] pred.active\n")
+    cfg = compose_config("train", [*base, "model=contract_aware", "debug=fdr",
+                                   f"contract.contract={path}", "~model.contract_loss.weights",
+                                   "+model.contract_loss.weights={covered: 1.0, quiet: 0.5}"])
+    metrics, objects = train(cfg)
+    module = objects["model"]
+    assert module.contract_loss.weights == {"covered": 1.0, "quiet": 0.5}
+    assert {"train/contract/covered", "train/contract/quiet"} <= set(metrics)
+    assert "train/contract/onset" not in metrics
+    assert set(module.report.vector("typed")) == {"covered", "quiet"}
+    bad = compose_config("train", [*base, "model=contract_aware", "debug=fdr",
+                                   f"contract.contract={path}"])  # the shipped names
+    with pytest.raises(SedContractError, match=r"no clause 'duration'.*clauses are covered.*"
+                                               r"weights=null"):
+        train(bad)
+    every = compose_config("train", [*base, "model=contract_aware", "debug=fdr",
+                                     f"contract.contract={path}",
+                                     "model.contract_loss.weights=null"])
+    assert train(every)[1]["model"].contract_loss.weights == {"covered": 1.0, "quiet": 1.0}
+
+
+def test_fine_tuning_loads_a_trained_run_and_refuses_a_mismatched_one(base, tmp_path):
+    first = compose_config("train", [*base, "model=dilated_cnn",
+                                     f"paths.output_dir={tmp_path / 'dilated'}"])
+    train(first)
+    source = tmp_path / "dilated" / "checkpoints" / "last.ckpt"
+    trained = torch.load(source, weights_only=True)["state_dict"]
+    GlobalHydra.instance().clear()
+    cfg = compose_config("train", [*base, "model=contract_aware", "debug=fdr",
+                                   f"model.init_from={source}", "model.optimizer.lr=0.0",
+                                   f"paths.output_dir={tmp_path / 'tuned'}"])
+    fresh = instantiate(cfg.model.net)
+    _, objects = train(cfg)
+    tuned = objects["model"]
+    for name, param in tuned.named_parameters():  # lr 0: still the loaded weights
+        if name in trained:
+            torch.testing.assert_close(param.detach(), trained[name], msg=name)
+    inp = "net.inp.weight"
+    assert not torch.equal(fresh.state_dict()["inp.weight"], trained[inp])
+    other = compose_config("train", [*base, "model=temporal_cnn",
+                                     f"paths.output_dir={tmp_path / 'temporal'}"])
+    train(other)
+    GlobalHydra.instance().clear()
+    refused = compose_config("train", [
+        *base, "model=contract_aware", "debug=fdr",
+        f"model.init_from={tmp_path / 'temporal' / 'checkpoints' / 'last.ckpt'}",
+        f"paths.output_dir={tmp_path / 'refused'}"])
+    with pytest.raises(SedContractError, match="cannot initialise ContractAwareModule"):
+        train(refused)

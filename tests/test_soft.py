@@ -1,0 +1,426 @@
+"""The soft relaxation (contracts/soft) against the exact monitor: crisp inputs give the
+monitor's values, the sound semantics certifies the exact robustness, gradients are correct
+and finite, and the clause losses move only with the clause they relax."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+from hypothesis import given
+from hypothesis import strategies as st
+
+from sedcontract.contracts import evaluate_contract, parse_formula
+from sedcontract.contracts.monitor import evaluate_formula
+from sedcontract.contracts.policy import AuditPolicy
+from sedcontract.contracts.soft import ContractLoss, NoRelaxation, Signal, soft_formula
+from sedcontract.contracts.soft.events import SoftEvents, interval_sums
+from sedcontract.contracts.soft.logic import log1mexp, window_reduce
+from sedcontract.errors import SedContractError
+from tests.formulas import formula_strategy, random_formula
+from tests.robustness_oracle import robustness
+
+CLASSES = ("speech", "tone", "burst")
+GUARD = ("onset", "offset", "missed", "false", "silence", "duration", "fragmentation")
+
+
+def crisp_case(rng: np.random.Generator, rows: int, n: int, classes: tuple[str, ...] = ()):
+    signals = {f"{side}.active": rng.random((rows, n)) < rng.uniform(0.1, 0.7)
+               for side in ("ref", "pred")}
+    for cls in classes:
+        for side in ("ref", "pred"):
+            signals[f"{side}.active[{cls}]"] = rng.random((rows, n)) < 0.4
+    lengths = rng.integers(0, n + 1, size=rows)
+    lengths[0] = n  # one full row, one possibly empty
+    return signals, lengths
+
+
+def as_torch(signals: dict[str, np.ndarray]) -> dict[str, torch.Tensor]:
+    """References crisp, predictions as 0/1 probabilities (float64)."""
+    return {k: torch.tensor(v) if k.startswith("ref") else torch.tensor(v.astype(np.float64))
+            for k, v in signals.items()}
+
+
+def assert_equals_monitor(formula, signals, lengths, edges):
+    exact = evaluate_formula(formula, signals, lengths=lengths, edges=edges)
+    soft = soft_formula(formula, as_torch(signals), lengths=torch.tensor(lengths), edges=edges,
+                        dtype=torch.float64)
+    rows, n = exact.shape
+    value = soft.value.expand(rows, n).numpy()
+    valid = np.arange(n) < lengths[:, None]
+    np.testing.assert_array_equal(value[valid], exact[valid].astype(float), err_msg=str(formula))
+
+
+# ---- product logic on crisp inputs is the exact monitor ------------------------------------
+
+@pytest.mark.parametrize("edges", ["open", "closed"])
+def test_crisp_product_logic_equals_the_monitor_on_random_formulas(edges):
+    rng = np.random.default_rng(7)
+    for _ in range(150):
+        formula = random_formula(rng, int(rng.integers(1, 5)), max_bound=12)
+        n = int(rng.integers(1, 25))  # windows up to 12 frames: often longer than the clip
+        signals, lengths = crisp_case(rng, 4, n)
+        assert_equals_monitor(formula, signals, lengths, edges)
+
+
+@given(formula=formula_strategy(max_bound=6, classes=CLASSES), seed=st.integers(0, 2**32 - 1),
+       n=st.integers(1, 12), edges=st.sampled_from(["open", "closed"]))
+def test_crisp_product_logic_equals_the_monitor_with_class_atoms(formula, seed, n, edges):
+    signals, lengths = crisp_case(np.random.default_rng(seed), 3, n, CLASSES)
+    assert_equals_monitor(formula, signals, lengths, edges)
+
+
+@pytest.mark.parametrize("text", ["ref.onset", "ref.offset", "pred.onset", "pred.offset",
+                                  "N[3] pred.active", "F[2:4] pred.active",
+                                  "G[2:4] pred.active", "P[1:3] pred.active",
+                                  "H[0:3] pred.onset", "pred.active U[0:3] ref.active",
+                                  "pred.active U[2:5] ref.offset", "F[30] pred.active",
+                                  "G[0:40] !pred.offset", "!(ref.active -> pred.active)"])
+def test_every_operator_and_edge_is_exact_on_crisp_inputs(text):
+    rng = np.random.default_rng(3)
+    for edges in ("open", "closed"):
+        for n in (1, 2, 7, 20):
+            signals, lengths = crisp_case(rng, 5, n)
+            lengths[1] = 0  # an empty clip
+            assert_equals_monitor(parse_formula(text), signals, lengths, edges)
+
+
+def test_windows_are_truncated_at_the_clip_not_padded():
+    """F over a window past the end sees only in-clip frames: a prediction active on the last
+    frames of a shorter clip (and on padding after it) counts only inside the clip."""
+    p = torch.tensor([[0.0, 0.0, 0.5, 0.9, 0.9], [0.5, 0.5, 0.5, 0.5, 0.5]],
+                     dtype=torch.float64)
+    value = soft_formula("F[1:3] pred.active", {"pred.active": p},
+                         lengths=torch.tensor([3, 5]), dtype=torch.float64).value
+    # row 0 has 3 frames: at t=1 the window [2, 4] holds frame 2 only
+    assert value[0, 1].item() == pytest.approx(0.5)
+    assert value[0, 2].item() == 0.0  # an empty window is false
+    assert value[1, 0].item() == pytest.approx(1 - 0.5**3)
+    g = soft_formula("G[1:3] pred.active", {"pred.active": p},
+                     lengths=torch.tensor([3, 5]), dtype=torch.float64).value
+    assert g[0, 1].item() == pytest.approx(0.5) and g[0, 2].item() == 1.0
+
+
+def test_product_logic_on_soft_inputs_has_its_closed_form():
+    p = torch.tensor([[0.2, 0.7, 0.4, 0.9]], dtype=torch.float64)
+    q = torch.tensor([[0.5, 0.1, 0.3, 0.6]], dtype=torch.float64)
+    signals = {"pred.active": p, "ref.active": Signal(q, "probability")}
+    v = soft_formula("pred.active & ref.active | !pred.active", signals,
+                     dtype=torch.float64).value
+    expected = 1 - (1 - p * q) * p  # probabilistic sum of p·q and 1−p
+    torch.testing.assert_close(v, expected)
+    onset = soft_formula("pred.onset", signals, edges="closed", dtype=torch.float64).value
+    torch.testing.assert_close(onset[0, 1:], p[0, 1:] * (1 - p[0, :-1]))
+    assert onset[0, 0].item() == pytest.approx(0.2)  # closed: frame 0 starts a run
+    until = soft_formula("pred.active U[1:2] ref.active", signals, dtype=torch.float64).value
+    t = 0  # 1 − (1 − p0·q1)(1 − p0·p1·q2)
+    assert until[0, t].item() == pytest.approx(1 - (1 - 0.2 * 0.1) * (1 - 0.2 * 0.7 * 0.3))
+
+
+# ---- the sound semantics -----------------------------------------------------------------
+
+@pytest.mark.parametrize("epsilon", [0.05, 0.5])
+def test_sound_robustness_never_has_the_wrong_sign_and_stays_within_its_bound(epsilon):
+    rng = np.random.default_rng(11)
+    limit = 1e3
+    for trial in range(120):
+        formula = random_formula(rng, int(rng.integers(1, 5)), max_bound=8)
+        n = int(rng.integers(1, 20))
+        edges = ("open", "closed")[trial % 2]
+        real = {f"{s}.active": rng.normal(size=(3, n)) * rng.uniform(0.1, 3)
+                for s in ("ref", "pred")}
+        lengths = rng.integers(0, n + 1, size=3)
+        exact = robustness(formula, real, lengths, edges, limit)
+        truth = evaluate_formula(formula, {k: v > 0 for k, v in real.items()}, lengths=lengths,
+                                 edges=edges)
+        bounds = soft_formula(formula, {k: Signal(torch.tensor(v), "robustness")
+                                        for k, v in real.items()},
+                              lengths=torch.tensor(lengths), edges=edges, semantics="sound",
+                              epsilon=epsilon, limit=limit, dtype=torch.float64)
+        lower = bounds.lower.expand(3, n).numpy()
+        upper = bounds.upper.expand(3, n).numpy()
+        valid = np.arange(n) < lengths[:, None]
+        assert np.all(lower[valid] <= exact[valid] + 1e-9), formula
+        assert np.all(exact[valid] <= upper[valid] + 1e-9), formula
+        assert np.all(upper - lower <= epsilon + 1e-9), formula
+        assert not np.any((lower > 0) & ~truth & valid), formula  # positive ⇒ satisfied
+        assert not np.any((upper < 0) & truth & valid), formula   # negative ⇒ violated
+
+
+def test_robustness_oracle_agrees_with_the_monitor_on_signs():
+    """The oracle itself: its sign is the exact monitor's Boolean (ties have probability 0)."""
+    rng = np.random.default_rng(2)
+    for _ in range(60):
+        formula = random_formula(rng, 3, max_bound=6)
+        real = {f"{s}.active": rng.normal(size=(2, 15)) for s in ("ref", "pred")}
+        lengths = np.array([15, 9])
+        rho = robustness(formula, real, lengths, "open", 1e3)
+        truth = evaluate_formula(formula, {k: v > 0 for k, v in real.items()}, lengths=lengths)
+        valid = np.arange(15) < lengths[:, None]
+        np.testing.assert_array_equal((rho > 0)[valid], truth[valid])
+
+
+# ---- gradients ---------------------------------------------------------------------------
+
+OPERATORS = ["pred.active", "!pred.active", "pred.active & ref.active",
+             "pred.active | ref.active", "pred.active -> ref.active", "pred.onset",
+             "pred.offset", "N[2] pred.active", "F[1:3] pred.active", "G[0:2] pred.active",
+             "P[1:2] pred.active", "H[0:3] pred.active", "pred.active U[0:3] ref.active",
+             "ref.active U[1:2] pred.onset"]
+
+
+@pytest.mark.parametrize("text", OPERATORS)
+def test_gradcheck_every_operator_in_product_logic(text):
+    torch.manual_seed(0)
+    p = (torch.rand(2, 7, dtype=torch.float64) * 0.9 + 0.05).requires_grad_()
+    q = torch.rand(2, 7, dtype=torch.float64) * 0.9 + 0.05
+    lengths = torch.tensor([7, 5])
+
+    def value(p):
+        return soft_formula(text, {"pred.active": p, "ref.active": Signal(q, "probability")},
+                            lengths=lengths, edges="closed", dtype=torch.float64).value
+    assert torch.autograd.gradcheck(value, (p,))
+
+
+@pytest.mark.parametrize("text", [t for t in OPERATORS if "onset" not in t
+                                  and "offset" not in t])
+def test_gradcheck_every_operator_in_the_sound_semantics(text):
+    torch.manual_seed(1)
+    r = torch.randn(2, 7, dtype=torch.float64).requires_grad_()
+    s = torch.randn(2, 7, dtype=torch.float64)
+
+    def lower(r):
+        return soft_formula(text, {"pred.active": Signal(r, "robustness"),
+                                   "ref.active": Signal(s, "robustness")},
+                            lengths=torch.tensor([7, 6]), semantics="sound", epsilon=0.3,
+                            dtype=torch.float64).lower
+    assert torch.autograd.gradcheck(lower, (r,))
+
+
+def test_gradcheck_the_clause_losses_and_event_surrogates():
+    """Frame clauses with crisp obligations (their normaliser is a constant), and each event
+    surrogate (obligation weights are detached by design, so the loss itself is not a
+    smooth function for gradcheck)."""
+    torch.manual_seed(2)
+    policy = AuditPolicy()
+    reference = torch.zeros(2, 3, 24, dtype=torch.bool)
+    reference[0, 0, 2:9] = reference[0, 1, 12:20] = reference[1, 2, 3:18] = True
+    z = torch.randn(2, 3, 24, dtype=torch.float64).requires_grad_()
+    lengths = torch.tensor([24, 21])
+    for name in ("onset", "offset", "silence"):
+        loss = ContractLoss(policy, CLASSES, weights={name: 1.0})
+
+        def one(z, name=name, loss=loss):
+            return loss(z, reference, lengths)[name]
+        assert torch.autograd.gradcheck(one, (z,)), name
+    duration = next(c for c in policy.parsed.clauses if c.name == "duration")
+    ref_rows = reference.reshape(6, 24).numpy()
+    row_lengths = lengths.repeat_interleave(3).numpy()
+
+    def events(z):
+        rows = z.reshape(6, 24)
+        return SoftEvents(ref_rows, row_lengths, F.logsigmoid(rows), F.logsigmoid(-rows),
+                          np.tile(np.arange(3), 2), CLASSES, policy.resolver())
+    for surrogate in (lambda e: e.coverage(), lambda e: e.count(),
+                      lambda e: e.mass(torch.full_like(e.row, 3)),
+                      lambda e: e.false_runs().violations,
+                      lambda e: e.evaluate(duration.requirement, duration,
+                                           e._tolerance(duration)).value):
+        assert torch.autograd.gradcheck(lambda z, f=surrogate: f(events(z)), (z,))
+
+
+def test_interval_sums_add_exactly_what_is_inside():
+    x = torch.tensor([[1.0, 2, 3, 4, 5, 6, 7], [10, 20, 30, 40, 50, 60, 70]])
+    row, start, end = torch.tensor([0, 0, 1, 1, 0]), torch.tensor([0, 2, 1, 6, 3]), \
+        torch.tensor([7, 5, 4, 7, 3])
+    torch.testing.assert_close(interval_sums(x, row, start, end),
+                               torch.tensor([28.0, 12, 90, 70, 0]))
+    minus = torch.tensor([[0.0, float("-inf"), -1.0]])
+    assert interval_sums(minus, torch.tensor([0, 0]), torch.tensor([0, 2]),
+                         torch.tensor([3, 3])).tolist() == [float("-inf"), -1.0]
+
+
+def test_window_sums_use_disjoint_blocks():
+    x = torch.arange(1.0, 11.0)[None]
+    for lo, hi in [(0, 0), (0, 6), (2, 5), (-3, -1), (-4, 3), (-9, 9), (5, 20)]:
+        expected = [sum(x[0, s].item() for s in range(t + lo, t + hi + 1) if 0 <= s < 10)
+                    for t in range(10)]
+        assert window_reduce(x, lo, hi, torch.add, 0.0)[0].tolist() == expected, (lo, hi)
+
+
+# ---- no NaN, no infinity -------------------------------------------------------------------
+
+@pytest.mark.parametrize("text", ["F[2000] pred.active", "G[2000] pred.active",
+                                  "N[1000] pred.onset", "H[0:2000] !pred.offset",
+                                  "pred.active U[0:2000] ref.active"])
+def test_crisp_posteriors_and_long_windows_give_no_nan_or_infinity(text):
+    rng = np.random.default_rng(5)
+    p = torch.tensor((rng.random((2, 2100)) < 0.5).astype(np.float32)).requires_grad_()
+    ref = torch.tensor(rng.random((2, 2100)) < 0.3)
+    v = soft_formula(text, {"pred.active": p, "ref.active": ref},
+                     lengths=torch.tensor([2100, 1700])).value
+    assert torch.isfinite(v).all()
+    v.sum().backward()
+    assert torch.isfinite(p.grad).all()
+    half = torch.full((2, 2100), 0.5, requires_grad=True)  # 2000 factors of 0.5: no underflow
+    w = soft_formula(text, {"pred.active": half, "ref.active": ref}).value
+    w.sum().backward()
+    assert torch.isfinite(w).all() and torch.isfinite(half.grad).all()
+
+
+def test_log1mexp_is_exact_at_the_ends_with_finite_gradients():
+    x = torch.tensor([0.0, -1e-12, -0.5, -50.0, float("-inf")], dtype=torch.float64,
+                     requires_grad=True)
+    y = log1mexp(x)
+    assert y[0].item() == float("-inf") and y[-1].item() == 0.0
+    assert y[2].item() == pytest.approx(math.log(1 - math.exp(-0.5)))
+    torch.exp(y).sum().backward()
+    assert torch.isfinite(x.grad).all()
+    # float32, where exp(x) rounds to 1 near 0: neither branch may leak an infinite gradient
+    x32 = torch.tensor([-1e-10, -1e-25, -1e-30, -0.3, -0.9, -80.0], requires_grad=True)
+    y32 = log1mexp(x32)
+    assert torch.isfinite(y32).all()
+    (y32.sum() + torch.exp(y32).sum()).backward()
+    assert torch.isfinite(x32.grad).all()
+
+
+def test_losses_with_infinite_logits_are_finite_with_finite_gradients():
+    loss = ContractLoss(AuditPolicy(), CLASSES)
+    ref = torch.zeros(2, 3, 300, dtype=torch.bool)
+    ref[0, 0, 20:90] = ref[1, 1, 150:290] = True
+    z = torch.where(ref, float("inf"), float("-inf")).requires_grad_()
+    out = loss(z, ref, torch.tensor([300, 250]))
+    assert all(out[n].item() == 0.0 for n in GUARD)
+    out["total"].backward()
+    assert torch.isfinite(z.grad).all()
+
+
+# ---- the losses ----------------------------------------------------------------------------
+
+def reference_batch() -> tuple[torch.Tensor, torch.Tensor]:
+    ref = torch.zeros(2, 3, 400, dtype=torch.bool)
+    ref[0, 0, 50:150] = True
+    ref[0, 1, 200:260] = True
+    ref[0, 2, 300:320] = True
+    ref[1, 0, 40:120] = True
+    ref[1, 0, 200:300] = True
+    return ref, torch.tensor([400, 360])
+
+
+def crisp_logits(active: torch.Tensor) -> torch.Tensor:
+    return torch.where(active, 40.0, -40.0)
+
+
+def test_a_perfect_prediction_costs_nothing():
+    ref, lengths = reference_batch()
+    for semantics in ("product", "sound"):
+        out = ContractLoss(AuditPolicy(), CLASSES, semantics=semantics,
+                           modes=("typed", "union"))(crisp_logits(ref), ref, lengths)
+        assert all(out[n].item() == pytest.approx(0.0, abs=1e-6) for n in GUARD), out
+
+
+@pytest.mark.parametrize(("broken", "edit"), [
+    # a one-frame gap deep inside the first event: two pieces cover it
+    ("fragmentation", lambda p: p[0, 0, 100].fill_(False)),
+    # a short prediction just after the second event, inside its eps neighbourhood
+    ("false", lambda p: p[0, 1, 263:266].fill_(True)),
+])
+def test_breaking_one_clause_raises_that_loss_and_leaves_the_others(broken, edit):
+    ref, lengths = reference_batch()
+    loss = ContractLoss(AuditPolicy(), CLASSES)
+    pred = ref.clone()
+    edit(pred)
+    before, after = loss(crisp_logits(ref), ref, lengths), loss(crisp_logits(pred), ref, lengths)
+    assert after[broken] > before[broken] + 0.05
+    for name in set(GUARD) - {broken}:
+        assert after[name].item() == pytest.approx(before[name].item(), abs=1e-6), name
+    # the exact monitor sees the clause broken too (for the split event, its matching may
+    # also pair the reference with the short piece, which breaks duration there)
+    rows = {"ref.active": ref.reshape(6, 400).numpy(), "pred.active": pred.reshape(6, 400).numpy()}
+    exact = evaluate_contract(AuditPolicy().parsed, rows, hop=0.02,
+                              lengths=lengths.repeat_interleave(3).numpy(),
+                              row_classes=np.tile(np.arange(3), 2), classes=CLASSES)
+    assert broken in [n for n in GUARD if exact[n].satisfied < exact[n].obligations]
+
+
+def test_crisp_loss_counts_are_the_monitor_counts():
+    """On crisp predictions, satisfied = obligations − violations is the exact monitor's count
+    for every clause whose relaxation is exact (all but duration)."""
+    rng = np.random.default_rng(9)
+    policy = AuditPolicy()
+    loss = ContractLoss(policy, CLASSES, modes=("typed",))
+    for _ in range(5):
+        ref = torch.tensor(rng.random((3, 3, 200)) < 0.02).cumsum(-1) % 2 == 1
+        pred = torch.tensor(rng.random((3, 3, 200)) < 0.03).cumsum(-1) % 2 == 1
+        lengths = torch.tensor([200, 170, 90])
+        terms = loss.terms(crisp_logits(pred).double(), ref, lengths)
+        rows = {"ref.active": ref.reshape(9, 200).numpy(),
+                "pred.active": pred.reshape(9, 200).numpy()}
+        exact = evaluate_contract(policy.parsed, rows, hop=0.02,
+                                  lengths=lengths.repeat_interleave(3).numpy(),
+                                  row_classes=np.tile(np.arange(3), 3), classes=CLASSES)
+        for name in set(GUARD) - {"duration"}:
+            term = terms[name]
+            assert term.obligations.item() == pytest.approx(exact[name].obligations), name
+            satisfied = term.obligations.item() - term.violations.item()
+            assert satisfied == pytest.approx(exact[name].satisfied, abs=1e-6), name
+
+
+def test_a_clause_without_obligations_contributes_zero_not_nan():
+    loss = ContractLoss(AuditPolicy(), CLASSES)
+    ref = torch.zeros(2, 3, 100, dtype=torch.bool)  # no events anywhere
+    z = torch.randn(2, 3, 100, requires_grad=True)
+    out = loss(z, ref, torch.tensor([100, 80]))
+    for name in ("onset", "offset", "missed", "duration", "fragmentation"):
+        assert out[name].item() == 0.0, name
+    assert out["silence"].item() > 0 and out["false"].item() > 0
+    out["total"].backward()
+    assert torch.isfinite(z.grad).all()
+
+
+def test_weights_name_clauses_of_the_contract():
+    with pytest.raises(SedContractError, match=r"no clause 'onsets'.*its clauses are onset"):
+        ContractLoss(AuditPolicy(), CLASSES, weights={"onsets": 1.0})
+    with pytest.raises(SedContractError, match="quote the clause name"):
+        ContractLoss(AuditPolicy(), CLASSES, weights={False: 1.0})
+    with pytest.raises(SedContractError, match="must be a number >= 0"):
+        ContractLoss(AuditPolicy(), CLASSES, weights={"onset": -1.0})
+    only = ContractLoss(AuditPolicy(), CLASSES, weights={"onset": 2.0, "missed": 0.0})
+    assert [c.name for c in only.clauses] == ["onset"]
+    default = ContractLoss(AuditPolicy(), CLASSES)
+    assert [c.name for c in default.clauses] == list(GUARD)  # diagnostics are not trained
+
+
+def test_a_clause_without_relaxation_is_refused_by_name(tmp_path):
+    path = tmp_path / "mine.contract"
+    path.write_text("clause starts: each pred require onset(pred) >= 100ms\n"
+                    "clause covered: each ref require count(pred overlapping ref) >= 1\n")
+    policy = AuditPolicy(contract=str(path))
+    with pytest.raises(NoRelaxation, match=r"clause 'starts'.*weight 0"):
+        ContractLoss(policy, CLASSES)
+    trained = ContractLoss(policy, CLASSES, weights={"starts": 0.0, "covered": 1.0})
+    ref, lengths = reference_batch()
+    assert trained(crisp_logits(ref), ref, lengths)["covered"].item() == 0.0
+
+
+def test_class_indexed_atoms_read_the_named_class():
+    path_text = "clause speech_onset: on ref.onset[speech] require N[2] pred.onset[speech]\n"
+    policy = AuditPolicy(contract=parse_contract_text(path_text))
+    loss = ContractLoss(policy, CLASSES)
+    ref, lengths = reference_batch()
+    pred = ref.clone()
+    pred[:, 1:] = False  # other classes missing: irrelevant to the clause
+    assert loss(crisp_logits(pred), ref, lengths)["speech_onset"].item() < 1e-9
+    pred[0, 0, 40:150] = True  # speech onset 10 frames early in clip 0
+    assert loss(crisp_logits(pred), ref, lengths)["speech_onset"].item() > 0.1
+    with pytest.raises(SedContractError, match="class 'dog'"):
+        ContractLoss(AuditPolicy(contract=parse_contract_text(
+            "clause d: on ref.onset[dog] require pred.active\n")), CLASSES)
+
+
+def parse_contract_text(text: str):
+    from sedcontract.contracts import parse_contract
+    return parse_contract(text, name="test")
