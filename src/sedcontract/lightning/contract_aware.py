@@ -206,11 +206,9 @@ class ContractAwareModule(DetectorModule):
         super().on_validation_epoch_start()
         self._soft_sums = {}
 
-    def validation_step(self, batch: Mapping[str, Any], batch_idx: int) -> None:
-        features = self.features(batch["waveform"])
-        out = self.net(features)
-        self.log_validation_loss(out, batch)
-        self.monitor.update(self.frame_scores(features, out), batch["id"])
+    def observe_validation(self, out: Mapping[str, torch.Tensor],
+                           batch: Mapping[str, Any]) -> None:
+        """Pool each clause's soft violations and obligations over the validation batches."""
         for name, term in self.contract_terms(out, batch).items():
             sums = self._soft_sums.setdefault(name, [0.0, 0.0])
             sums[0] += float(term.violations)

@@ -180,6 +180,11 @@ class DetectorModule(LightningModule):
         out = self.net(features)
         self.log_validation_loss(out, batch)
         self.monitor.update(self.frame_scores(features, out), batch["id"])
+        self.observe_validation(out, batch)
+
+    def observe_validation(self, out: Mapping[str, torch.Tensor],
+                           batch: Mapping[str, Any]) -> None:
+        """A subclass's look at each validation batch's outputs (none here)."""
 
     def log_validation_loss(self, out: Mapping[str, torch.Tensor],
                             batch: Mapping[str, Any]) -> None:

@@ -74,8 +74,17 @@ class ContractLoss:
                                        f"got {weight!r}")
         self.weights = {n: float(w) for n, w in weights.items() if w}
         self.clauses = [clauses[n] for n in clauses if n in self.weights]
+        # the (side, class) of every active signal the frame clauses read
+        self.signals = sorted({(a.side, a.cls) for c in self.clauses
+                               if isinstance(c, FrameClause)
+                               for f in (c.obligation, c.requirement) for a in atoms(f)},
+                              key=str)
         threshold = policy.decision.threshold if policy.decision is not None else 0.5
-        self.offset = math.log(threshold) - math.log1p(-threshold)  # logit of the threshold
+        if not 0 < threshold < 1:
+            raise SedContractError(f"the contract loss reads sigmoid posteriors; the decision "
+                                   f"threshold {threshold:g} must lie strictly between 0 and 1")
+        # logits are recentred on the threshold, so soft truth 0.5 is the decision boundary
+        self.offset = math.log(threshold) - math.log1p(-threshold)
         self._check()
 
     def _check(self) -> None:
@@ -97,18 +106,12 @@ class ContractLoss:
         b, c, t = logits.shape
         z = logits - self.offset
         named: dict[str, Signal] = {}
-        wanted: set[tuple[str, str | None]] = set()
-        for clause in self.clauses:
-            if isinstance(clause, FrameClause):
-                for formula in (clause.obligation, clause.requirement):
-                    wanted |= {(a.side, a.cls) for a in atoms(formula)}
         if mode == "typed":
             ref = reference.reshape(b * c, t)
             z_rows = z.reshape(b * c, t)
             pair = LogPair(F.logsigmoid(z_rows), F.logsigmoid(-z_rows))
             row_lengths = lengths.repeat_interleave(c)
             row_class = np.tile(np.arange(c), b)
-            expand = lambda x: x[:, None].expand(b, c, t).reshape(b * c, t)  # noqa: E731
         else:
             ref = reference.any(1)
             log_q = F.logsigmoid(-z).sum(1)
@@ -116,8 +119,11 @@ class ContractLoss:
             z_rows = z.max(1).values  # the union's robustness: the max over classes
             row_lengths = lengths
             row_class = np.full(b, -1)
-            expand = lambda x: x  # noqa: E731
-        for side, cls in wanted:
+
+        def per_row(x: Tensor) -> Tensor:  # one clip's class trace on each of its rows
+            return x[:, None].expand(b, c, t).reshape(b * c, t) if mode == "typed" else x
+
+        for side, cls in self.signals:
             name = signal_name(side, "active", cls)
             if cls is None:
                 source = ref if side == "ref" else None
@@ -125,8 +131,8 @@ class ContractLoss:
                 soft = pair
             else:
                 k = self._class_index(cls)
-                source = expand(reference[:, k]) if side == "ref" else None
-                robust = expand(z[:, k])
+                source = per_row(reference[:, k]) if side == "ref" else None
+                robust = per_row(z[:, k])
                 soft = LogPair(F.logsigmoid(robust), F.logsigmoid(-robust))
             if source is not None:
                 named[name] = Signal(source, "crisp")
