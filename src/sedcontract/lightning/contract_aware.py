@@ -16,7 +16,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from sedcontract.contracts.soft import ContractLoss
+from sedcontract.contracts.soft import ClauseTerms, ContractLoss
 from sedcontract.data.augment import Augmentation
 from sedcontract.errors import SedContractError
 from sedcontract.lightning.checkpoints import init_weights
@@ -163,7 +163,9 @@ class ContractAwareModule(DetectorModule):
                                  for k in ("onset", "offset")}}
         return super().loss(out, batch)
 
-    def contract_terms(self, out: Mapping[str, torch.Tensor], batch: Mapping[str, Any]):
+    def contract_terms(self, out: Mapping[str, torch.Tensor],
+                       batch: Mapping[str, Any]) -> dict[str, ClauseTerms]:
+        """Soft violations and obligations of each weighted clause on one batch."""
         t = min(out["activity"].shape[-1], batch["activity"].shape[-1])
         return self.contract_loss.terms(out["activity"][..., :t],
                                         batch["activity"][..., :t] > 0.5,
