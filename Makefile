@@ -38,6 +38,7 @@ bench: $(STAMP)            ## speed side by side with the reference tools
 	$(BIN)/python -W ignore benchmarks/train_throughput.py
 	$(BIN)/python benchmarks/contract_loss.py
 	$(BIN)/python -W ignore benchmarks/hostile_memory.py
+	$(BIN)/python -W ignore benchmarks/corpus_scale.py
 	$(BIN)/python benchmarks/startup.py
 
 clean:

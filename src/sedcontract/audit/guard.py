@@ -14,10 +14,16 @@ import numpy as np
 
 from sedcontract.audit.psds import PsdsUnavailable, psds
 from sedcontract.audit.scores import MetricResult, standard_scores
-from sedcontract.contracts.contract import ContractResult, needed_signals, run_contract
+from sedcontract.contracts.contract import (
+    ContractResult,
+    check_atom_classes,
+    needed_signals,
+    run_contract,
+)
 from sedcontract.contracts.events import MatchingAudit
 from sedcontract.contracts.monitor import SignalTable
 from sedcontract.contracts.policy import AGGREGATIONS, AuditPolicy, ScoreSettings, policy_of
+from sedcontract.contracts.runs import BACKENDS, RunTable
 from sedcontract.contracts.syntax import EventClause
 from sedcontract.errors import ContractCheckError, SedContractError, TraceFormatError
 from sedcontract.traces import MODES, EventList, TraceSet, read_durations, read_events
@@ -252,17 +258,21 @@ def audit(ref: EventList | str | Path, pred: EventList | str | Path,
           durations: Mapping[str, float] | str | Path | None = None, mode: str = "both",
           coordinates: Sequence[str] | str | None = None,
           classes: Sequence[str] | None = None, psds_scores: str | Path | None = None,
-          **settings: Any) -> GuardReport:
+          backend: str = "runs", **settings: Any) -> GuardReport:
     """Run a contract on reference and prediction events; typed and union side by side.
 
     ``policy`` (an :class:`AuditPolicy`, a mapping of its settings, or the defaults) decides
     every number; keywords such as ``contract=``, ``eps='100ms'``, ``hop=``, ``matching=``,
     ``decision=``, ``scores=ScoreSettings()`` change single settings of it. ``coordinates``
     selects and orders the vector (names, or one comma-separated string); ``classes``
-    declares the classes. The contract runs on a chunk of rows at a time, so memory follows
-    the events.
+    declares the classes. ``backend``: ``runs`` (default) evaluates the contract on run-length
+    traces, all rows at once, at a cost that follows the events, not the frames; ``dense``
+    on frame arrays a chunk of rows at a time (the reference; the same counts).
     """
     policy = policy_of(policy, **settings)
+    if backend not in BACKENDS:
+        raise ContractCheckError(f"unknown monitor backend {backend!r}; choose one of "
+                                 f"{', '.join(BACKENDS)}")
     if mode not in (*MODES, "both"):
         raise ContractCheckError(f"unknown mode {mode!r}; choose typed, union or both")
     contract = policy.parsed
@@ -272,20 +282,27 @@ def audit(ref: EventList | str | Path, pred: EventList | str | Path,
     diagnostics = tuple(c.name for c in contract.clauses if c.diagnostic)
     chosen = _coordinates(coordinates, guard)
     resolver = policy.resolver()
+    check_atom_classes(contract, traces.classes)
     needed = needed_signals(contract) | {"ref.active"}  # ref.active gives the table its shape
     sorts = {c.name: ("event" if isinstance(c, EventClause) else "frame")
              for c in contract.clauses}
     reports = {}
     for name in MODES if mode == "both" else (mode,):
         row_classes = traces.row_classes(name)
-        results = []
-        for first, stop in traces.chunks(name):
-            signals, lengths = traces.signals(name, (first, stop), needed)
-            table = SignalTable(signals, lengths=lengths, edges=policy.edges)
-            results.append(run_contract(contract, table, resolver,
-                                        row_classes=row_classes[first:stop],
-                                        classes=traces.classes, matching=policy.matching))
-        result = ContractResult.concat(results)
+        if backend == "runs":
+            table = RunTable(traces.run_signals(name, needed), traces.row_lengths(name),
+                             edges=policy.edges)
+            result = run_contract(contract, table, resolver, row_classes=row_classes,
+                                  classes=traces.classes, matching=policy.matching)
+        else:
+            results = []
+            for first, stop in traces.chunks(name):
+                signals, lengths = traces.signals(name, (first, stop), needed)
+                dense = SignalTable(signals, lengths=lengths, edges=policy.edges)
+                results.append(run_contract(contract, dense, resolver,
+                                            row_classes=row_classes[first:stop],
+                                            classes=traces.classes, matching=policy.matching))
+            result = ContractResult.concat(results)
         reports[name] = ModeReport(
             name, guard, diagnostics, sorts, traces.row_labels(name),
             {k: v.satisfied_per_row for k, v in result.clauses.items()},

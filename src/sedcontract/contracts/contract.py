@@ -18,6 +18,7 @@ from sedcontract.contracts.matching import METHODS
 from sedcontract.contracts.monitor import SignalTable, run
 from sedcontract.contracts.parser import parse_contract
 from sedcontract.contracts.printer import format_contract
+from sedcontract.contracts.runs import RunTable, evaluate_runs
 from sedcontract.contracts.scoring import ClauseScore, clause_counts
 from sedcontract.contracts.syntax import (
     SIDES,
@@ -35,6 +36,7 @@ from sedcontract.contracts.syntax import (
     atoms,
     children,
     expr_children,
+    postorder,
 )
 from sedcontract.contracts.typecheck import BOOL, infer
 from sedcontract.errors import ContractCheckError, SignalError
@@ -274,11 +276,14 @@ def prepare(contract: Contract, *, hop: float | None,
     return resolver_for(contract, hop=hop, overrides=overrides, rounding=rounding)
 
 
-def run_contract(contract: Contract, table: SignalTable, resolver: BoundResolver, *,
+def run_contract(contract: Contract, table: SignalTable | RunTable, resolver: BoundResolver, *,
                  row_classes: Sequence[int] | None = None, classes: Sequence[str] = (),
                  matching: str | None = None) -> ContractResult:
-    """Run a checked contract (see :func:`prepare`) on one signal table."""
-    ops = NumpyOps(table.shape, table.valid)
+    """Run a checked contract (see :func:`prepare`) on one signal table: dense frame arrays
+    (:class:`SignalTable`) or run-length traces (:class:`RunTable`), with the same counts."""
+    on_runs = isinstance(table, RunTable)
+    ops = table.ops if on_runs else NumpyOps(table.shape, table.valid)
+    evaluate = evaluate_runs if on_runs else run
     scores: dict[str, ClauseScore] = {}
     context: EventContext | None = None
     for clause in contract.clauses:
@@ -289,10 +294,10 @@ def run_contract(contract: Contract, table: SignalTable, resolver: BoundResolver
             satisfied, total = event_counts(clause, context)
             sort = "event"
         else:
-            obligation = run(clause.obligation, table, resolver, source=contract.source,
-                             name=contract.name)
-            requirement = run(clause.requirement, table, resolver, source=contract.source,
-                              name=contract.name)
+            obligation = evaluate(clause.obligation, table, resolver, source=contract.source,
+                                  name=contract.name)
+            requirement = evaluate(clause.requirement, table, resolver,
+                                   source=contract.source, name=contract.name)
             satisfied, total = clause_counts(ops, obligation, requirement)
             sort = "frame"
         scores[clause.name] = ClauseScore(clause.name, np.asarray(satisfied).reshape(-1),
@@ -301,6 +306,20 @@ def run_contract(contract: Contract, table: SignalTable, resolver: BoundResolver
     seen = (len(context.ref), len(context.pred)) if context is not None else (0, 0)
     return ContractResult(scores, list(resolver.conversions.values()),
                           dict(context.audits) if context is not None else {}, seen)
+
+
+def check_atom_classes(contract: Contract, classes: Sequence[str]) -> None:
+    """Every class-indexed atom names one of ``classes`` (else an error pointing at it)."""
+    for clause in contract.clauses:
+        if isinstance(clause, EventClause):
+            continue
+        for formula in (clause.obligation, clause.requirement):
+            for node in postorder(formula, children):
+                if isinstance(node, Atom) and node.cls is not None and node.cls not in classes:
+                    raise ContractCheckError(
+                        f"unknown class {node.cls!r} in {node.name!r}; known classes: "
+                        f"{', '.join(classes) or 'none'}", source=contract.source,
+                        offset=node.span[0], name=contract.name)
 
 
 def needed_signals(contract: Contract) -> set[str]:
@@ -316,22 +335,26 @@ def needed_signals(contract: Contract) -> set[str]:
     return names
 
 
-def _event_context(contract: Contract, table: SignalTable, resolver: BoundResolver,
-                   row_classes: Sequence[int] | None, classes: Sequence[str],
-                   matching: str | None) -> EventContext:
-    missing = [k for k in ("ref.active", "pred.active") if k not in table.arrays]
+def _event_context(contract: Contract, table: SignalTable | RunTable,
+                   resolver: BoundResolver, row_classes: Sequence[int] | None,
+                   classes: Sequence[str], matching: str | None) -> EventContext:
+    given = table.signals if isinstance(table, RunTable) else table.arrays
+    missing = [k for k in ("ref.active", "pred.active") if k not in given]
     if missing:
         raise SignalError(f"event clauses need the signals {', '.join(missing)} (maximal "
                           "intervals are taken from them)")
-    shape = table.shape
-    rows = int(np.prod(shape[:-1], dtype=np.int64))
-    lengths = None if table.lengths is None else table.lengths.reshape(-1)
+    if isinstance(table, RunTable):
+        rows, sides = table.ops.rows, (given["ref.active"], given["pred.active"])
+    else:
+        rows = int(np.prod(table.shape[:-1], dtype=np.int64))
+        lengths = None if table.lengths is None else table.lengths.reshape(-1)
+        sides = (Intervals.of(given["ref.active"], lengths),
+                 Intervals.of(given["pred.active"], lengths))
     if row_classes is None:
         row_class = np.full(rows, -1, dtype=np.int64)
     else:
         row_class = np.asarray(row_classes, dtype=np.int64).reshape(-1)
         if row_class.shape != (rows,):
             raise SignalError(f"row_classes has {row_class.size} entries for {rows} rows")
-    return EventContext(Intervals.of(table.arrays["ref.active"], lengths),
-                        Intervals.of(table.arrays["pred.active"], lengths), rows,
-                        row_class, tuple(classes), resolver, contract.matches, matching)
+    return EventContext(*sides, rows, row_class, tuple(classes), resolver, contract.matches,
+                        matching)

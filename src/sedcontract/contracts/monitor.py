@@ -7,7 +7,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import numpy as np
@@ -99,7 +99,6 @@ class SignalTable:
             raise SignalError("no signals given; pass e.g. {'ref.onset': ..., 'pred.onset': ...}")
         self.edges = edges
         self.arrays: dict[str, np.ndarray] = {}
-        self._classes: set[str] = set()
         shape = None
         for name, value in signals.items():
             array = _boolean(name, value)
@@ -112,22 +111,9 @@ class SignalTable:
                                   f"{key!r} is {array.shape}; every signal needs the same "
                                   "[clips, frames] shape")
             self.arrays[key] = array
-            if atom.cls is not None:
-                self._classes.add(atom.cls)
         self.shape = shape
         self.lengths = None if lengths is None else np.asarray(lengths, dtype=np.int64)
         self.valid = valid_mask(shape, self.lengths)
-
-    def known(self) -> list[str]:
-        """Atom names available, given or derivable."""
-        names = set(self.arrays)
-        for name in self.arrays:
-            if ".active" in name:
-                names.update(name.replace(".active", f".{k}") for k in ("onset", "offset"))
-        return sorted(names)
-
-    def classes(self) -> list[str]:
-        return sorted(self._classes)
 
     def lookup(self, atom: Atom, *, source: str | None = None,
                name: str = "<formula>") -> np.ndarray:
@@ -139,13 +125,26 @@ class SignalTable:
             derive = onset if atom.kind == "onset" else offset
             self.arrays[key] = derive(self.arrays[active], self.edges, self.lengths)
             return self.arrays[key]
-        if atom.cls is not None and atom.cls not in self.classes():
-            message = (f"unknown class {atom.cls!r} in {key!r}; known classes: "
-                       f"{', '.join(self.classes()) or 'none (no class-indexed signals given)'}")
-        else:
-            message = f"unknown atom {key!r}; known atoms: {', '.join(self.known())}"
-        raise ContractCheckError(message, source=source, offset=atom.span[0] if source else None,
-                                 name=name)
+        raise missing_atom(atom, self.arrays, source=source, name=name)
+
+
+def missing_atom(atom: Atom, given: Iterable[str], *, source: str | None,
+                 name: str) -> ContractCheckError:
+    """The error for an atom no signal provides: an unknown class, or the atoms there are
+    (``given`` ``active`` signals and the onset/offset atoms derived from them)."""
+    given = list(given)
+    classes = sorted({a.cls for a in map(_atom, given) if a.cls is not None})
+    if atom.cls is not None and atom.cls not in classes:
+        message = (f"unknown class {atom.cls!r} in {atom.name!r}; known classes: "
+                   f"{', '.join(classes) or 'none (no class-indexed signals given)'}")
+    else:
+        known = set(given)
+        for item in given:
+            if ".active" in item:
+                known.update(item.replace(".active", f".{k}") for k in ("onset", "offset"))
+        message = f"unknown atom {atom.name!r}; known atoms: {', '.join(sorted(known))}"
+    return ContractCheckError(message, source=source, offset=atom.span[0] if source else None,
+                              name=name)
 
 
 def _atom(name: str) -> Atom:

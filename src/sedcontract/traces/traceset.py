@@ -191,6 +191,33 @@ class TraceSet:
                 signals[name] = of_class.paint(clip1 - clip0, n)[clip_of_row]
         return signals, lengths
 
+    def run_signals(self, mode: Mode = "typed", names: Iterable[str] | None = None
+                    ) -> dict[str, Intervals]:
+        """The signals of :meth:`signals` for every row of ``mode`` as runs (no frame arrays):
+        ``side.active`` per row, and ``side.active[k]`` — class ``k`` of the row's clip — on
+        each row of that clip."""
+        _check_mode(mode)
+        wanted = None if names is None else set(names)
+        per = len(self.classes)
+        out: dict[str, Intervals] = {}
+        for side in SIDES:
+            name = signal_name(side, "active")
+            if wanted is None or name in wanted:
+                out[name] = self.intervals(side, mode)
+            runs = self.runs[side]
+            for k, cls in enumerate(self.classes):
+                name = signal_name(side, "active", cls)
+                if wanted is not None and name not in wanted:
+                    continue
+                keep = runs.row % per == k
+                clip, start, end = runs.row[keep] // per, runs.start[keep], runs.end[keep]
+                if mode == "typed":  # the same runs on each class row of the clip
+                    clip = clip[:, None] * per + np.arange(per)[None, :]
+                    start = np.repeat(start[:, None], per, 1)
+                    end = np.repeat(end[:, None], per, 1)
+                out[name] = Intervals.merged(clip.ravel(), start.ravel(), end.ravel())
+        return out
+
     def dense(self, side: str) -> np.ndarray:
         """Boolean activity ``[clips, classes, n]`` of one side (``n`` = the longest clip)."""
         n = int(self.lengths.max()) if len(self.clips) else 0

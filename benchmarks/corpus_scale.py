@@ -1,0 +1,105 @@
+"""The full guard vector (typed + union, exact matching, no standard scores) at corpus scale,
+with the run-length backend (the audit's default) beside the dense frame-array backend (the
+reference), each case in a fresh process for its own peak memory:
+
+- W1: 1,000 clips × 3 classes × 10 s;  W2: 10,000 clips × 10 classes × 10 s (about 480k
+  reference events); W2 again on a 1 ms grid (the run-length cost should not follow the
+  frames).
+
+Run: ``.venv/bin/python benchmarks/corpus_scale.py`` (``--case W2 --backend runs`` runs one
+case in this process)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+CASES = {"W1": (1000, 3, 0.02), "W2": (10_000, 10, 0.02), "W2-1ms": (10_000, 10, 0.001)}
+SMOKE = {"W1": (20, 3, 0.02), "W2": (40, 10, 0.02), "W2-1ms": (40, 10, 0.001)}
+
+
+def workload(clips: int, classes: int, seed: int = 0):
+    """Per clip and class about 4.8 events of 0.3–1.5 s in 10 s; predictions jittered by
+    ±60 ms at both ends, a tenth missed and a few false ones."""
+    from sedcontract import EventList
+
+    rng = np.random.default_rng(seed)
+    n = clips * classes * 6
+    clip = np.repeat(np.arange(clips), classes * 6)
+    cls = np.tile(np.repeat(np.arange(classes), 6), clips)
+    slot = np.tile(np.arange(6), clips * classes)
+    onset = slot * (10 / 6) + rng.uniform(0, 0.1, n)
+    offset = onset + rng.uniform(0.3, 1.5, n)
+    keep = rng.random(n) < 0.8
+    names = np.array([f"clip{i:05d}" for i in range(clips)])
+    labels = np.array([f"class{k:02d}" for k in range(classes)])
+    ref = EventList.from_rows(zip(names[clip[keep]], onset[keep], offset[keep],
+                                  labels[cls[keep]], strict=True), clips=tuple(names))
+    jitter = rng.normal(0, 0.06, (2, n))
+    hit = keep & (rng.random(n) < 0.9)
+    p_on = np.clip(onset + jitter[0], 0, 10)
+    p_off = np.maximum(np.clip(offset + jitter[1], 0, 10), p_on + 0.04)
+    false = ~keep & (rng.random(n) < 0.2)
+    use = hit | false
+    pred = EventList.from_rows(zip(names[clip[use]], p_on[use], p_off[use],
+                                   labels[cls[use]], strict=True), clips=tuple(names))
+    return ref, pred, {name: 10.0 for name in names}
+
+
+def run_case(case: str, backend: str, smoke: bool) -> None:
+    import sedcontract
+
+    clips, classes, hop = (SMOKE if smoke else CASES)[case]
+    ref, pred, durations = workload(clips, classes)
+    start = time.perf_counter()
+    report = sedcontract.audit(ref, pred, durations=durations, hop=hop, scores=None,
+                               backend=backend)
+    elapsed = time.perf_counter() - start
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"{elapsed:.3f} {peak:.0f} {len(ref)} {report.logic('typed'):.6f} "
+          f"{report.logic('union'):.6f}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--case", choices=list(CASES))
+    parser.add_argument("--backend", choices=["runs", "dense"], default="runs")
+    parser.add_argument("--smoke", action="store_true", help="tiny sizes (the tests use it)")
+    args = parser.parse_args(argv)
+    if args.case is not None:
+        run_case(args.case, args.backend, args.smoke)
+        return 0
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+    print("| case | backend | events (ref) | time | peak RSS | typed logic | union logic |")
+    print("|---|---|---|---|---|---|---|")
+    results = {}
+    for case in CASES:
+        for backend in ("runs", "dense"):
+            command = [sys.executable, __file__, "--case", case, "--backend", backend]
+            done = subprocess.run(command + (["--smoke"] if args.smoke else []),
+                                  capture_output=True, text=True, env=env)
+            if done.returncode:
+                print(f"| {case} | {backend} | failed: {done.stderr.strip()[-200:]} |")
+                continue
+            elapsed, peak, events, typed, union = done.stdout.split()
+            results[case, backend] = float(elapsed)
+            print(f"| {case} | {backend} | {events} | {float(elapsed):.2f} s | {peak} MB | "
+                  f"{typed} | {union} |")
+    for case in CASES:
+        if (case, "runs") in results and (case, "dense") in results:
+            print(f"{case}: run-length backend {results[case, 'dense'] / results[case, 'runs']:.1f}"
+                  "× faster than dense")
+    if ("W2", "runs") in results and ("W2-1ms", "runs") in results:
+        print(f"1 ms grid against 20 ms grid (run-length): "
+              f"{results['W2-1ms', 'runs'] / results['W2', 'runs']:.2f}×")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
