@@ -162,3 +162,55 @@ def test_one_shared_frame_is_an_overlap():
                                active, hop=0.02)
     assert (result["d"].satisfied, result["d"].obligations) == (1, 1)
     assert result["c"].satisfied == 1
+
+
+# ---- convex graphs with monotone ends: the sweep -------------------------------------------
+
+def monotone_graph(rng, n_ref: int, n_pred: int):
+    lo = np.sort(rng.integers(0, n_pred + 1, n_ref))
+    hi = np.maximum.accumulate(np.maximum(np.sort(rng.integers(0, n_pred + 1, n_ref)), lo))
+    ref_index = np.repeat(np.arange(n_ref), hi - lo).astype(np.int64)
+    pred_index = np.concatenate([np.arange(a, b) for a, b in zip(lo, hi, strict=True)]
+                                or [np.zeros(0)]).astype(np.int64)
+    return ref_index, pred_index
+
+
+def test_the_sweep_is_greedy_and_as_large_as_hopcroft_karp_on_convex_graphs():
+    from sedcontract.contracts import matching
+
+    rng = np.random.default_rng(4)
+    for _ in range(2000):
+        n_ref, n_pred = int(rng.integers(0, 15)), int(rng.integers(0, 15))
+        ref_index, pred_index = monotone_graph(rng, n_ref, n_pred)
+        ranges = matching.monotone_ranges(ref_index, pred_index)
+        assert ranges is not None
+        refs, preds = matching.sweep(*ranges)
+        greedy = matching.greedy(ref_index, pred_index)
+        exact = matching.exact(ref_index, pred_index, n_ref, n_pred)
+        np.testing.assert_array_equal(refs, greedy[0])
+        np.testing.assert_array_equal(preds, greedy[1])
+        assert len(refs) == len(exact[0])
+        assert len(set(preds.tolist())) == len(preds)
+        assert set(zip(refs.tolist(), preds.tolist(), strict=True)) <= \
+            set(zip(ref_index.tolist(), pred_index.tolist(), strict=True))
+
+
+def test_the_sweep_finishes_when_many_references_find_nothing(monkeypatch):
+    from sedcontract.contracts import matching
+
+    monkeypatch.setattr(matching, "SWEEP_ROUNDS", 3)
+    ref_index = np.arange(40, dtype=np.int64)  # 40 references all reaching prediction 0 only
+    pred_index = np.zeros(40, dtype=np.int64)
+    ref_index = np.concatenate([ref_index, [40, 40]])
+    pred_index = np.concatenate([pred_index, [1, 2]])
+    refs, preds = matching.sweep(*matching.monotone_ranges(ref_index, pred_index))
+    assert refs.tolist() == [0, 40] and preds.tolist() == [0, 1]
+
+
+def test_graphs_that_are_not_convex_and_monotone_go_to_the_general_matchers():
+    from sedcontract.contracts import matching
+
+    gap = (np.array([0, 0]), np.array([0, 2]))             # a hole in a reference's run
+    backwards = (np.array([0, 1]), np.array([3, 1]))       # a later reference reaches less
+    for ref_index, pred_index in (gap, backwards):
+        assert matching.monotone_ranges(ref_index, pred_index) is None

@@ -123,8 +123,13 @@ class EventContext:
     def matching(self, name: str) -> MatchingAudit:
         if name not in self.audits:
             ref_index, pred_index = self.pairs(name)
-            found = {method: matching.match(method, ref_index, pred_index, len(self.ref),
-                                            len(self.pred)) for method in matching.METHODS}
+            ranges = matching.monotone_ranges(ref_index, pred_index)
+            if ranges is not None:  # convex, monotone: greedy is a maximum matching
+                swept = matching.sweep(*ranges)
+                found = {method: swept for method in matching.METHODS}
+            else:
+                found = {method: matching.match(method, ref_index, pred_index, len(self.ref),
+                                                len(self.pred)) for method in matching.METHODS}
             per_row = {method: np.bincount(self.ref.row[pairs[0]], minlength=self.rows)
                        for method, pairs in found.items()}
             method = self.method or self.matches[name].method

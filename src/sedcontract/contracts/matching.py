@@ -1,6 +1,12 @@
 """Interval matching: greedy (references by onset, each takes the first unmatched prediction
 by onset that satisfies the relation) and exact maximum-cardinality bipartite matching
-(Hopcroft–Karp, scipy), both deterministic, plus the audit of where greedy falls short."""
+(Hopcroft–Karp, scipy), both deterministic, plus the audit of where greedy falls short.
+
+When each reference's candidates are one contiguous run of predictions and the runs move
+forward with the references (the overlap relation between disjoint same-class intervals
+sorted by onset), the graph is convex with monotone ends: there greedy *is* a maximum
+matching (a reference never takes a prediction a later one needed more, since every later
+reference reaches at least as far), and :func:`sweep` finds it for all rows at once."""
 
 from __future__ import annotations
 
@@ -8,7 +14,11 @@ import numpy as np
 
 from sedcontract.contracts.syntax import METHODS
 
-__all__ = ["METHODS", "exact", "greedy", "match"]
+_EMPTY = np.zeros(0, dtype=np.int64)
+
+__all__ = ["METHODS", "exact", "greedy", "match", "monotone_ranges", "sweep"]
+
+SWEEP_ROUNDS = 64  # rounds of the vectorised sweep before the loop finishes the rest
 
 
 def greedy(ref_index: np.ndarray, pred_index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -45,6 +55,61 @@ def exact(ref_index: np.ndarray, pred_index: np.ndarray, n_ref: int,
     match = maximum_bipartite_matching(graph, perm_type="column")
     refs = np.flatnonzero(match >= 0)
     return refs.astype(np.int64), match[refs].astype(np.int64)
+
+
+def monotone_ranges(ref_index: np.ndarray, pred_index: np.ndarray
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """``(refs, lo, hi)`` when candidate pairs (in (ref, pred) order) give each reference one
+    contiguous run ``[lo, hi)`` of predictions with ``lo`` and ``hi`` non-decreasing over the
+    references; None otherwise (the general matchers apply)."""
+    if len(ref_index) == 0:
+        return _EMPTY, _EMPTY, _EMPTY
+    first = np.ones(len(ref_index), dtype=bool)
+    first[1:] = ref_index[1:] != ref_index[:-1]
+    starts = np.flatnonzero(first)
+    refs = ref_index[starts]
+    lo = pred_index[starts]
+    width = np.diff(np.append(starts, len(ref_index)))
+    hi = lo + width
+    inside = ~first
+    contiguous = np.all(pred_index[1:][inside[1:]] == pred_index[:-1][inside[1:]] + 1)
+    if not contiguous or np.any(np.diff(lo) < 0) or np.any(np.diff(hi) < 0):
+        return None
+    return refs, lo, hi
+
+
+def sweep(refs: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Greedy on a convex graph with monotone ends (see the module text): each reference in
+    order takes ``max(lo, last taken + 1)`` when that is below its ``hi``.
+
+    Vectorised: while every reference takes one, ``taken[i] − i`` is a running maximum of
+    ``lo[k] − k``. A reference whose ``lo`` beats that maximum starts a *segment* that owes
+    nothing to earlier ones; the first reference of a segment that finds nothing left is truly
+    unmatched, so each round drops the first one of every segment and recomputes."""
+    keep = np.ones(len(refs), dtype=bool)
+    for _ in range(SWEEP_ROUNDS):
+        idx = np.flatnonzero(keep)
+        rank = np.arange(len(idx))
+        offset = lo[idx] - rank
+        best = np.maximum.accumulate(offset)
+        taken = best + rank
+        short = np.flatnonzero(taken >= hi[idx])
+        if len(short) == 0:
+            return refs[idx].astype(np.int64), taken.astype(np.int64)
+        start = np.ones(len(idx), dtype=bool)
+        start[1:] = offset[1:] > best[:-1]
+        segment = np.cumsum(start)
+        _, first = np.unique(segment[short], return_index=True)
+        keep[idx[short[first]]] = False
+    # a segment with very many references left without a prediction: finish it in order
+    out_ref, out_pred, last = [], [], -1
+    for r, a, b in zip(refs[keep].tolist(), lo[keep].tolist(), hi[keep].tolist(), strict=True):
+        take = max(a, last + 1)
+        if take < b:
+            out_ref.append(r)
+            out_pred.append(take)
+            last = take
+    return np.asarray(out_ref, dtype=np.int64), np.asarray(out_pred, dtype=np.int64)
 
 
 def match(method: str, ref_index: np.ndarray, pred_index: np.ndarray, n_ref: int,

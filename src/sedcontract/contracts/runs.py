@@ -42,10 +42,12 @@ class RunOps:
         rows = np.flatnonzero(self.lengths > 0)
         return _intervals(rows, np.zeros(len(rows)), self.lengths[rows])
 
-    def clip(self, row: np.ndarray, start: np.ndarray, end: np.ndarray) -> Intervals:
-        """Maximal runs of any intervals, cut to ``[0, length)`` of their rows."""
-        return Intervals.merged(row, np.maximum(start, 0),
-                                np.minimum(end, self.lengths[row] if len(row) else end))
+    def clip(self, row: np.ndarray, start: np.ndarray, end: np.ndarray, *,
+             ordered: bool = False) -> Intervals:
+        """Maximal runs of any intervals, cut to ``[0, length)`` of their rows (``ordered``:
+        already sorted by row and start, as runs shifted by one amount are)."""
+        return Intervals.merged(row, np.maximum(start, 0), np.minimum(end, self.lengths[row]),
+                                ordered=ordered)
 
     def not_(self, x: Intervals) -> Intervals:
         """The complement within each row's ``[0, length)``."""
@@ -79,7 +81,7 @@ class RunOps:
     def window_any(self, x: Intervals, a: int, b: int) -> Intervals:
         """``∃ s ∈ [t+a, t+b]``: a run ``[s, e)`` makes ``t ∈ [s−b, e−a)`` true, cut to the
         clip (so a window reaching past the clip sees only the clip's frames)."""
-        return self.clip(x.row, x.start - b, x.end - a)
+        return self.clip(x.row, x.start - b, x.end - a, ordered=True)
 
     def window_all(self, x: Intervals, a: int, b: int) -> Intervals:
         """``∀ s ∈ [t+a, t+b]`` inside the clip: ``¬∃¬`` (true on an empty window)."""
@@ -121,7 +123,7 @@ class RunTable:
                               f"{', '.join(EDGES)}")
         self.ops = RunOps(lengths)
         self.edges = edges
-        self.signals = {name: self.ops.clip(x.row, x.start, x.end)
+        self.signals = {name: self.ops.clip(x.row, x.start, x.end, ordered=True)
                         for name, x in signals.items()}
         self.cache: dict[str, Intervals] = {}
 

@@ -39,9 +39,10 @@ class Intervals:
         return cls(row, start, end)
 
     @classmethod
-    def merged(cls, row: np.ndarray, start: np.ndarray, end: np.ndarray) -> Intervals:
+    def merged(cls, row: np.ndarray, start: np.ndarray, end: np.ndarray, *,
+               ordered: bool = False) -> Intervals:
         """Maximal runs of any intervals: empty ones dropped, overlapping or touching ones of a
-        row joined."""
+        row joined. ``ordered``: the input is already sorted by (row, start), so no sort."""
         row = np.asarray(row, dtype=np.int64)
         start, end = np.asarray(start), np.asarray(end)
         keep = end > start
@@ -49,10 +50,11 @@ class Intervals:
         if not len(row):
             return cls(_EMPTY, _EMPTY, _EMPTY)
         key = _row_keys(row, start, end)
-        # a stable sort of one key finds the sorted pieces of its input (timsort): joining a
-        # few sorted run sets costs about what reading them costs
-        order = np.argsort(key(row, start), kind="stable")
-        row, start, end = row[order], start[order], end[order]
+        if not ordered:
+            # a stable sort of one key finds the sorted pieces of its input (timsort): joining
+            # a few sorted run sets costs about what reading them costs
+            order = np.argsort(key(row, start), kind="stable")
+            row, start, end = row[order], start[order], end[order]
         key_end = np.maximum.accumulate(key(row, end))  # the running end within the row
         new = np.ones(len(row), dtype=bool)  # a run starts past the running end of its row
         new[1:] = (row[1:] != row[:-1]) | (key(row[1:], start[1:]) > key_end[:-1])
