@@ -137,3 +137,22 @@ def test_a_fine_grid_costs_what_its_events_cost():
     assert result.stdout.startswith("logic 1.0 ")
     # every frame farther than eps (200 ms) from the 540 events of 1.5 s
     assert int(result.stdout.split()[-1]) == 2 * 16_200_000 - 540 * (1500 + 2 * 200)
+
+
+def test_the_command_line_gives_the_same_report_bytes_on_either_backend(tmp_path):
+    from sedcontract.cli import main
+    from sedcontract.traces import write_durations, write_events
+
+    ref, pred, durations = random_events(np.random.default_rng(3), 5, 0.02)
+    paths = {name: tmp_path / f"{name}.tsv" for name in ("ref", "pred", "durations")}
+    write_events(paths["ref"], ref)
+    write_events(paths["pred"], pred)
+    write_durations(paths["durations"], durations)
+    outputs = []
+    for backend in ("runs", "dense"):
+        out = tmp_path / f"{backend}.json"
+        assert main(["audit", f"--ref={paths['ref']}", f"--pred={paths['pred']}",
+                     f"--durations={paths['durations']}", "--format", "json", "--backend",
+                     backend, "--out", str(out)]) == 0
+        outputs.append(out.read_bytes())
+    assert outputs[0] == outputs[1]

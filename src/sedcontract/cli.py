@@ -21,6 +21,7 @@ from sedcontract.contracts import (
     load_contract,
 )
 from sedcontract.contracts.policy import AGGREGATIONS, EVENT_MATCHINGS
+from sedcontract.contracts.runs import BACKENDS
 from sedcontract.contracts.syntax import METHODS
 from sedcontract.data import PATHOLOGIES, pathology_set, write_pathology_set
 from sedcontract.data.options import SPEECH_SOURCES, SPLITS
@@ -60,7 +61,8 @@ def _audit(args: argparse.Namespace) -> str:
         report = score(ref, pred, policy, durations=args.durations, psds_scores=psds_scores)
     else:
         report = audit(ref, pred, policy, durations=args.durations, mode=args.mode,
-                       coordinates=args.coordinates, psds_scores=psds_scores)
+                       coordinates=args.coordinates, psds_scores=psds_scores,
+                       backend=args.backend)
     for warning in report.traces["warnings"]:
         print(f"sedcontract: warning: {warning}", file=sys.stderr)
     if args.command == "scores":
@@ -207,6 +209,9 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("audit", help="guard vector of a system output against a reference")
     _inputs(run)
     run.add_argument("--mode", choices=(*MODES, "both"), default="both")
+    run.add_argument("--backend", choices=BACKENDS, default="runs",
+                     help="monitor on run-length traces (default; cost follows the events) "
+                          "or on frame arrays (the reference); the counts are the same")
     run.add_argument("--coordinates", default=None,
                      help="comma-separated coordinates to report (default: all)")
     run.add_argument("--format", choices=tuple(RENDER), default="md")
