@@ -98,14 +98,15 @@ def _row_keys(rows: np.ndarray, *positions: np.ndarray
     """A key ``row · stride + place`` that orders (row, position) pairs exactly: the position
     itself when integers leave room below 2⁶², else its rank among the distinct positions
     (any numbers: frames, microseconds, seconds), so no size of input overflows."""
-    every = np.concatenate([np.ravel(p) for p in positions])
     top = int(rows.max()) + 1 if len(rows) else 1
-    if np.issubdtype(every.dtype, np.integer) and len(every):
-        low, high = int(every.min()), int(every.max())
+    present = [np.ravel(p) for p in positions if np.size(p)]
+    if present and all(np.issubdtype(p.dtype, np.integer) for p in present):
+        low = min(int(p.min()) for p in present)
+        high = max(int(p.max()) for p in present)
         stride = high - low + 2
         if top * stride < 2**62:
             return lambda row, position: row * stride + (position - low)
-    values = np.unique(every)
+    values = np.unique(np.concatenate([np.ravel(p) for p in positions]))
     stride = len(values) + 1
     return lambda row, position: row * stride + np.searchsorted(values, position)
 
