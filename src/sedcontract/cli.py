@@ -209,9 +209,7 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("audit", help="guard vector of a system output against a reference")
     _inputs(run)
     run.add_argument("--mode", choices=(*MODES, "both"), default="both")
-    run.add_argument("--backend", choices=BACKENDS, default="runs",
-                     help="monitor on run-length traces (default; cost follows the events) "
-                          "or on frame arrays (the reference); the counts are the same")
+    _backend_option(run)
     run.add_argument("--coordinates", default=None,
                      help="comma-separated coordinates to report (default: all)")
     run.add_argument("--format", choices=tuple(RENDER), default="md")
@@ -262,8 +260,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     demo = sub.add_parser("demo", help="audit the shipped example (the README's main job)")
     _policy_options(demo)
+    _backend_option(demo)
     demo.set_defaults(run=_cmd_demo)
     return parser
+
+
+def _backend_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--backend", choices=BACKENDS, default="runs",
+                        help="monitor on run-length traces (default; cost follows the events) "
+                             "or on frame arrays (the reference); the counts are the same")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
