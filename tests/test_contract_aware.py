@@ -137,6 +137,16 @@ def test_jitter_labels_move_with_the_warp():
     assert np.flatnonzero(moved[0]).tolist() == list(range(15, 25))
 
 
+def test_unknown_augmentation_or_mask_settings_are_named():
+    for kwargs, fragment in (({"augment": {"gain": 3.0}}, "unknown augment setting"),
+                             ({"feature_masks": {"width": 3}}, "unknown feature_masks"),
+                             ({"contract_loss": {"lambda": 1.0}}, "unknown contract_loss"),
+                             ({"contract_loss": {"weight": -1.0}}, "weight must be a number"),
+                             ({"target_tolerance": -0.1}, "target_tolerance must be")):
+        with pytest.raises(SedContractError, match=fragment):
+            module_of(ContractAwareDetector(16, 3, channels=8, blocks=2), **kwargs)
+
+
 def test_boundary_targets_are_spread_over_the_tolerance():
     target = torch.zeros(1, 1, 11)
     target[0, 0, 5] = 1.0

@@ -10,6 +10,7 @@ import json
 import logging
 import math
 from collections.abc import Mapping
+from dataclasses import fields
 from typing import Any
 
 import numpy as np
@@ -25,6 +26,13 @@ from sedcontract.models.frontend import LogMel
 from sedcontract.traces.activity import offset, onset
 
 log = logging.getLogger(__name__)
+
+
+def _known(what: str, settings: Mapping[str, Any] | None, names: list[str]) -> None:
+    unknown = sorted(set(settings or {}) - set(names))
+    if unknown:
+        raise SedContractError(f"unknown {what} setting(s) {unknown}; the settings are "
+                               f"{', '.join(names)}")
 
 
 class FeatureMasks(nn.Module):
@@ -95,6 +103,11 @@ class ContractAwareModule(DetectorModule):
                  **kwargs: Any) -> None:
         super().__init__(net, frontend, *args, **kwargs)
         settings = dict(contract_loss or {})
+        for name, value in (("contract_loss.weight", settings.get("weight", 1.0)),
+                            ("target_tolerance", target_tolerance)):
+            if isinstance(value, bool) or not isinstance(value, int | float) \
+                    or not math.isfinite(value) or value < 0:
+                raise SedContractError(f"{name} must be a number >= 0, got {value!r}")
         self.contract_weight = float(settings.pop("weight", 1.0))
         self.balance = bool(settings.pop("balance", False))
         unknown = sorted(set(settings) - {"weights", "semantics", "epsilon", "modes"})
@@ -113,6 +126,8 @@ class ContractAwareModule(DetectorModule):
                 "~model.contract_loss.weights '+model.contract_loss.weights={name: 1.0}'"
             ) from None
         self.augmentation = None
+        _known("augment", augment, [f.name for f in fields(Augmentation)])
+        _known("feature_masks", feature_masks, ["time", "time_width", "freq", "freq_width"])
         if augment:
             augment = dict(augment)
             if "families" in augment:
