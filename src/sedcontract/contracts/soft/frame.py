@@ -69,7 +69,8 @@ class SoftTable:
             raise SignalError(f"unknown clip-edge policy {edges!r}; choose one of "
                               f"{', '.join(EDGES)}")
         self.signals, self.ops, self.edges = dict(signals), ops, edges
-        self.cache: dict[str, Any] = {}
+        self.cache: dict[str, Any] = {}    # atom name → value
+        self.actives: dict[str, Any] = {}  # active signal → value, cut at each clip's end
 
     def value(self, signal: Signal) -> LogPair | Bounds:
         ops = self.ops
@@ -107,13 +108,12 @@ class SoftTable:
         return value
 
     def active(self, name: str) -> LogPair | Bounds:
-        key = f"{name}#active"
-        if key not in self.cache:
+        if name not in self.actives:
             value = self.value(self.signals[name])
             if self.ops.valid is not None:  # nothing is active past a clip's end
                 value = self.ops.and_exact(value, self.ops.crisp(self.ops.valid))
-            self.cache[key] = value
-        return self.cache[key]
+            self.actives[name] = value
+        return self.actives[name]
 
 
 def derive(ops: ProductOps | SoundOps, active: Any, kind: str, edges: str) -> Any:

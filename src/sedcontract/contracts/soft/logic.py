@@ -151,13 +151,11 @@ class ProductOps(_Rows):
     and_exact, or_exact = and_, or_
 
     def shift(self, x: LogPair, k: int, fill: bool) -> LogPair:
-        pair = self.const(fill) if k else x
-        true = shift(x.true, k, 0.0 if fill else NEG_INF)
-        false = shift(x.false, k, NEG_INF if fill else 0.0)
+        on, off = (0.0, NEG_INF) if fill else (NEG_INF, 0.0)
+        true, false = shift(x.true, k, on), shift(x.false, k, off)
         if k > 0 and self.lengths is not None:  # past a row's own end: the fill
             inside = self.inside(k)
-            true, false = (torch.where(inside, true, pair.true),
-                           torch.where(inside, false, pair.false))
+            true, false = torch.where(inside, true, on), torch.where(inside, false, off)
         return LogPair(true, false)
 
     def _in_clip(self, x: Tensor) -> Tensor:
