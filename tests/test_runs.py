@@ -139,6 +139,16 @@ def test_a_fine_grid_costs_what_its_events_cost():
     assert int(result.stdout.split()[-1]) == 2 * 16_200_000 - 540 * (1500 + 2 * 200)
 
 
+def test_processes_share_the_rows_and_give_the_same_report_bytes():
+    from sedcontract.audit import to_json
+
+    ref, pred, durations = random_events(np.random.default_rng(8), 7, 0.02)
+    one = to_json(sedcontract.audit(ref, pred, durations=durations))
+    assert to_json(sedcontract.audit(ref, pred, durations=durations, jobs=3)) == one
+    with pytest.raises(ContractCheckError, match="jobs must be a whole number >= 1"):
+        sedcontract.audit(ref, pred, durations=durations, jobs=0)
+
+
 def test_the_command_line_gives_the_same_report_bytes_on_either_backend(tmp_path):
     from sedcontract.cli import main
     from sedcontract.traces import write_durations, write_events
@@ -149,10 +159,10 @@ def test_the_command_line_gives_the_same_report_bytes_on_either_backend(tmp_path
     write_events(paths["pred"], pred)
     write_durations(paths["durations"], durations)
     outputs = []
-    for backend in ("runs", "dense"):
-        out = tmp_path / f"{backend}.json"
+    for backend, jobs in (("runs", "1"), ("dense", "1"), ("runs", "2")):
+        out = tmp_path / f"{backend}{jobs}.json"
         assert main(["audit", f"--ref={paths['ref']}", f"--pred={paths['pred']}",
                      f"--durations={paths['durations']}", "--format", "json", "--backend",
-                     backend, "--out", str(out)]) == 0
+                     backend, "--jobs", jobs, "--out", str(out)]) == 0
         outputs.append(out.read_bytes())
-    assert outputs[0] == outputs[1]
+    assert outputs[0] == outputs[1] == outputs[2]

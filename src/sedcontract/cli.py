@@ -62,7 +62,7 @@ def _audit(args: argparse.Namespace) -> str:
     else:
         report = audit(ref, pred, policy, durations=args.durations, mode=args.mode,
                        coordinates=args.coordinates, psds_scores=psds_scores,
-                       backend=args.backend)
+                       backend=args.backend, jobs=args.jobs)
     for warning in report.traces["warnings"]:
         print(f"sedcontract: warning: {warning}", file=sys.stderr)
     if args.command == "scores":
@@ -209,7 +209,7 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("audit", help="guard vector of a system output against a reference")
     _inputs(run)
     run.add_argument("--mode", choices=(*MODES, "both"), default="both")
-    _backend_option(run)
+    _monitor_options(run)
     run.add_argument("--coordinates", default=None,
                      help="comma-separated coordinates to report (default: all)")
     run.add_argument("--format", choices=tuple(RENDER), default="md")
@@ -260,15 +260,18 @@ def build_parser() -> argparse.ArgumentParser:
 
     demo = sub.add_parser("demo", help="audit the shipped example (the README's main job)")
     _policy_options(demo)
-    _backend_option(demo)
+    _monitor_options(demo)
     demo.set_defaults(run=_cmd_demo)
     return parser
 
 
-def _backend_option(parser: argparse.ArgumentParser) -> None:
+def _monitor_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--backend", choices=BACKENDS, default="runs",
                         help="monitor on run-length traces (default; cost follows the events) "
                              "or on frame arrays (the reference); the counts are the same")
+    parser.add_argument("--jobs", type=int, default=1,
+                        help="processes sharing the clips (run-length backend); the report is "
+                             "the same for any number")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -6,7 +6,10 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
+from itertools import pairwise
+from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +17,7 @@ import numpy as np
 
 from sedcontract.audit.psds import PsdsUnavailable, psds
 from sedcontract.audit.scores import MetricResult, standard_scores
+from sedcontract.contracts.bounds import BoundResolver
 from sedcontract.contracts.contract import (
     ContractResult,
     check_atom_classes,
@@ -24,9 +28,10 @@ from sedcontract.contracts.events import MatchingAudit
 from sedcontract.contracts.monitor import SignalTable
 from sedcontract.contracts.policy import AGGREGATIONS, AuditPolicy, ScoreSettings, policy_of
 from sedcontract.contracts.runs import BACKENDS, RunTable
-from sedcontract.contracts.syntax import EventClause
+from sedcontract.contracts.syntax import Contract, EventClause
 from sedcontract.errors import ContractCheckError, SedContractError, TraceFormatError
 from sedcontract.traces import MODES, EventList, TraceSet, read_durations, read_events
+from sedcontract.traces.intervals import Intervals
 from sedcontract.traces.names import shorten
 
 __all__ = ["AGGREGATIONS", "Cell", "GuardReport", "ModeReport", "ScoresReport", "audit",
@@ -258,7 +263,7 @@ def audit(ref: EventList | str | Path, pred: EventList | str | Path,
           durations: Mapping[str, float] | str | Path | None = None, mode: str = "both",
           coordinates: Sequence[str] | str | None = None,
           classes: Sequence[str] | None = None, psds_scores: str | Path | None = None,
-          backend: str = "runs", **settings: Any) -> GuardReport:
+          backend: str = "runs", jobs: int = 1, **settings: Any) -> GuardReport:
     """Run a contract on reference and prediction events; typed and union side by side.
 
     ``policy`` (an :class:`AuditPolicy`, a mapping of its settings, or the defaults) decides
@@ -267,12 +272,15 @@ def audit(ref: EventList | str | Path, pred: EventList | str | Path,
     selects and orders the vector (names, or one comma-separated string); ``classes``
     declares the classes. ``backend``: ``runs`` (default) evaluates the contract on run-length
     traces, all rows at once, at a cost that follows the events, not the frames; ``dense``
-    on frame arrays a chunk of rows at a time (the reference; the same counts).
+    on frame arrays a chunk of rows at a time (the reference; the same counts). ``jobs``:
+    processes that share the rows of the run-length backend (the same report for any number).
     """
     policy = policy_of(policy, **settings)
     if backend not in BACKENDS:
         raise ContractCheckError(f"unknown monitor backend {backend!r}; choose one of "
                                  f"{', '.join(BACKENDS)}")
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise ContractCheckError(f"jobs must be a whole number >= 1, got {jobs!r}")
     if mode not in (*MODES, "both"):
         raise ContractCheckError(f"unknown mode {mode!r}; choose typed, union or both")
     contract = policy.parsed
@@ -287,13 +295,29 @@ def audit(ref: EventList | str | Path, pred: EventList | str | Path,
     sorts = {c.name: ("event" if isinstance(c, EventClause) else "frame")
              for c in contract.clauses}
     reports = {}
+    workers = min(jobs, len(traces.clips)) if backend == "runs" else 1
+    pool = ProcessPoolExecutor(workers, mp_context=get_context("spawn")) if workers > 1 \
+        else None
     for name in MODES if mode == "both" else (mode,):
         row_classes = traces.row_classes(name)
         if backend == "runs":
-            table = RunTable(traces.run_signals(name, needed), traces.row_lengths(name),
-                             edges=policy.edges)
-            result = run_contract(contract, table, resolver, row_classes=row_classes,
-                                  classes=traces.classes, matching=policy.matching)
+            signals, lengths = traces.run_signals(name, needed), traces.row_lengths(name)
+            per = len(traces.classes) if name == "typed" else 1
+            blocks = _blocks(len(traces.clips), max(workers, 1), per)
+            parts = [(contract, {k: v.rows_between(a, b) for k, v in signals.items()},
+                      lengths[a:b], policy.edges, resolver, row_classes[a:b], traces.classes,
+                      policy.matching) for a, b in blocks]
+            if pool is None:
+                results = [run_rows(*part) for part in parts]
+            else:
+                try:
+                    results = [f.result() for f in [pool.submit(run_rows, *p) for p in parts]]
+                except BaseException:
+                    pool.shutdown(cancel_futures=True)
+                    raise
+            for conversion in results[0].conversions:  # the workers' copies of the resolver
+                resolver.conversions.setdefault(conversion.text, conversion)
+            result = ContractResult.concat(results)
         else:
             results = []
             for first, stop in traces.chunks(name):
@@ -308,9 +332,27 @@ def audit(ref: EventList | str | Path, pred: EventList | str | Path,
             {k: v.satisfied_per_row for k, v in result.clauses.items()},
             {k: v.obligations_per_row for k, v in result.clauses.items()},
             result.matchings)
+    if pool is not None:
+        pool.shutdown()
     standard, psds_result = standard_and_psds(prepared, policy, psds_scores)
     return GuardReport(policy.report(list(resolver.conversions.values())), prepared.facts(),
                        reports, policy.aggregation, chosen, standard, psds_result)
+
+
+def _blocks(clips: int, parts: int, per: int) -> list[tuple[int, int]]:
+    """``parts`` consecutive row ranges of about equal size, cut at clip boundaries (a clip's
+    ``per`` rows stay together)."""
+    cuts = np.unique(np.linspace(0, clips, parts + 1).round().astype(np.int64)) * per
+    return [(int(a), int(b)) for a, b in pairwise(cuts)] or [(0, 0)]
+
+
+def run_rows(contract: Contract, signals: Mapping[str, Intervals], lengths: np.ndarray,
+             edges: str, resolver: BoundResolver, row_classes: np.ndarray,
+             classes: Sequence[str], matching: str | None) -> ContractResult:
+    """A checked contract on a block of rows of run-length traces (one process's share)."""
+    table = RunTable(signals, lengths, edges=edges)
+    return run_contract(contract, table, resolver, row_classes=row_classes, classes=classes,
+                        matching=matching)
 
 
 @dataclass(frozen=True)
