@@ -52,14 +52,14 @@ def workload(clips: int, classes: int, seed: int = 0):
     return ref, pred, {name: 10.0 for name in names}
 
 
-def run_case(case: str, backend: str, smoke: bool) -> None:
+def run_case(case: str, backend: str, smoke: bool, jobs: int = 1) -> None:
     import sedcontract
 
     clips, classes, hop = (SMOKE if smoke else CASES)[case]
     ref, pred, durations = workload(clips, classes)
     start = time.perf_counter()
     report = sedcontract.audit(ref, pred, durations=durations, hop=hop, scores=None,
-                               backend=backend)
+                               backend=backend, jobs=jobs)
     elapsed = time.perf_counter() - start
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"{elapsed:.3f} {peak:.0f} {len(ref)} {report.logic('typed'):.6f} "
@@ -70,34 +70,37 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--case", choices=list(CASES))
     parser.add_argument("--backend", choices=["runs", "dense"], default="runs")
+    parser.add_argument("--jobs", type=int, default=1, help="processes (run-length backend)")
     parser.add_argument("--smoke", action="store_true", help="tiny sizes (the tests use it)")
     args = parser.parse_args(argv)
     if args.case is not None:
-        run_case(args.case, args.backend, args.smoke)
+        run_case(args.case, args.backend, args.smoke, args.jobs)
         return 0
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
     print("| case | backend | events (ref) | time | peak RSS | typed logic | union logic |")
     print("|---|---|---|---|---|---|---|")
     results = {}
+    runs = [(case, backend, 1) for case in CASES for backend in ("runs", "dense")]
+    for case, backend, jobs in [*runs, ("W2", "runs", 2)]:
+        command = [sys.executable, __file__, "--case", case, "--backend", backend,
+                   "--jobs", str(jobs)]
+        done = subprocess.run(command + (["--smoke"] if args.smoke else []),
+                              capture_output=True, text=True, env=env)
+        if done.returncode:
+            print(f"| {case} | {backend} | failed: {done.stderr.strip()[-200:]} |")
+            continue
+        elapsed, peak, events, typed, union = done.stdout.split()
+        results[case, backend, jobs] = float(elapsed)
+        shown = backend if jobs == 1 else f"{backend}, {jobs} processes (peak: the parent)"
+        print(f"| {case} | {shown} | {events} | {float(elapsed):.2f} s | {peak} MB | "
+              f"{typed} | {union} |")
     for case in CASES:
-        for backend in ("runs", "dense"):
-            command = [sys.executable, __file__, "--case", case, "--backend", backend]
-            done = subprocess.run(command + (["--smoke"] if args.smoke else []),
-                                  capture_output=True, text=True, env=env)
-            if done.returncode:
-                print(f"| {case} | {backend} | failed: {done.stderr.strip()[-200:]} |")
-                continue
-            elapsed, peak, events, typed, union = done.stdout.split()
-            results[case, backend] = float(elapsed)
-            print(f"| {case} | {backend} | {events} | {float(elapsed):.2f} s | {peak} MB | "
-                  f"{typed} | {union} |")
-    for case in CASES:
-        if (case, "runs") in results and (case, "dense") in results:
-            print(f"{case}: run-length backend {results[case, 'dense'] / results[case, 'runs']:.1f}"
-                  "× faster than dense")
-    if ("W2", "runs") in results and ("W2-1ms", "runs") in results:
+        if (case, "runs", 1) in results and (case, "dense", 1) in results:
+            ratio = results[case, "dense", 1] / results[case, "runs", 1]
+            print(f"{case}: run-length backend {ratio:.1f}× faster than dense")
+    if ("W2", "runs", 1) in results and ("W2-1ms", "runs", 1) in results:
         print(f"1 ms grid against 20 ms grid (run-length): "
-              f"{results['W2-1ms', 'runs'] / results['W2', 'runs']:.2f}×")
+              f"{results['W2-1ms', 'runs', 1] / results['W2', 'runs', 1]:.2f}×")
     return 0
 
 
