@@ -229,3 +229,36 @@ def test_intersection_merges_overlapping_detections_like_sed_scores_eval():
     assert ours.per_class["tone"].f1 == f["tone"]
     blip = EventList.from_rows([("a", 1.0, 1.0, "tone")])
     assert intersection_metrics(blip, EventList.from_rows([]), classes=["tone"]).overall.tp == 0
+
+
+def crowded_lists(seed: int, clips: int = 25) -> tuple[EventList, EventList]:
+    """Many overlapping events of every class per clip, both files in shuffled order: many
+    candidates per reference, so which maximum matching is chosen decides the substitutions."""
+    rng = np.random.default_rng(seed)
+    rows = {"ref": [], "pred": []}
+    for c in range(clips):
+        for side in rows:
+            for _ in range(rng.integers(0, 14)):
+                on = rng.uniform(0, 9)
+                rows[side].append((f"clip{c}", on, min(10.0, on + rng.uniform(0.05, 1.5)),
+                                   CLASSES[rng.integers(3)]))
+    for side in rows:
+        rng.shuffle(rows[side])
+    clips_all = tuple(f"clip{c}" for c in range(clips))
+    return EventList.from_rows(rows["ref"], clips=clips_all), EventList.from_rows(rows["pred"])
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("matching", ["optimal", "greedy"])
+@pytest.mark.parametrize("onset,offset", [(True, True), (True, False), (False, True)])
+def test_collar_scores_of_crowded_clips_equal_sed_eval(seed, matching, onset, offset):
+    """All clips are matched at once; sed_eval matches clip by clip: the same counts,
+    substitutions included."""
+    ref, pred = crowded_lists(seed)
+    ours = event_metrics(ref, pred, classes=CLASSES, t_collar=0.5, percentage_of_length=0.2,
+                         evaluate_onset=onset, evaluate_offset=offset, matching=matching)
+    theirs = reference_results(sed_eval.sound_event.EventBasedMetrics(
+        event_label_list=CLASSES, t_collar=0.5, percentage_of_length=0.2,
+        evaluate_onset=onset, evaluate_offset=offset, event_matching_type=matching,
+        empty_system_output_handling="zero_score"), ref, pred, None, segment=False)
+    assert_same_scores(ours, theirs)

@@ -231,3 +231,60 @@ def test_segment_scores_cost_what_the_events_cost():
     assert result.returncode == 0, result.stderr
     # x: ref segments 0-2, pred 1-3 → 2 hits; y: one segment each, apart; S=0, D=1+1, I=1+1
     assert result.stdout.split() == ["2", "4", "4", "1.0"]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_boundary_scores_are_a_maximum_matching_within_the_tolerance(seed):
+    """Boundary F1 counts, for all clips at once, what a maximum one-to-one matching of the
+    boundaries (read off the dense activity, clip by clip) within ``frames`` finds (scipy's
+    Hopcroft–Karp on the explicit pairs)."""
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import maximum_bipartite_matching
+
+    from sedcontract.audit.scores import boundary_metrics
+    from sedcontract.traces import TraceSet
+
+    rng = np.random.default_rng(seed)
+    clips = [f"c{k}" for k in range(6)]
+    rows = {side: [] for side in ("ref", "pred")}
+    for clip in clips:
+        for side in rows:
+            for _ in range(int(rng.integers(0, 7))):
+                on = round(float(rng.uniform(0, 1.9)), 2)
+                rows[side].append((clip, on, min(2.0, round(on + float(rng.uniform(0.02, 0.3)), 2)),
+                                   ["x", "y"][int(rng.integers(2))]))
+    ref = EventList.from_rows(rows["ref"], clips=tuple(clips))
+    pred = EventList.from_rows(rows["pred"])
+    traces = TraceSet.from_events(ref, pred, hop=0.02, durations=dict.fromkeys(clips, 2.0),
+                                  classes=["x", "y"])
+
+    def boundaries(active: np.ndarray, kind: str, edges: str) -> list[int]:
+        n = len(active)
+        before = np.concatenate([[False], active[:-1]])
+        after = np.concatenate([active[1:], [False]])
+        if kind == "onset":
+            found = np.flatnonzero(active & ~before)
+            return [k for k in found.tolist() if k > 0 or edges == "closed"]
+        ends = np.flatnonzero(active & ~after) + 1  # first frame after the run
+        return [min(e, n - 1) for e in ends.tolist() if e < n or edges == "closed"]
+
+    ref_dense, pred_dense = traces.dense("ref"), traces.dense("pred")
+    for kind in ("onset", "offset"):
+        for edges in ("open", "closed"):
+            for frames in (0, 2, 9):
+                result = boundary_metrics(traces, frames=frames, kind=kind, edges=edges)
+                expected = dict.fromkeys(["x", "y"], 0)
+                for i in range(len(clips)):
+                    for k, c in enumerate(["x", "y"]):
+                        r = boundaries(ref_dense[i, k], kind, edges)
+                        p = boundaries(pred_dense[i, k], kind, edges)
+                        pairs = [(a, b) for a in range(len(r)) for b in range(len(p))
+                                 if abs(r[a] - p[b]) <= frames]
+                        if pairs:
+                            ends = np.array(pairs).T
+                            graph = csr_matrix((np.ones(len(pairs)), (ends[0], ends[1])),
+                                               shape=(len(r), len(p)))
+                            found = maximum_bipartite_matching(graph, perm_type="column")
+                            expected[c] += int(np.count_nonzero(found >= 0))
+                assert {c: result.per_class[c].tp for c in expected} == expected, \
+                    (kind, edges, frames)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sedcontract.contracts.matching import greedy, match
+from sedcontract.contracts.matching import exact, greedy, sweep
 from sedcontract.contracts.policy import EVENT_MATCHINGS, ScoreSettings
 from sedcontract.errors import SedContractError, TraceFormatError
 from sedcontract.traces import EventList, TraceSet
@@ -26,6 +26,7 @@ from sedcontract.traces.intervals import (
     Intervals,
     expand_ranges,
     overlap_ranges,
+    row_keys,
 )
 
 
@@ -88,13 +89,6 @@ class MetricResult:
         values = [getattr(c, name) for c in self.per_class.values()]
         values = [v for v in values if not math.isnan(v)]
         return (float(np.mean(values)) if values else math.nan), len(values)
-
-
-def _by_clip(events: EventList) -> dict[str, np.ndarray]:
-    order: dict[str, list[int]] = {}
-    for i, clip in enumerate(events.clip.tolist()):
-        order.setdefault(clip, []).append(i)
-    return {clip: np.asarray(idx, dtype=np.int64) for clip, idx in order.items()}
 
 
 def _clip_extent_us(ref: EventList, pred: EventList, clips: Sequence[str],
@@ -183,35 +177,62 @@ def segment_metrics(ref: EventList, pred: EventList, *, classes: Sequence[str],
     return MetricResult(overall, per_class_counts, er)
 
 
-def _collar_pairs(ref: EventList, pred: EventList, r_idx: np.ndarray, p_idx: np.ndarray, *,
+def _codes(*columns: np.ndarray) -> tuple[list[np.ndarray], dict[str, int]]:
+    """Integer codes of the values of several columns (one per distinct value, in order of
+    first appearance) and the code of each value."""
+    code: dict[str, int] = {}
+    out = [np.fromiter((code.setdefault(v, len(code)) for v in column), dtype=np.int64,
+                       count=len(column)) for column in columns]
+    return out, code
+
+
+def _greedy_in_rows(refs: np.ndarray, preds: np.ndarray, r_row: np.ndarray,
+                    p_row: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Greedy matching of pairs that join only events of one row (clip, or clip and class):
+    numbered row by row, each row keeps its order, and candidates of one row that other rows'
+    events interleave in storage become contiguous, so the sweep applies where it can."""
+    r_order = np.argsort(r_row, kind="stable")
+    p_order = np.argsort(p_row, kind="stable")
+    r_rank, p_rank = np.empty_like(r_order), np.empty_like(p_order)
+    r_rank[r_order] = np.arange(len(r_order))
+    p_rank[p_order] = np.arange(len(p_order))
+    a, b = r_rank[refs], p_rank[preds]
+    by_pair = np.lexsort((b, a))
+    hit_r, hit_p = greedy(a[by_pair], b[by_pair])
+    return r_order[hit_r], p_order[hit_p]
+
+
+def _collar_pairs(ref: EventList, pred: EventList, r_clip: np.ndarray, p_clip: np.ndarray, *,
                   t_collar: float, percentage_of_length: float, evaluate_onset: bool,
-                  evaluate_offset: bool, clip: str) -> tuple[np.ndarray, np.ndarray]:
-    """Local (ref, pred) index pairs of one clip meeting the onset/offset conditions (labels
-    not compared), in integer µs, ordered by ref then pred; found by sorted search in a
-    window around each reference boundary, never over the cross product."""
+                  evaluate_offset: bool) -> tuple[np.ndarray, np.ndarray]:
+    """(ref, pred) index pairs in the same clip meeting the onset/offset conditions (labels
+    not compared), in integer µs, ordered by ref then pred; found for all clips at once by
+    sorted search in a window around each reference boundary, never over a cross product."""
     collar = int(to_us(t_collar))
-    r_on, r_off = to_us(ref.onset[r_idx]), to_us(ref.offset[r_idx])
-    p_on, p_off = to_us(pred.onset[p_idx]), to_us(pred.offset[p_idx])
-    tolerance = np.maximum(collar, to_us(percentage_of_length * (ref.offset[r_idx] -
-                                                                 ref.onset[r_idx])))
+    r_off, p_off = to_us(ref.offset), to_us(pred.offset)
+    tolerance = np.maximum(collar, to_us(percentage_of_length * (ref.offset - ref.onset)))
     if evaluate_onset:
-        key, centre, radius = p_on, r_on, np.full(len(r_idx), collar)
+        key, centre, radius = to_us(pred.onset), to_us(ref.onset), collar
     else:  # only offsets are compared
         key, centre, radius = p_off, r_off, tolerance
-    order = np.argsort(key, kind="stable")
-    lo = np.searchsorted(key[order], centre - radius, side="left")
-    hi = np.searchsorted(key[order], centre + radius, side="right")
-    total = int(np.sum(hi - lo))
-    if total > MAX_PAIRS:
-        raise SedContractError(f"clip {clip!r}: {total} reference/prediction pairs lie within "
-                               f"the collar, more than the limit of {MAX_PAIRS}; the events "
-                               "of this clip crowd together (are they duplicated?)")
+    low, high = centre - radius, centre + radius
+    row_key = row_keys(np.concatenate([p_clip, r_clip]), key, low, high)
+    by_clip = row_key(p_clip, key)
+    order = np.argsort(by_clip, kind="stable")
+    lo = np.searchsorted(by_clip[order], row_key(r_clip, low), side="left")
+    hi = np.searchsorted(by_clip[order], row_key(r_clip, high), side="right")
+    crowded = np.bincount(r_clip, weights=hi - lo)
+    if len(crowded) and crowded.max() > MAX_PAIRS:
+        clip = ref.clip[np.flatnonzero(r_clip == np.argmax(crowded))[0]]
+        raise SedContractError(f"clip {clip!r}: {int(crowded.max())} reference/prediction "
+                               f"pairs lie within the collar, more than the limit of "
+                               f"{MAX_PAIRS}; the events of this clip crowd together (are they "
+                               "duplicated?)")
     refs, k = expand_ranges(lo, hi)
     preds = order[k]
-    ok = np.ones(len(refs), dtype=bool)
     if evaluate_offset:
-        ok &= np.abs(r_off[refs] - p_off[preds]) <= tolerance[refs]
-    refs, preds = refs[ok], preds[ok]
+        ok = np.abs(r_off[refs] - p_off[preds]) <= tolerance[refs]
+        refs, preds = refs[ok], preds[ok]
     by_pair = np.lexsort((preds, refs))
     return refs[by_pair], preds[by_pair]
 
@@ -224,41 +245,49 @@ def event_metrics(ref: EventList, pred: EventList, *, classes: Sequence[str],
     semantics: matched pairs are true positives; leftover references and predictions that meet
     the time conditions with another label are substitutions. Matching is the guard vector's
     matcher (``optimal`` = exact maximum cardinality, ``greedy`` = references in order, each
-    taking the first free prediction)."""
+    taking the first free prediction in stored order).
+
+    Pairs never cross clips, so one matching of the whole corpus is the union of the clips'
+    matchings: all clips are scored at once, with no loop over clips."""
     if matching not in EVENT_MATCHINGS:
         raise SedContractError(f"unknown event matching {matching!r}; choose optimal or "
                                "greedy")
     method = "exact" if matching == "optimal" else "greedy"
-    ref_clips, pred_clips = _by_clip(ref), _by_clip(pred)
-    tp_per_class = dict.fromkeys(classes, 0)
-    overall = Counts(0, 0, 0)
-    empty = np.zeros(0, dtype=np.int64)
-    for clip in dict.fromkeys([*ref.clips, *pred.clips]):
-        r_idx, p_idx = ref_clips.get(clip, empty), pred_clips.get(clip, empty)
-        r_lab, p_lab = ref.label[r_idx], pred.label[p_idx]
-        if evaluate_onset or evaluate_offset:
-            refs, preds = _collar_pairs(ref, pred, r_idx, p_idx, t_collar=t_collar,
-                                        percentage_of_length=percentage_of_length,
-                                        evaluate_onset=evaluate_onset,
-                                        evaluate_offset=evaluate_offset, clip=clip)
-            same = r_lab[refs] == p_lab[preds]
-            hit_r, hit_p = match(method, refs[same], preds[same], len(r_idx), len(p_idx))
-            ref_left = np.ones(len(r_idx), dtype=bool)
-            ref_left[hit_r] = False
-            pred_free = np.ones(len(p_idx), dtype=bool)
-            pred_free[hit_p] = False
-            keep = ref_left[refs] & pred_free[preds]  # leftovers, first free prediction in time
-            subs = len(greedy(refs[keep], preds[keep])[0])
-        else:  # no time condition: every pair hits, so counts alone decide
-            hit_r = np.concatenate([np.flatnonzero(r_lab == c)[:np.count_nonzero(p_lab == c)]
-                                    for c in classes] or [empty])
-            subs = min(len(r_idx) - len(hit_r), len(p_idx) - len(hit_r))
-        overall = overall + Counts(len(hit_r), len(r_idx), len(p_idx), subs)
-        for label, count in zip(*np.unique(r_lab[hit_r].astype(str), return_counts=True),
-                                strict=True):
-            tp_per_class[label] += int(count)
-    per_class = {c: Counts(tp_per_class[c], int(np.count_nonzero(ref.label == c)),
-                           int(np.count_nonzero(pred.label == c))) for c in classes}
+    (r_clip, p_clip), _ = _codes(ref.clip, pred.clip)
+    (r_lab, p_lab, _), code = _codes(ref.label, pred.label, np.asarray(classes, dtype=object))
+    n_labels = len(code)
+    if evaluate_onset or evaluate_offset:
+        refs, preds = _collar_pairs(ref, pred, r_clip, p_clip, t_collar=t_collar,
+                                    percentage_of_length=percentage_of_length,
+                                    evaluate_onset=evaluate_onset,
+                                    evaluate_offset=evaluate_offset)
+        same = r_lab[refs] == p_lab[preds]
+        if method == "greedy":
+            hit_r, hit_p = _greedy_in_rows(refs[same], preds[same], r_clip * n_labels + r_lab,
+                                           p_clip * n_labels + p_lab)
+        else:
+            hit_r, hit_p = exact(refs[same], preds[same], len(ref), len(pred))
+        ref_left = np.ones(len(ref), dtype=bool)
+        ref_left[hit_r] = False
+        pred_free = np.ones(len(pred), dtype=bool)
+        pred_free[hit_p] = False
+        keep = ref_left[refs] & pred_free[preds]  # leftovers, first free prediction in order
+        subs = len(_greedy_in_rows(refs[keep], preds[keep], r_clip, p_clip)[0])
+        tp_by_label = np.bincount(r_lab[hit_r], minlength=n_labels)
+    else:  # no time condition: every pair of a clip hits, so counts alone decide
+        n_clips = int(max(r_clip.max(initial=-1), p_clip.max(initial=-1))) + 1
+        cells = n_clips * n_labels
+        n_r = np.bincount(r_clip * n_labels + r_lab, minlength=cells).reshape(n_clips, -1)
+        n_p = np.bincount(p_clip * n_labels + p_lab, minlength=cells).reshape(n_clips, -1)
+        tp = np.minimum(n_r, n_p)
+        hits = tp.sum(axis=1)
+        subs = int(np.minimum(n_r.sum(axis=1) - hits, n_p.sum(axis=1) - hits).sum())
+        tp_by_label = tp.sum(axis=0)
+    n_ref = np.bincount(r_lab, minlength=n_labels)
+    n_sys = np.bincount(p_lab, minlength=n_labels)
+    overall = Counts(int(tp_by_label.sum()), len(ref), len(pred), subs)
+    per_class = {c: Counts(int(tp_by_label[code[c]]), int(n_ref[code[c]]),
+                           int(n_sys[code[c]])) for c in classes}
     return MetricResult(overall, per_class)
 
 
@@ -274,19 +303,6 @@ def frame_metrics(traces: TraceSet) -> MetricResult:
     counts = {c: Counts(int(t), int(r), int(y))
               for c, t, r, y in zip(traces.classes, tp, n_ref, n_sys, strict=True)}
     return MetricResult(sum(counts.values(), Counts(0, 0, 0)), counts)
-
-
-def _tolerance_matches(ref: np.ndarray, pred: np.ndarray, tolerance: int) -> int:
-    """Largest one-to-one matching of sorted frame positions with ``|r − p| <= tolerance``
-    (earliest-first on a line is optimal)."""
-    matched, k = 0, 0
-    for r in ref.tolist():
-        while k < len(pred) and pred[k] < r - tolerance:
-            k += 1
-        if k < len(pred) and pred[k] <= r + tolerance:
-            matched += 1
-            k += 1
-    return matched
 
 
 def _boundaries(runs: Intervals, lengths: np.ndarray, kind: str,
@@ -312,11 +328,14 @@ def boundary_metrics(traces: TraceSet, *, frames: int, kind: str = "onset",
     r_row, r_pos = _boundaries(traces.runs["ref"], lengths, kind, edges)
     p_row, p_pos = _boundaries(traces.runs["pred"], lengths, kind, edges)
     per = len(traces.classes)
-    tp = np.zeros(per, dtype=np.int64)
-    for row in np.unique(r_row).tolist():  # rows are sorted, positions sorted within a row
-        i, j = np.searchsorted(r_row, [row, row + 1])
-        lo, hi = np.searchsorted(p_row, [row, row + 1])
-        tp[row % per] += _tolerance_matches(r_pos[i:j], p_pos[lo:hi], frames)
+    # rows are sorted and positions sorted within a row, so each reference's predictions in
+    # reach are one range and the ranges move forward: earliest-first (the sweep) is optimal
+    key = row_keys(np.concatenate([p_row, r_row]), p_pos, r_pos - frames, r_pos + frames)
+    placed = key(p_row, p_pos)
+    lo = np.searchsorted(placed, key(r_row, r_pos - frames), side="left")
+    hi = np.searchsorted(placed, key(r_row, r_pos + frames), side="right")
+    hit, _ = sweep(np.arange(len(r_row), dtype=np.int64), lo, hi)
+    tp = _per_class(r_row[hit], None, per)
     n_ref, n_sys = _per_class(r_row, None, per), _per_class(p_row, None, per)
     per_class = {c: Counts(int(tp[k]), int(n_ref[k]), int(n_sys[k]))
                  for k, c in enumerate(traces.classes)}

@@ -22,18 +22,35 @@ SWEEP_ROUNDS = 64  # rounds of the vectorised sweep before the loop finishes the
 
 
 def greedy(ref_index: np.ndarray, pred_index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Greedy matching over candidate pairs given in (ref onset, pred onset) order."""
+    """Greedy matching over candidate pairs given in (ref onset, pred onset) order; on a convex
+    graph with monotone ends (references in increasing order) by the vectorised sweep."""
+    if len(ref_index) and np.all(ref_index[1:] >= ref_index[:-1]):
+        # "first free in order" only compares predictions: renumbering the ones that occur
+        # densely, in order, lets a run of candidates with gaps between them look contiguous
+        present, dense = np.unique(pred_index, return_inverse=True)
+        ranges = monotone_ranges(ref_index, dense.astype(np.int64))
+        if ranges is not None:
+            refs, taken = sweep(*ranges)
+            return refs, present[taken].astype(np.int64)
+    # an edge whose ends have no other candidate is matched whatever the order: only the
+    # rest is walked in order
+    kept = (_degree(ref_index)[ref_index] == 1) & (_degree(pred_index)[pred_index] == 1)
+    rest = np.flatnonzero(~kept)
     taken_ref: set[int] = set()
     taken_pred: set[int] = set()
-    out_ref, out_pred = [], []
-    for r, p in zip(ref_index.tolist(), pred_index.tolist(), strict=True):
+    for k, r, p in zip(rest.tolist(), ref_index[rest].tolist(), pred_index[rest].tolist(),
+                       strict=True):
         if r in taken_ref or p in taken_pred:
             continue
         taken_ref.add(r)
         taken_pred.add(p)
-        out_ref.append(r)
-        out_pred.append(p)
-    return np.asarray(out_ref, dtype=np.int64), np.asarray(out_pred, dtype=np.int64)
+        kept[k] = True
+    return ref_index[kept].astype(np.int64), pred_index[kept].astype(np.int64)
+
+
+def _degree(index: np.ndarray) -> np.ndarray:
+    """How often each index occurs."""
+    return np.bincount(index) if len(index) else _EMPTY
 
 
 def exact(ref_index: np.ndarray, pred_index: np.ndarray, n_ref: int,

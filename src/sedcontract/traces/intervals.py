@@ -49,7 +49,7 @@ class Intervals:
         row, start, end = row[keep], start[keep], end[keep]
         if not len(row):
             return cls(_EMPTY, _EMPTY, _EMPTY)
-        key = _row_keys(row, start, end)
+        key = row_keys(row, start, end)
         if not ordered:
             # a stable sort of one key finds the sorted pieces of its input (timsort): joining
             # a few sorted run sets costs about what reading them costs
@@ -86,15 +86,15 @@ def overlap_ranges(around: Intervals, counted: Intervals,
     if len(around) == 0 or len(counted) == 0:
         return np.zeros(len(around), dtype=np.int64), np.zeros(len(around), dtype=np.int64)
     low, high = around.start - reach, around.end + reach
-    key = _row_keys(np.concatenate([counted.row, around.row]), counted.start, counted.end, low,
-                    high)
+    key = row_keys(np.concatenate([counted.row, around.row]), counted.start, counted.end, low,
+                   high)
     lo = np.searchsorted(key(counted.row, counted.end), key(around.row, low), side="right")
     hi = np.searchsorted(key(counted.row, counted.start), key(around.row, high), side="left")
     return lo.astype(np.int64), np.maximum(hi, lo).astype(np.int64)
 
 
-def _row_keys(rows: np.ndarray, *positions: np.ndarray
-              ) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+def row_keys(rows: np.ndarray, *positions: np.ndarray
+             ) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
     """A key ``row · stride + place`` that orders (row, position) pairs exactly: the position
     itself when integers leave room below 2⁶², else its rank among the distinct positions
     (any numbers: frames, microseconds, seconds), so no size of input overflows."""
