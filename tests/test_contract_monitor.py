@@ -111,7 +111,7 @@ def test_the_decision_policy_is_applied_and_recorded():
     report = m.compute().report
     assert report.policy["decision"] == ("sigmoid of the activity logits; active iff score > "
                                          "0.5, median filter 0.1 s")
-    pred, _ = m.events()
+    pred = m.decided(scores, CLIPS)
     assert pred.to_rows() == [("a", 10 * HOP, 40 * HOP, "speech")]
 
 
@@ -135,5 +135,5 @@ def test_the_median_filter_sees_each_clip_on_its_own_length():
     scores[2, 0, 73:75] = 0.9
     m = monitor(decision=DecisionPolicy(threshold=0.5, median_filter=0.1))
     m.update(scores, CLIPS)
-    pred, _ = m.events()
+    pred = m.decided(scores, CLIPS)
     assert pred.to_rows() == [("c", 73 * HOP, 75 * HOP, "speech")]

@@ -262,3 +262,14 @@ def test_collar_scores_of_crowded_clips_equal_sed_eval(seed, matching, onset, of
         evaluate_onset=onset, evaluate_offset=offset, event_matching_type=matching,
         empty_system_output_handling="zero_score"), ref, pred, None, segment=False)
     assert_same_scores(ours, theirs)
+
+
+def test_scores_do_not_depend_on_the_order_of_classes_or_clips():
+    """Regression: intersection scores searched merged events (sorted by clip and label name)
+    as if sorted by row, so declaring classes or clips in another order changed the counts."""
+    ref, pred, _ = random_lists(3)
+    reordered = EventList.from_rows(ref.to_rows(), clips=tuple(reversed(ref.clips)))
+    for metric in (event_metrics, segment_metrics, intersection_metrics):
+        base = metric(ref, pred, classes=CLASSES).per_class
+        assert metric(ref, pred, classes=CLASSES[::-1]).per_class == base, metric.__name__
+        assert metric(reordered, pred, classes=CLASSES).per_class == base, metric.__name__

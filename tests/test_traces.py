@@ -177,7 +177,8 @@ def test_trace_set_errors_and_vanished_events(tmp_path):
         TraceSet.from_events(ref, ref, hop=HOP, durations={})
     tiny = EventList.from_rows([("a", 0.2, 0.205, "dog")])
     traces = TraceSet.from_events(ref, tiny, hop=HOP)
-    assert traces.vanished == {"ref": 0, "pred": 1}
+    assert {side: v.tolist() for side, v in traces.vanished.items()} == {"ref": [0],
+                                                                         "pred": [1]}
 
 
 def test_select_keeps_clips_classes_and_source_rows(tmp_path):

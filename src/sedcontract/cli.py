@@ -13,6 +13,7 @@ from pathlib import Path
 
 from sedcontract.audit import AuditPolicy, ScoreSettings, audit, score, to_csv, to_json, to_markdown
 from sedcontract.audit.render import psds_line, scores_json, scores_markdown
+from sedcontract.audit.shards import corpus_key, merge_shards, parse_shard, shard_json
 from sedcontract.contracts import (
     ROUNDINGS,
     check_contract,
@@ -27,7 +28,14 @@ from sedcontract.data import PATHOLOGIES, pathology_set, write_pathology_set
 from sedcontract.data.options import SPEECH_SOURCES, SPLITS
 from sedcontract.errors import SedContractError
 from sedcontract.outputs import atomic_write, check_output
-from sedcontract.traces import EDGES, MODES, PROJECTIONS, read_durations, read_events
+from sedcontract.traces import (
+    EDGES,
+    MODES,
+    PROJECTIONS,
+    EventList,
+    read_durations,
+    read_events,
+)
 from sedcontract.traces.scores import DecisionPolicy, score_files, scores_to_events
 from sedcontract.traces.traceset import MAX_CLIP_FRAMES
 
@@ -57,14 +65,26 @@ def _audit(args: argparse.Namespace) -> str:
         pred = args.pred
     policy = _policy(args, decision)
     psds_scores = args.pred_scores if args.with_scores else None
+    shard = getattr(args, "shard", None)
+    if shard is not None:
+        shard = parse_shard(shard)
+        if args.format != "json":
+            raise SedContractError("--shard writes a JSON shard report for sedcontract merge: "
+                                   "add --format json")
     if args.command == "scores":  # the score functions alone: no contract runs
         report = score(ref, pred, policy, durations=args.durations, psds_scores=psds_scores)
     else:
         report = audit(ref, pred, policy, durations=args.durations, mode=args.mode,
                        coordinates=args.coordinates, psds_scores=psds_scores,
-                       backend=args.backend, jobs=args.jobs)
+                       backend=args.backend, jobs=args.jobs, shard=shard)
     for warning in report.traces["warnings"]:
         print(f"sedcontract: warning: {warning}", file=sys.stderr)
+    if shard is not None:
+        durations = read_durations(args.durations) if args.durations else None
+        if not isinstance(pred, EventList):
+            pred = read_events(pred)
+        corpus = corpus_key(ref, pred, report.facts.classes, durations)
+        return shard_json(report, *shard, corpus)
     if args.command == "scores":
         if args.format == "json":
             return scores_json(report)
@@ -93,6 +113,16 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     inputs = _inputs_read(args)
     check_output(args.out, inputs=inputs)  # refuse a bad output before the work, not after
     atomic_write(args.out, _audit(args), inputs=inputs)
+    print(f"wrote {args.out}", file=sys.stderr)
+    return 0
+
+
+def _cmd_merge(args: argparse.Namespace) -> int:
+    text = RENDER[args.format](merge_shards(args.shards))
+    if args.out is None:
+        sys.stdout.write(text)
+        return 0
+    atomic_write(args.out, text, inputs=args.shards)
     print(f"wrote {args.out}", file=sys.stderr)
     return 0
 
@@ -213,6 +243,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--coordinates", default=None,
                      help="comma-separated coordinates to report (default: all)")
     run.add_argument("--format", choices=tuple(RENDER), default="md")
+    run.add_argument("--shard", default=None, metavar="I/N",
+                     help="audit block I (from 0) of N consecutive blocks of the clips and write "
+                          "a JSON shard report; sedcontract merge joins all N")
     run.add_argument("--with-scores", action="store_true",
                      help="add the standard scores (frame, segment, collar event, intersection, "
                 "boundary F1; PSDS with --pred-scores)")
@@ -227,6 +260,14 @@ def build_parser() -> argparse.ArgumentParser:
     _policy_options(scores)
     _score_options(scores)
     scores.set_defaults(run=_cmd_audit, with_scores=True, mode="typed", coordinates=None)
+
+    merge = sub.add_parser("merge", help="join the JSON reports of all shards of an audit "
+                           "into the corpus's report (the bytes of one unsharded run)")
+    merge.add_argument("shards", nargs="+", help="shard reports (audit --shard I/N --format "
+                       "json), any order")
+    merge.add_argument("--format", choices=tuple(RENDER), default="json")
+    merge.add_argument("--out", default=None, help="output file (default: standard output)")
+    merge.set_defaults(run=_cmd_merge)
 
     check = sub.add_parser("check", help="parse and type-check a contract, print it canonically")
     check.add_argument("contract", help="shipped name (standard) or a .contract file")

@@ -8,13 +8,13 @@ import os
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
-from itertools import pairwise
 from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from sedcontract.audit.facts import TraceFacts, check_visible
 from sedcontract.audit.psds import PsdsUnavailable, psds
 from sedcontract.audit.scores import MetricResult, standard_scores
 from sedcontract.contracts.bounds import BoundResolver
@@ -24,18 +24,17 @@ from sedcontract.contracts.contract import (
     needed_signals,
     run_contract,
 )
-from sedcontract.contracts.events import MatchingAudit
 from sedcontract.contracts.monitor import SignalTable
 from sedcontract.contracts.policy import AGGREGATIONS, AuditPolicy, ScoreSettings, policy_of
 from sedcontract.contracts.runs import BACKENDS, RunTable
 from sedcontract.contracts.syntax import Contract, EventClause
-from sedcontract.errors import ContractCheckError, SedContractError, TraceFormatError
+from sedcontract.errors import ContractCheckError, SedContractError
 from sedcontract.traces import MODES, EventList, TraceSet, read_durations, read_events
 from sedcontract.traces.intervals import Intervals
-from sedcontract.traces.names import shorten
+from sedcontract.traces.traceset import row_labels
 
-__all__ = ["AGGREGATIONS", "Cell", "GuardReport", "ModeReport", "ScoresReport", "audit",
-           "score"]
+__all__ = ["AGGREGATIONS", "Cell", "GuardReport", "MatchingCounts", "ModeReport",
+           "ScoresReport", "audit", "clip_range", "score"]
 
 
 @dataclass(frozen=True)
@@ -55,6 +54,27 @@ class Cell:
 
 
 @dataclass(frozen=True)
+class MatchingCounts:
+    """One matching of the contract, per row: the pairs greedy and exact matching find (the
+    declared method's are the pairs used)."""
+
+    name: str
+    method: str
+    greedy_per_row: np.ndarray
+    exact_per_row: np.ndarray
+
+    @property
+    def pairs(self) -> int:
+        return int((self.greedy_per_row if self.method == "greedy"
+                    else self.exact_per_row).sum())
+
+    @property
+    def short_rows(self) -> np.ndarray:
+        """Rows where greedy finds fewer pairs than the maximum."""
+        return np.flatnonzero(self.greedy_per_row < self.exact_per_row)
+
+
+@dataclass(frozen=True)
 class ModeReport:
     """All clause counts of one trace mode (typed or union), kept per row."""
 
@@ -65,7 +85,31 @@ class ModeReport:
     rows: list[tuple[str, str | None]]          # (clip, class) per row; class None on union
     satisfied: dict[str, np.ndarray]
     obligations: dict[str, np.ndarray]
-    matchings: dict[str, MatchingAudit] = field(default_factory=dict)
+    matchings: dict[str, MatchingCounts] = field(default_factory=dict)
+
+    def arrays(self, clips: int, per: int) -> dict[str, np.ndarray]:
+        """Every per-row count, each ``[clips, per]`` (``per`` rows per clip)."""
+        out = {}
+        for name in (*self.coordinates, *self.diagnostics):
+            out[f"satisfied/{name}"] = self.satisfied[name].reshape(clips, per)
+            out[f"obligations/{name}"] = self.obligations[name].reshape(clips, per)
+        for name, m in self.matchings.items():
+            out[f"greedy/{name}"] = m.greedy_per_row.reshape(clips, per)
+            out[f"exact/{name}"] = m.exact_per_row.reshape(clips, per)
+        return out
+
+    def rebuild(self, clips: Sequence[str], classes: Sequence[str],
+                arrays: dict[str, np.ndarray]) -> ModeReport:
+        """This mode's report for other clips, from :meth:`arrays` of theirs."""
+        names = (*self.coordinates, *self.diagnostics)
+        return ModeReport(
+            self.mode, self.coordinates, self.diagnostics, self.sorts,
+            row_labels(clips, classes, self.mode),
+            {n: arrays[f"satisfied/{n}"].reshape(-1) for n in names},
+            {n: arrays[f"obligations/{n}"].reshape(-1) for n in names},
+            {n: MatchingCounts(n, m.method, arrays[f"greedy/{n}"].reshape(-1),
+                               arrays[f"exact/{n}"].reshape(-1))
+             for n, m in self.matchings.items()})
 
     def micro(self, name: str) -> Cell:
         """Counts pooled over every clip and class."""
@@ -109,15 +153,28 @@ class ModeReport:
 
 @dataclass(frozen=True)
 class GuardReport:
-    """Guard vectors of one audit, by mode, with the policy and trace facts behind them."""
+    """Guard vectors of one audit, by mode, with the policy and trace facts behind them.
+
+    Every number in it is a count per clip (or per clip × class) or computed from such counts,
+    so the reports of disjoint sets of clips of one corpus join into the corpus's report
+    (:meth:`concat`): shards, processes and validation batches sum, they never recompute."""
 
     policy: dict[str, Any]
-    traces: dict[str, Any]
+    facts: TraceFacts
     modes: dict[str, ModeReport]
     aggregation: str = "micro"
     coordinates: tuple[str, ...] = ()
     scores: dict[str, MetricResult] | None = None  # standard scores on the same traces
     psds: dict[str, Any] | None = None  # PSDS1/PSDS2 from score files, or a note why not
+
+    @property
+    def traces(self) -> dict[str, Any]:
+        """The ``traces`` section: clips, classes, what projection lost, warnings."""
+        return self.facts.as_dict()
+
+    @property
+    def clips(self) -> tuple[str, ...]:
+        return self.facts.clips
 
     def vector(self, mode: str) -> dict[str, float]:
         """``{coordinate: score}`` under the report's aggregation."""
@@ -126,6 +183,63 @@ class GuardReport:
 
     def logic(self, mode: str) -> float:
         return self.modes[mode].logic(self.aggregation, self.coordinates)
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """Every count of the report, each ``[clips, width]`` (one row of numbers per clip)."""
+        n, per = len(self.clips), len(self.facts.classes)
+        out = {f"facts/{k}": v for k, v in self.facts.arrays().items()}
+        for mode, report in self.modes.items():
+            width = per if mode == "typed" else 1
+            out |= {f"{mode}/{k}": v for k, v in report.arrays(n, width).items()}
+        for name, result in (self.scores or {}).items():
+            for part in ("tp", "ref", "sys"):
+                out[f"scores/{name}/{part}"] = getattr(result, part).reshape(n, per)
+            out[f"scores/{name}/subs"] = result.subs.reshape(n, 1)
+        return out
+
+    def rebuild(self, clips: Sequence[str], arrays: Mapping[str, np.ndarray]) -> GuardReport:
+        """This report's structure (policy, contract, classes) over other clips, from
+        :meth:`arrays` of theirs."""
+        classes = self.facts.classes
+
+        def part(prefix: str) -> dict[str, np.ndarray]:
+            return {k[len(prefix):]: v for k, v in arrays.items() if k.startswith(prefix)}
+
+        scores = None if self.scores is None else {
+            name: MetricResult(tuple(clips), classes,
+                               *(arrays[f"scores/{name}/{k}"].reshape(len(clips), len(classes))
+                                 for k in ("tp", "ref", "sys")),
+                               arrays[f"scores/{name}/subs"].reshape(len(clips)))
+            for name in self.scores}
+        return GuardReport(self.policy, self.facts.rebuild(clips, part("facts/")),
+                           {m: r.rebuild(clips, classes, part(f"{m}/"))
+                            for m, r in self.modes.items()},
+                           self.aggregation, self.coordinates, scores, self.psds)
+
+    @staticmethod
+    def concat(parts: Sequence[GuardReport]) -> GuardReport:
+        """The report of the union of disjoint clip sets (in order), from theirs; they must
+        come from one policy and contract. PSDS (a curve over the whole corpus) is not a sum
+        of counts and is refused."""
+        first = parts[0]
+        for other in parts[1:]:
+            for what in ("policy", "aggregation", "coordinates"):
+                if getattr(other, what) != getattr(first, what):
+                    raise SedContractError(f"reports with different {what} cannot be joined")
+            if other.facts.classes != first.facts.classes or set(other.modes) != \
+                    set(first.modes) or (other.scores is None) != (first.scores is None):
+                raise SedContractError("reports of different classes, trace modes or score "
+                                       "settings cannot be joined")
+        if any(p.psds is not None for p in parts):
+            raise SedContractError("PSDS is a curve over the whole corpus, not a sum of counts: "
+                                   "reports with PSDS cannot be joined")
+        clips = [c for p in parts for c in p.clips]
+        if len(set(clips)) != len(clips):
+            twice = next(c for c in clips if clips.count(c) > 1)
+            raise SedContractError(f"clip {twice!r} is in more than one of the joined reports")
+        arrays = [p.arrays() for p in parts]
+        return first.rebuild(clips, {k: np.concatenate([a[k] for a in arrays])
+                                     for k in arrays[0]})
 
 
 def _load(value: EventList | str | Path, what: str) -> EventList:
@@ -159,65 +273,27 @@ def _coordinates(coordinates: Sequence[str] | str | None, guard: tuple[str, ...]
     return chosen
 
 
-def class_warnings(ref: EventList, pred: EventList) -> list[str]:
-    """Class sets that cannot be meant: classes that differ only in case, or a prediction with
-    no class of the reference."""
-    ref_classes, pred_classes = set(ref.classes), set(pred.classes)
-    notes = []
-    lower = {c.lower(): c for c in ref_classes}
-    for c in sorted(pred_classes - ref_classes):
-        if c.lower() in lower:
-            notes.append(f"predicted class {shorten(c, 40)!r} and reference class "
-                         f"{shorten(lower[c.lower()], 40)!r} differ only in case: they are "
-                         "different classes")
-    if ref_classes and pred_classes and not ref_classes & pred_classes:
-        notes.append(f"the predictions share no class with the reference (reference: "
-                     f"{_names(ref_classes)}; predictions: {_names(pred_classes)})")
-    return notes
-
-
-def _names(classes: set[str], most: int = 8) -> str:
-    """Some class names for a message, shortened."""
-    shown = [shorten(c, 40) for c in sorted(classes)[:most]]
-    return ", ".join(shown) + (f" and {len(classes) - most} more" if len(classes) > most else "")
-
-
-def projection_warnings(traces: TraceSet, ref: EventList, pred: EventList) -> list[str]:
-    """Events the grid cannot see; refused outright when no reference event is left."""
-    positive = int(np.count_nonzero(ref.offset > ref.onset))
-    if positive and not len(traces.runs["ref"]):
-        raise TraceFormatError(f"none of the {positive} reference events covers a frame at hop "
-                               f"{traces.hop:g} s (projection {traces.projection}): the grid is "
-                               "coarser than the events and every score would be vacuous or "
-                               "perfect; choose a smaller hop", path=ref.path)
-    notes = []
-    for side, events in (("reference", ref), ("predicted", pred)):
-        lost = traces.vanished["ref" if side == "reference" else "pred"]
-        if lost:
-            notes.append(f"{lost} of {len(events)} {side} events cover no frame at hop "
-                         f"{traces.hop:g} s (projection {traces.projection}); the vector does "
-                         "not see them")
-    return notes
-
-
 @dataclass(frozen=True)
 class Prepared:
-    """What every report of a reference/prediction pair starts from: the events, durations,
-    their traces on the policy's grid and the warnings about them."""
+    """What every report of a reference/prediction pair starts from: the events, durations
+    and their traces on the policy's grid."""
 
     ref: EventList
     pred: EventList
     durations: Mapping[str, float] | None
     traces: TraceSet
-    warnings: list[str]
 
-    def facts(self) -> dict[str, Any]:
-        """The ``traces`` section of a report."""
-        t = self.traces
-        return {"clips": len(t.clips), "classes": list(t.classes), "vanished": t.vanished,
-                "merged": t.merged,
-                "durations": "given" if self.durations is not None else "latest offset per clip",
-                "warnings": self.warnings}
+    def facts(self) -> TraceFacts:
+        """The counts behind the ``traces`` section of a report."""
+        return TraceFacts.of(self.traces, self.durations is not None)
+
+    def clips_between(self, first: int, stop: int) -> Prepared:
+        """The clips ``[first, stop)`` of the corpus, events and traces."""
+        clips = self.traces.clips[first:stop]
+        if (first, stop) == (0, len(self.traces.clips)):
+            return self
+        return Prepared(self.ref.select(clips=clips), self.pred.select(clips=clips),
+                        self.durations, self.traces.clips_between(first, stop))
 
 
 def prepare_traces(ref: EventList | str | Path, pred: EventList | str | Path,
@@ -235,9 +311,8 @@ def prepare_traces(ref: EventList | str | Path, pred: EventList | str | Path,
     traces = TraceSet.from_events(ref_events, pred_events, hop=policy.hop, durations=durations,
                                   classes=classes, projection=policy.projection,
                                   max_frames=policy.max_frames)
-    warnings = projection_warnings(traces, ref_events, pred_events) + class_warnings(
-        ref_events, pred_events)
-    return Prepared(ref_events, pred_events, durations, traces, warnings)
+    check_visible(traces, ref_events)
+    return Prepared(ref_events, pred_events, durations, traces)
 
 
 def standard_and_psds(prepared: Prepared, policy: AuditPolicy,
@@ -263,7 +338,8 @@ def audit(ref: EventList | str | Path, pred: EventList | str | Path,
           durations: Mapping[str, float] | str | Path | None = None, mode: str = "both",
           coordinates: Sequence[str] | str | None = None,
           classes: Sequence[str] | None = None, psds_scores: str | Path | None = None,
-          backend: str = "runs", jobs: int = 1, **settings: Any) -> GuardReport:
+          backend: str = "runs", jobs: int = 1, shard: tuple[int, int] | None = None,
+          **settings: Any) -> GuardReport:
     """Run a contract on reference and prediction events; typed and union side by side.
 
     ``policy`` (an :class:`AuditPolicy`, a mapping of its settings, or the defaults) decides
@@ -274,6 +350,9 @@ def audit(ref: EventList | str | Path, pred: EventList | str | Path,
     traces, all rows at once, at a cost that follows the events, not the frames; ``dense``
     on frame arrays a chunk of rows at a time (the reference; the same counts). ``jobs``:
     processes that share the rows of the run-length backend (the same report for any number).
+    ``shard=(i, n)``: the report of the i-th of n consecutive, nearly equal blocks of the
+    corpus's clips (numbered from 0); :meth:`GuardReport.concat` of all n is the corpus's
+    report. Inputs are read and projected whole (checks and classes are the corpus's).
     """
     policy = policy_of(policy, **settings)
     if backend not in BACKENDS:
@@ -285,6 +364,11 @@ def audit(ref: EventList | str | Path, pred: EventList | str | Path,
         raise ContractCheckError(f"unknown mode {mode!r}; choose typed, union or both")
     contract = policy.parsed
     prepared = prepare_traces(ref, pred, policy, durations=durations, classes=classes)
+    if shard is not None:
+        if psds_scores is not None:
+            raise ContractCheckError("PSDS is a curve over the whole corpus, not a sum of "
+                                     "counts: audit without shards to compute it")
+        prepared = prepared.clips_between(*clip_range(len(prepared.traces.clips), *shard))
     traces = prepared.traces
     guard = tuple(c.name for c in contract.clauses if not c.diagnostic)
     diagnostics = tuple(c.name for c in contract.clauses if c.diagnostic)
@@ -303,7 +387,9 @@ def audit(ref: EventList | str | Path, pred: EventList | str | Path,
         if backend == "runs":
             signals, lengths = traces.run_signals(name, needed), traces.row_lengths(name)
             per = len(traces.classes) if name == "typed" else 1
-            blocks = _blocks(len(traces.clips), max(workers, 1), per)
+            blocks = [(a * per, b * per) for a, b in
+                      (clip_range(len(traces.clips), i, max(workers, 1))
+                       for i in range(max(workers, 1)))]
             parts = [(contract, {k: v.rows_between(a, b) for k, v in signals.items()},
                       lengths[a:b], policy.edges, resolver, row_classes[a:b], traces.classes,
                       policy.matching) for a, b in blocks]
@@ -331,7 +417,8 @@ def audit(ref: EventList | str | Path, pred: EventList | str | Path,
             name, guard, diagnostics, sorts, traces.row_labels(name),
             {k: v.satisfied_per_row for k, v in result.clauses.items()},
             {k: v.obligations_per_row for k, v in result.clauses.items()},
-            result.matchings)
+            {k: MatchingCounts(k, m.method, m.greedy_per_row, m.exact_per_row)
+             for k, m in result.matchings.items()})
     if pool is not None:
         pool.shutdown()
     standard, psds_result = standard_and_psds(prepared, policy, psds_scores)
@@ -339,11 +426,13 @@ def audit(ref: EventList | str | Path, pred: EventList | str | Path,
                        reports, policy.aggregation, chosen, standard, psds_result)
 
 
-def _blocks(clips: int, parts: int, per: int) -> list[tuple[int, int]]:
-    """``parts`` consecutive row ranges of about equal size, cut at clip boundaries (a clip's
-    ``per`` rows stay together)."""
-    cuts = np.unique(np.linspace(0, clips, parts + 1).round().astype(np.int64)) * per
-    return [(int(a), int(b)) for a, b in pairwise(cuts)] or [(0, 0)]
+def clip_range(clips: int, index: int, count: int) -> tuple[int, int]:
+    """Clips ``[first, stop)`` of block ``index`` of ``count`` consecutive, nearly equal
+    blocks (a block may be empty when there are fewer clips than blocks)."""
+    if isinstance(index, bool) or isinstance(count, bool) or not isinstance(index, int) or \
+            not isinstance(count, int) or count < 1 or not 0 <= index < count:
+        raise ContractCheckError(f"shard {index!r}/{count!r}: need whole numbers 0 <= i < n")
+    return clips * index // count, clips * (index + 1) // count
 
 
 def run_rows(contract: Contract, signals: Mapping[str, Intervals], lengths: np.ndarray,
@@ -377,5 +466,5 @@ def score(ref: EventList | str | Path, pred: EventList | str | Path,
         policy = policy.but(scores=ScoreSettings())
     prepared = prepare_traces(ref, pred, policy, durations=durations, classes=classes)
     standard, psds_result = standard_and_psds(prepared, policy, psds_scores)
-    return ScoresReport(policy.report(policy.conversions()), prepared.facts(), standard or {},
-                        psds_result)
+    return ScoresReport(policy.report(policy.conversions()), prepared.facts().as_dict(),
+                        standard or {}, psds_result)

@@ -70,7 +70,7 @@ def to_dict(report: GuardReport) -> dict[str, Any]:
             "diagnostics": {c: entries[c] for c in mode.diagnostics},
             "logic": None if math.isnan(logic) else logic,
             "matchings": {
-                m.name: {"method": m.method, "pairs": len(m.ref_index),
+                m.name: {"method": m.method, "pairs": m.pairs,
                          "greedy_pairs": int(m.greedy_per_row.sum()),
                          "exact_pairs": int(m.exact_per_row.sum()),
                          "greedy_short": [
@@ -240,7 +240,7 @@ def to_markdown(report: GuardReport) -> str:
     for name in modes:
         for m in report.modes[name].matchings.values():
             greedy, exact = int(m.greedy_per_row.sum()), int(m.exact_per_row.sum())
-            out.append(f"matching {m.name} ({name}): {m.method}, {len(m.ref_index)} pairs; "
+            out.append(f"matching {m.name} ({name}): {m.method}, {m.pairs} pairs; "
                        f"greedy {greedy} vs exact {exact}, greedy short in "
                        f"{len(m.short_rows)} clip×class rows")
     p, t = report.policy, report.traces

@@ -73,22 +73,62 @@ class Counts:
 
 @dataclass(frozen=True)
 class MetricResult:
-    """Overall (micro) counts, per-class counts and the macro means over classes."""
+    """Counts per clip × class (true positives, references, system outputs) and substitutions
+    per clip. Overall and per-class scores are sums of them, so the results of disjoint sets
+    of clips join by concatenation (shards, processes, validation batches)."""
 
-    overall: Counts
-    per_class: dict[str, Counts]
-    overall_error_rate: float | None = None  # segment-based S/D/I differ from the pooled form
+    clips: tuple[str, ...]
+    classes: tuple[str, ...]
+    tp: np.ndarray    # [clips, classes]
+    ref: np.ndarray   # [clips, classes]
+    sys: np.ndarray   # [clips, classes]
+    subs: np.ndarray  # [clips]: collar event S; segment S (so fn, fp are D, I)
+
+    @classmethod
+    def of_rows(cls, clips: Sequence[str], classes: Sequence[str], tp: np.ndarray,
+                ref: np.ndarray, sys: np.ndarray, subs: np.ndarray | None = None
+                ) -> MetricResult:
+        """From flat per-row counts (row ``clip · C + class``; float sums of whole numbers are
+        made integers)."""
+        shape = (len(clips), len(classes))
+
+        def whole(x: np.ndarray, size: tuple[int, ...]) -> np.ndarray:
+            return np.rint(np.asarray(x, dtype=np.float64)).astype(np.int64).reshape(size)
+
+        return cls(tuple(clips), tuple(classes), whole(tp, shape), whole(ref, shape),
+                   whole(sys, shape),
+                   whole(np.zeros(len(clips)) if subs is None else subs, (len(clips),)))
+
+    @property
+    def overall(self) -> Counts:
+        return Counts(int(self.tp.sum()), int(self.ref.sum()), int(self.sys.sum()),
+                      int(self.subs.sum()))
+
+    @property
+    def per_class(self) -> dict[str, Counts]:
+        tp, ref, sys = self.tp.sum(axis=0), self.ref.sum(axis=0), self.sys.sum(axis=0)
+        return {c: Counts(int(tp[k]), int(ref[k]), int(sys[k]))
+                for k, c in enumerate(self.classes)}
 
     @property
     def error_rate(self) -> float:
-        return self.overall.error_rate if self.overall_error_rate is None \
-            else self.overall_error_rate
+        return self.overall.error_rate
 
     def macro(self, name: str) -> tuple[float, int]:
         """Mean of a per-class score over classes where it is defined, and their number."""
         values = [getattr(c, name) for c in self.per_class.values()]
         values = [v for v in values if not math.isnan(v)]
         return (float(np.mean(values)) if values else math.nan), len(values)
+
+    @staticmethod
+    def concat(parts: Sequence[MetricResult]) -> MetricResult:
+        """One result from the results of disjoint clip sets (in order), same classes."""
+        classes = parts[0].classes
+        if any(p.classes != classes for p in parts):
+            raise SedContractError("standard scores of different class lists cannot be joined")
+        return MetricResult(tuple(c for p in parts for c in p.clips), classes,
+                            *(np.concatenate([getattr(p, k) for p in parts])
+                              for k in ("tp", "ref", "sys", "subs")))
 
 
 def _clip_extent_us(ref: EventList, pred: EventList, clips: Sequence[str],
@@ -108,11 +148,17 @@ def _clip_extent_us(ref: EventList, pred: EventList, clips: Sequence[str],
 
 
 def _rows(events: EventList, clips: Sequence[str], classes: Sequence[str]) -> np.ndarray:
-    """Row ``clip · C + class`` of every event."""
+    """Row ``clip · C + class`` of every event; a label outside ``classes`` is an error."""
     clip_index = {c: i for i, c in enumerate(clips)}
     class_index = {c: k for k, c in enumerate(classes)}
-    return np.array([clip_index[c] * len(classes) + class_index[lab]
-                     for c, lab in zip(events.clip, events.label, strict=True)], dtype=np.int64)
+    label = np.fromiter((class_index.get(lab, -1) for lab in events.label), dtype=np.int64,
+                        count=len(events))
+    if np.any(label < 0):
+        i = int(np.flatnonzero(label < 0)[0])
+        raise TraceFormatError(f"label {events.label[i]!r} is not one of the scored classes "
+                               f"{', '.join(classes)}", **events.where(i), column="event_label")
+    clip = np.fromiter((clip_index[c] for c in events.clip), dtype=np.int64, count=len(events))
+    return clip * len(classes) + label
 
 
 def _overlap(a: Intervals, b: Intervals) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -122,9 +168,9 @@ def _overlap(a: Intervals, b: Intervals) -> tuple[np.ndarray, np.ndarray, np.nda
     return ia, ib, shared
 
 
-def _per_class(rows: np.ndarray, weights: np.ndarray | None, per: int) -> np.ndarray:
-    """Sums of ``weights`` (counts when None) by the class of row ``clip · per + class``."""
-    return np.bincount(rows % max(per, 1), weights=weights, minlength=per)[:per]
+def _count(rows: np.ndarray, weights: np.ndarray | None, n: int) -> np.ndarray:
+    """Sums of ``weights`` (counts when None) per row ``0 … n−1``."""
+    return np.bincount(rows, weights=weights, minlength=n)[:n]
 
 
 def segment_metrics(ref: EventList, pred: EventList, *, classes: Sequence[str],
@@ -147,12 +193,7 @@ def segment_metrics(ref: EventList, pred: EventList, *, classes: Sequence[str],
         active[side] = Intervals.merged(rows, first, end)
     a, s = active["ref"], active["pred"]
     ia, ib, shared = _overlap(a, s)
-    tp = _per_class(a.row[ia], shared, per)
-    n_ref = _per_class(a.row, a.end - a.start, per)
-    n_sys = _per_class(s.row, s.end - s.start, per)
-    per_class_counts = {c: Counts(int(t), int(r), int(y))
-                        for c, t, r, y in zip(classes, tp, n_ref, n_sys, strict=True)}
-    overall = Counts(int(tp.sum()), int(n_ref.sum()), int(n_sys.sum()))
+    n_rows = len(clips) * per
     # per segment: active reference classes, system classes and hits, as step functions of
     # the segment index within each clip (+1 where a range starts, −1 where it ends)
     both = np.maximum(a.start[ia], s.start[ib]), np.minimum(a.end[ia], s.end[ib])
@@ -170,20 +211,12 @@ def segment_metrics(ref: EventList, pred: EventList, *, classes: Sequence[str],
     same = clip[1:] == clip[:-1]
     width[:-1] = np.where(same, position[1:] - position[:-1], 0)
     r, y, t = level[:, 0], level[:, 1], level[:, 2]
-    subs = int(np.sum(width * (np.minimum(r, y) - t)))
-    deletions = int(np.sum(width * np.maximum(0, r - y)))
-    insertions = int(np.sum(width * np.maximum(0, y - r)))
-    er = math.nan if overall.ref == 0 else (subs + deletions + insertions) / overall.ref
-    return MetricResult(overall, per_class_counts, er)
-
-
-def _codes(*columns: np.ndarray) -> tuple[list[np.ndarray], dict[str, int]]:
-    """Integer codes of the values of several columns (one per distinct value, in order of
-    first appearance) and the code of each value."""
-    code: dict[str, int] = {}
-    out = [np.fromiter((code.setdefault(v, len(code)) for v in column), dtype=np.int64,
-                       count=len(column)) for column in columns]
-    return out, code
+    # S per segment is min(r, y) − t; then fn = ref − tp − S sums max(0, r − y) (deletions)
+    # and fp sums max(0, y − r) (insertions): the pooled error rate is DCASE's S + D + I
+    subs = _count(clip, width * (np.minimum(r, y) - t), len(clips))
+    return MetricResult.of_rows(clips, classes, _count(a.row[ia], shared, n_rows),
+                                _count(a.row, a.end - a.start, n_rows),
+                                _count(s.row, s.end - s.start, n_rows), subs)
 
 
 def _greedy_in_rows(refs: np.ndarray, preds: np.ndarray, r_row: np.ndarray,
@@ -253,18 +286,18 @@ def event_metrics(ref: EventList, pred: EventList, *, classes: Sequence[str],
         raise SedContractError(f"unknown event matching {matching!r}; choose optimal or "
                                "greedy")
     method = "exact" if matching == "optimal" else "greedy"
-    (r_clip, p_clip), _ = _codes(ref.clip, pred.clip)
-    (r_lab, p_lab, _), code = _codes(ref.label, pred.label, np.asarray(classes, dtype=object))
-    n_labels = len(code)
+    clips = list(dict.fromkeys([*ref.clips, *pred.clips]))
+    per, n_rows = len(classes), len(clips) * len(classes)
+    r_row, p_row = _rows(ref, clips, classes), _rows(pred, clips, classes)
+    r_clip, p_clip = r_row // max(per, 1), p_row // max(per, 1)
     if evaluate_onset or evaluate_offset:
         refs, preds = _collar_pairs(ref, pred, r_clip, p_clip, t_collar=t_collar,
                                     percentage_of_length=percentage_of_length,
                                     evaluate_onset=evaluate_onset,
                                     evaluate_offset=evaluate_offset)
-        same = r_lab[refs] == p_lab[preds]
+        same = r_row[refs] == p_row[preds]
         if method == "greedy":
-            hit_r, hit_p = _greedy_in_rows(refs[same], preds[same], r_clip * n_labels + r_lab,
-                                           p_clip * n_labels + p_lab)
+            hit_r, hit_p = _greedy_in_rows(refs[same], preds[same], r_row, p_row)
         else:
             hit_r, hit_p = exact(refs[same], preds[same], len(ref), len(pred))
         ref_left = np.ones(len(ref), dtype=bool)
@@ -272,37 +305,26 @@ def event_metrics(ref: EventList, pred: EventList, *, classes: Sequence[str],
         pred_free = np.ones(len(pred), dtype=bool)
         pred_free[hit_p] = False
         keep = ref_left[refs] & pred_free[preds]  # leftovers, first free prediction in order
-        subs = len(_greedy_in_rows(refs[keep], preds[keep], r_clip, p_clip)[0])
-        tp_by_label = np.bincount(r_lab[hit_r], minlength=n_labels)
-    else:  # no time condition: every pair of a clip hits, so counts alone decide
-        n_clips = int(max(r_clip.max(initial=-1), p_clip.max(initial=-1))) + 1
-        cells = n_clips * n_labels
-        n_r = np.bincount(r_clip * n_labels + r_lab, minlength=cells).reshape(n_clips, -1)
-        n_p = np.bincount(p_clip * n_labels + p_lab, minlength=cells).reshape(n_clips, -1)
+        sub_r, _ = _greedy_in_rows(refs[keep], preds[keep], r_clip, p_clip)
+        tp, subs = _count(r_row[hit_r], None, n_rows), _count(r_clip[sub_r], None, len(clips))
+    else:  # no time condition: every pair of a clip and class hits, so counts alone decide
+        n_r, n_p = _count(r_row, None, n_rows), _count(p_row, None, n_rows)
         tp = np.minimum(n_r, n_p)
-        hits = tp.sum(axis=1)
-        subs = int(np.minimum(n_r.sum(axis=1) - hits, n_p.sum(axis=1) - hits).sum())
-        tp_by_label = tp.sum(axis=0)
-    n_ref = np.bincount(r_lab, minlength=n_labels)
-    n_sys = np.bincount(p_lab, minlength=n_labels)
-    overall = Counts(int(tp_by_label.sum()), len(ref), len(pred), subs)
-    per_class = {c: Counts(int(tp_by_label[code[c]]), int(n_ref[code[c]]),
-                           int(n_sys[code[c]])) for c in classes}
-    return MetricResult(overall, per_class)
+        subs = np.minimum((n_r - tp).reshape(len(clips), per).sum(axis=1),
+                          (n_p - tp).reshape(len(clips), per).sum(axis=1))
+    return MetricResult.of_rows(clips, classes, tp, _count(r_row, None, n_rows),
+                                _count(p_row, None, n_rows), subs)
 
 
 def frame_metrics(traces: TraceSet) -> MetricResult:
     """Frame-based F1 on the contract grid (the same projection the guard vector uses),
     counted on the runs."""
     ref, pred = traces.runs["ref"], traces.runs["pred"]
-    per = len(traces.classes)
+    n_rows = traces.rows("typed")
     ia, _, shared = _overlap(ref, pred)
-    tp = _per_class(ref.row[ia], shared, per)
-    n_ref = _per_class(ref.row, ref.end - ref.start, per)
-    n_sys = _per_class(pred.row, pred.end - pred.start, per)
-    counts = {c: Counts(int(t), int(r), int(y))
-              for c, t, r, y in zip(traces.classes, tp, n_ref, n_sys, strict=True)}
-    return MetricResult(sum(counts.values(), Counts(0, 0, 0)), counts)
+    return MetricResult.of_rows(traces.clips, traces.classes, _count(ref.row[ia], shared, n_rows),
+                                _count(ref.row, ref.end - ref.start, n_rows),
+                                _count(pred.row, pred.end - pred.start, n_rows))
 
 
 def _boundaries(runs: Intervals, lengths: np.ndarray, kind: str,
@@ -327,7 +349,6 @@ def boundary_metrics(traces: TraceSet, *, frames: int, kind: str = "onset",
     lengths = traces.row_lengths("typed")
     r_row, r_pos = _boundaries(traces.runs["ref"], lengths, kind, edges)
     p_row, p_pos = _boundaries(traces.runs["pred"], lengths, kind, edges)
-    per = len(traces.classes)
     # rows are sorted and positions sorted within a row, so each reference's predictions in
     # reach are one range and the ranges move forward: earliest-first (the sweep) is optimal
     key = row_keys(np.concatenate([p_row, r_row]), p_pos, r_pos - frames, r_pos + frames)
@@ -335,11 +356,9 @@ def boundary_metrics(traces: TraceSet, *, frames: int, kind: str = "onset",
     lo = np.searchsorted(placed, key(r_row, r_pos - frames), side="left")
     hi = np.searchsorted(placed, key(r_row, r_pos + frames), side="right")
     hit, _ = sweep(np.arange(len(r_row), dtype=np.int64), lo, hi)
-    tp = _per_class(r_row[hit], None, per)
-    n_ref, n_sys = _per_class(r_row, None, per), _per_class(p_row, None, per)
-    per_class = {c: Counts(int(tp[k]), int(n_ref[k]), int(n_sys[k]))
-                 for k, c in enumerate(traces.classes)}
-    return MetricResult(sum(per_class.values(), Counts(0, 0, 0)), per_class)
+    n_rows = traces.rows("typed")
+    return MetricResult.of_rows(traces.clips, traces.classes, _count(r_row[hit], None, n_rows),
+                                _count(r_row, None, n_rows), _count(p_row, None, n_rows))
 
 
 def standard_scores(ref: EventList, pred: EventList, traces: TraceSet,
@@ -368,6 +387,13 @@ def standard_scores(ref: EventList, pred: EventList, traces: TraceSet,
     }
 
 
+def _sorted_intervals(row: np.ndarray, start: np.ndarray, end: np.ndarray) -> Intervals:
+    """Disjoint intervals of each row ordered by (row, start), as the overlap search needs
+    (merged events come sorted by clip and label *name*, not by row)."""
+    order = np.lexsort((start, row))
+    return Intervals(row[order], start[order], end[order])
+
+
 def intersection_metrics(ref: EventList, pred: EventList, *, classes: Sequence[str],
                          dtc_threshold: float = 0.5, gtc_threshold: float = 0.5,
                          time_decimals: int = 6) -> MetricResult:
@@ -383,10 +409,9 @@ def intersection_metrics(ref: EventList, pred: EventList, *, classes: Sequence[s
     """
     ref, pred = ref.merged(), pred.merged()
     clips = list(dict.fromkeys([*ref.clips, *pred.clips]))
-    r = Intervals(_rows(ref, clips, classes), ref.onset, ref.offset)
-    p = Intervals(_rows(pred, clips, classes), pred.onset, pred.offset)
+    r, p = (_sorted_intervals(_rows(e, clips, classes), e.onset, e.offset) for e in (ref, pred))
     ip, ir, shared = _overlap(p, r)
-    per = max(len(classes), 1)
+    n_rows = len(clips) * len(classes)
     p_len, r_len = p.end - p.start, r.end - r.start
     relevant = (np.round(np.bincount(ip, weights=shared, minlength=len(p)), time_decimals)
                 >= np.round(dtc_threshold * p_len, time_decimals)) & (p_len > 0)
@@ -394,9 +419,6 @@ def intersection_metrics(ref: EventList, pred: EventList, *, classes: Sequence[s
                        time_decimals)
     hit = (covered >= np.round(gtc_threshold * r_len, time_decimals)) & (r_len > 0)
     false = (p_len > 0) & ~relevant
-    per_class = {}
-    for k, c in enumerate(classes):
-        tp = int(np.count_nonzero(hit & (r.row % per == k)))
-        fp = int(np.count_nonzero(false & (p.row % per == k)))
-        per_class[c] = Counts(tp, int(np.count_nonzero(r.row % per == k)), tp + fp)
-    return MetricResult(sum(per_class.values(), Counts(0, 0, 0)), per_class)
+    tp = _count(r.row[hit], None, n_rows)
+    return MetricResult.of_rows(clips, classes, tp, _count(r.row, None, n_rows),
+                                tp + _count(p.row[false], None, n_rows))

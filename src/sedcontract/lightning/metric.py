@@ -1,14 +1,18 @@
 """``ContractMonitor``: the exact contract monitor of the audit layer as a torchmetrics
 ``Metric``, so validation reports the same guard vector as ``sedcontract audit``.
 
-State is one slot per clip of the split (frame scores and a seen-count), reduced by sum. A
-process writes a clip's slot (it never adds to it), so a clip seen twice by one process counts
-once, and a clip that several processes saw (the distributed sampler pads the last batch) is
-divided by its seen-count: the vector is identical on 1 or N processes.
+Each ``update`` decides the batch's events and audits them at once: the state is the counts
+of every clip of the split (a row of whole numbers per clip, the report's own counts) and a
+seen-count, reduced by sum. A process *writes* a clip's row (it never adds to it), so a clip
+seen twice by one process counts once, and a clip that several processes saw (the
+distributed sampler pads the last batch) is divided by its seen-count: the vector is
+identical on 1 or N processes, and what crosses processes grows with clips and classes,
+never with frames.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
@@ -21,6 +25,8 @@ from sedcontract.errors import SedContractError
 from sedcontract.traces import EventList
 from sedcontract.traces.grid import frames_covering, to_us
 from sedcontract.traces.scores import DecisionPolicy, activity_to_events, decide
+
+log = logging.getLogger(__name__)
 
 
 class Audited:
@@ -62,13 +68,36 @@ class ContractMonitor(Metric):
         duration_us = to_us(np.array([self.durations[c] for c in self.clips]))
         self.lengths = frames_covering(duration_us, hop_us).astype(np.int64)  # the grid
         self.whole = (duration_us // hop_us).astype(np.int64)  # frames a front end gives
-        frames = int(self.lengths.max()) if len(self.clips) else 0
-        self.add_state("frame_scores", torch.zeros(len(self.clips), len(self.classes), frames),
+        if not self.clips:
+            raise SedContractError("the reference of the monitored split lists no clips")
+        # one clip audited against no prediction: the report's structure, and the layout of
+        # the counts of one clip (the columns of the state)
+        first = self.clips[:1]
+        self.template = audit(reference.select(clips=first), EventList.from_rows([], clips=first),
+                              self.policy, durations={first[0]: self.durations[first[0]]},
+                              classes=self.classes)
+        self.widths = {k: v.shape[1] for k, v in self.template.arrays().items()}
+        self.add_state("counts", torch.zeros(len(self.clips), sum(self.widths.values()),
+                                             dtype=torch.int64), dist_reduce_fx="sum")
+        self.add_state("seen", torch.zeros(len(self.clips), dtype=torch.int64),
                        dist_reduce_fx="sum")
-        self.add_state("seen", torch.zeros(len(self.clips)), dist_reduce_fx="sum")
 
     def update(self, scores: torch.Tensor, clips: Sequence[str]) -> None:
-        """Record the frame scores of a batch of clips (named by id)."""
+        """Audit a batch of clips (named by id) from their frame scores; keep their counts."""
+        pred = self.decided(scores, clips)
+        batch = tuple(dict.fromkeys(clips))
+        report = audit(self.reference.select(clips=batch), pred, self.policy,
+                       durations={c: self.durations[c] for c in batch}, classes=self.classes)
+        arrays = report.arrays()
+        matrix = np.concatenate([arrays[k] for k in self.widths], axis=1)
+        rows = torch.tensor([self.index[c] for c in batch], device=self.seen.device)
+        self.counts[rows] = torch.from_numpy(matrix).to(self.counts)
+        self.seen[rows] = 1
+
+    def decided(self, scores: torch.Tensor, clips: Sequence[str]) -> EventList:
+        """The events of a batch's frame scores ``[batch, classes, frames]`` under the decision
+        policy, each clip on its own length (no filter across padding); a clip named twice in
+        the batch keeps its last scores."""
         if scores.ndim != 3 or scores.shape[0] != len(clips) or \
                 scores.shape[1] != len(self.classes):
             raise SedContractError(f"expected scores [{len(clips)}, {len(self.classes)}, "
@@ -83,34 +112,32 @@ class ContractMonitor(Metric):
             raise SedContractError(
                 f"scores of {scores.shape[-1]} frames for clips of {whole} whole frames of "
                 f"{self.hop:g} s: do the detector's hop and the contract's hop agree?")
-        rows = torch.tensor(index, device=self.seen.device)
-        n = scores.shape[-1]
-        slot = torch.zeros(len(clips), *self.frame_scores.shape[1:], device=self.seen.device)
-        slot[..., :n] = scores[..., :n].detach().to(slot.dtype)
-        self.frame_scores[rows] = slot
-        self.seen[rows] = 1.0
-
-    def events(self) -> tuple[EventList, tuple[str, ...]]:
-        """Predicted events of every clip seen so far (after the decision policy) and the
-        clips they cover."""
-        seen = self.seen.detach().cpu().numpy()
-        rows = np.flatnonzero(seen > 0)
-        scores = (self.frame_scores[torch.from_numpy(rows).to(self.seen.device)].cpu().numpy()
-                  / seen[rows, None, None])
-        active = np.zeros(scores.shape, dtype=bool)
-        for k, i in enumerate(rows):  # each clip on its own length (no filter across padding)
-            n = int(self.lengths[i])
-            active[k, :, :n] = decide(scores[k, :, :n].T, self.policy.decision, self.hop).T
-        clips = tuple(self.clips[i] for i in rows)
-        return activity_to_events(active, clips, self.classes, self.hop,
-                                  self.lengths[rows]), clips
+        last = {c: k for k, c in enumerate(clips)}
+        values = scores.detach().float().cpu().numpy()
+        batch = tuple(last)
+        lengths = self.lengths[[self.index[c] for c in batch]]
+        # frames past the scores (a clip's last partial frame) are 0, as a front end leaves them
+        padded = np.zeros((len(batch), len(self.classes), grid), dtype=values.dtype)
+        padded[..., :values.shape[-1]] = values[[last[c] for c in batch]]
+        active = np.zeros(padded.shape, dtype=bool)
+        for k in range(len(batch)):
+            n = int(lengths[k])
+            active[k, :, :n] = decide(padded[k, :, :n].T, self.policy.decision, self.hop).T
+        return activity_to_events(active, batch, self.classes, self.hop, lengths)
 
     def compute(self) -> Audited:
-        pred, clips = self.events()
-        if not clips:
+        seen = self.seen.detach().cpu().numpy()
+        rows = np.flatnonzero(seen > 0)
+        if not len(rows):
             raise SedContractError("the contract monitor saw no clips")
-        ref = self.reference if len(clips) == len(self.clips) else \
-            self.reference.select(clips=clips)
-        report = audit(ref, pred, self.policy, durations={c: self.durations[c] for c in clips},
-                       classes=self.classes)
-        return Audited(report, clips)
+        total = self.counts.detach().cpu().numpy()[rows]
+        times = seen[rows, None]
+        if np.any(total % times):  # processes that saw one clip disagreed about it
+            clash = [self.clips[i] for i in rows[np.any(total % times, axis=1)]]
+            log.warning("%d clip(s) seen by several processes were scored differently by them "
+                        "(first: %r); their counts are the rounded mean", len(clash), clash[0])
+        matrix = np.rint(total / times).astype(np.int64)
+        cuts = np.cumsum(list(self.widths.values()))[:-1]
+        arrays = dict(zip(self.widths, np.split(matrix, cuts, axis=1), strict=True))
+        clips = tuple(self.clips[i] for i in rows)
+        return Audited(self.template.rebuild(clips, arrays), clips)

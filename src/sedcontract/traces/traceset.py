@@ -47,9 +47,10 @@ class TraceSet:
     runs: dict[str, Intervals]     # side → runs per clip × class row
     union_runs: dict[str, Intervals]  # side → runs per clip of the activity of any class
     projection: str
-    vanished: dict[str, int]       # side → events that cover no frame under the projection
-    merged: dict[str, int]         # side → events that share their grid interval with
-                                   # another event of the same clip and class
+    events: dict[str, np.ndarray]    # side → events per clip × class row
+    vanished: dict[str, np.ndarray]  # side → events per clip that cover no frame
+    merged: dict[str, np.ndarray]    # side → events per clip that share their grid interval
+                                     # with another event of the same clip and class
 
     @classmethod
     def from_events(cls, ref: EventList, pred: EventList, *, hop: float,
@@ -104,20 +105,35 @@ class TraceSet:
         lengths = frames_covering(extent_us, grid.hop_us)
         _check_length(lengths, max_frames, clips, hop, durations, ref, pred, rows)
         class_index = {c: i for i, c in enumerate(classes)}
-        runs_of, vanished, merged = {}, {}, {}
+        runs_of, counts, vanished, merged = {}, {}, {}, {}
+        n_clips, per = len(clips), len(classes)
         for side, events in zip(SIDES, (ref, pred), strict=True):
             first, end = project(events.onset, events.offset, hop, projection)
             cols = np.array([class_index[c] for c in events.label], dtype=np.int64)
             end = np.minimum(end, lengths[rows[side]])
             first = np.minimum(first, end)
-            vanished[side] = int(np.count_nonzero(first == end))
+            row = rows[side] * per + cols
+            counts[side] = np.bincount(row, minlength=n_clips * per)
+            vanished[side] = np.bincount(rows[side][first == end], minlength=n_clips)
             # overlapping, touching or grid-adjacent events become one maximal run
-            runs_of[side] = Intervals.merged(rows[side] * len(classes) + cols, first, end)
-            merged[side] = len(events) - vanished[side] - len(runs_of[side])
+            runs_of[side] = Intervals.merged(row, first, end)
+            kept = np.bincount(runs_of[side].row // max(per, 1), minlength=n_clips)
+            merged[side] = counts[side].reshape(n_clips, per).sum(axis=1) - vanished[side] - kept
         union = {side: Intervals.merged(runs.row // max(len(classes), 1), runs.start, runs.end)
                  for side, runs in runs_of.items()}
         return cls(clips, tuple(classes), float(hop), lengths, runs_of, union, projection,
-                   vanished, merged)
+                   counts, vanished, merged)
+
+    def clips_between(self, first: int, stop: int) -> TraceSet:
+        """The traces of clips ``[first, stop)`` (a shard of the corpus)."""
+        per = len(self.classes)
+        return TraceSet(self.clips[first:stop], self.classes, self.hop, self.lengths[first:stop],
+                        {k: v.rows_between(first * per, stop * per) for k, v in self.runs.items()},
+                        {k: v.rows_between(first, stop) for k, v in self.union_runs.items()},
+                        self.projection,
+                        {k: v[first * per:stop * per] for k, v in self.events.items()},
+                        {k: v[first:stop] for k, v in self.vanished.items()},
+                        {k: v[first:stop] for k, v in self.merged.items()})
 
     def rows(self, mode: Mode = "typed") -> int:
         """Number of rows: clip × class (typed) or clip (union)."""
@@ -232,9 +248,16 @@ class TraceSet:
 
     def row_labels(self, mode: Mode = "typed") -> list[tuple[str, str | None]]:
         """``(clip, class)`` of every row of :meth:`signals` (class None on the union trace)."""
-        if mode == "typed":
-            return [(clip, c) for clip in self.clips for c in self.classes]
-        return [(clip, None) for clip in self.clips]
+        return row_labels(self.clips, self.classes, mode)
+
+
+def row_labels(clips: Sequence[str], classes: Sequence[str],
+               mode: Mode = "typed") -> list[tuple[str, str | None]]:
+    """``(clip, class)`` of every row: clip × class (typed), or clip with class None (union)."""
+    _check_mode(mode)
+    if mode == "typed":
+        return [(clip, c) for clip in clips for c in classes]
+    return [(clip, None) for clip in clips]
 
 
 def _check_mode(mode: str) -> None:

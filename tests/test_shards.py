@@ -1,0 +1,183 @@
+"""Reports are count sums: the reports of disjoint blocks of clips join into the corpus's
+report (API, ``audit --shard`` + ``merge`` on the command line, a Dask LocalCluster), byte
+for byte; mixing shards of different corpora, policies or incomplete sets is refused."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import random
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import sedcontract
+from sedcontract.audit import GuardReport, ScoreSettings, to_csv, to_json, to_markdown
+from sedcontract.cli import main
+from sedcontract.errors import SedContractError
+from sedcontract.traces import EventList, write_durations, write_events
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def corpus(seed: int, clips: int = 9) -> tuple[EventList, EventList, dict[str, float]]:
+    """Clips of different lengths, a clip without events, predictions that miss, split,
+    shift, leak and swap classes (so every coordinate and score has something to count)."""
+    rng = np.random.default_rng(seed)
+    ref, pred = [], []
+    names = tuple(f"clip{c:02d}" for c in range(clips))
+    durations = {}
+    for c, clip in enumerate(names):
+        durations[clip] = float(rng.choice([4.0, 6.5, 10.0]))
+        if c == 3:
+            continue  # no event at all
+        for label in ("speech", "tone", "burst"):
+            t = float(rng.uniform(0.1, 1.0))
+            while t < durations[clip] - 1.5:
+                length = float(rng.uniform(0.2, 1.2))
+                ref.append((clip, round(t, 3), round(t + length, 3), label))
+                roll = rng.random()
+                on, off = t + rng.normal(0, 0.08), t + length + rng.normal(0, 0.12)
+                if roll < 0.1:
+                    pass  # missed
+                elif roll < 0.2:  # split in two
+                    mid = (on + off) / 2
+                    pred += [(clip, max(0, on), mid - 0.05, label), (clip, mid + 0.05, off, label)]
+                elif roll < 0.45:  # another class
+                    pred.append((clip, max(0, on), off, "tone" if label != "tone" else "speech"))
+                else:
+                    pred.append((clip, max(0.0, on), min(durations[clip], off), label))
+                t += length + float(rng.uniform(0.4, 1.5))
+        if rng.random() < 0.5:
+            pred.append((clip, durations[clip] - 1.0, durations[clip] - 0.6, "burst"))
+    pred = [(c, round(a, 3), round(b, 3), lab) for c, a, b, lab in pred if b > a]
+    return (EventList.from_rows(ref, clips=names), EventList.from_rows(pred, clips=names),
+            durations)
+
+
+@pytest.mark.parametrize("count", [1, 2, 3, 4, 12])
+def test_the_shards_of_a_corpus_join_into_its_report(count):
+    ref, pred, durations = corpus(0)
+    kwargs = {"durations": durations, "scores": ScoreSettings(), "eps": "60ms"}
+    whole = sedcontract.audit(ref, pred, **kwargs)
+    parts = [sedcontract.audit(ref, pred, shard=(i, count), **kwargs) for i in range(count)]
+    assert sum(len(p.clips) for p in parts) == len(ref.clips)
+    joined = GuardReport.concat(parts)
+    assert to_json(joined) == to_json(whole)
+    assert to_csv(joined) == to_csv(whole) and to_markdown(joined) == to_markdown(whole)
+    # the counts are not all zero: the test sees failures, warnings and substitutions
+    assert whole.modes["typed"].micro("onset").satisfied < \
+        whole.modes["typed"].micro("onset").obligations
+    assert whole.scores["event"].overall.subs > 0 and whole.scores["segment"].overall.subs > 0
+
+
+def test_a_shard_is_the_audit_of_its_clips():
+    """A shard's own report covers its clips and nothing else, with the corpus's classes."""
+    ref, pred, durations = corpus(1)
+    part = sedcontract.audit(ref, pred, durations=durations, shard=(1, 3))
+    clips = ref.clips[3:6]
+    alone = sedcontract.audit(ref.select(clips=clips), pred.select(clips=clips),
+                              durations=durations, classes=part.facts.classes)
+    assert part.clips == clips and to_json(part) == to_json(alone)
+
+
+def test_joining_refuses_what_is_not_a_partition():
+    ref, pred, durations = corpus(2)
+    a = sedcontract.audit(ref, pred, durations=durations, shard=(0, 2))
+    with pytest.raises(SedContractError, match="more than one"):
+        GuardReport.concat([a, a])
+    other = sedcontract.audit(ref, pred, durations=durations, shard=(1, 2), eps="40ms")
+    with pytest.raises(SedContractError, match="different policy"):
+        GuardReport.concat([a, other])
+    with pytest.raises(SedContractError, match="whole numbers"):
+        sedcontract.audit(ref, pred, durations=durations, shard=(2, 2))
+
+
+def write_corpus(tmp_path: Path, seed: int = 0) -> list[str]:
+    ref, pred, durations = corpus(seed)
+    write_events(tmp_path / "ref.tsv", ref)
+    write_events(tmp_path / "pred.tsv", pred)
+    write_durations(tmp_path / "durations.tsv", durations)
+    return ["--ref", str(tmp_path / "ref.tsv"), "--pred", str(tmp_path / "pred.tsv"),
+            "--durations", str(tmp_path / "durations.tsv")]
+
+
+def run(argv: list[str], capsys) -> tuple[int, str, str]:
+    code = main(argv)
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_audit_shard_and_merge_on_the_command_line(tmp_path, capsys):
+    inputs = write_corpus(tmp_path)
+    code, whole, _ = run(["audit", *inputs, "--format", "json", "--with-scores"], capsys)
+    assert code == 0
+    paths = []
+    for i in range(4):
+        path = tmp_path / f"shard-{i}.json"
+        code, _, _ = run(["audit", *inputs, "--format", "json", "--with-scores",
+                          "--shard", f"{i}/4", "--out", str(path)], capsys)
+        assert code == 0
+        paths.append(str(path))
+    random.Random(0).shuffle(paths)
+    code, merged, err = run(["merge", *paths], capsys)
+    assert code == 0, err
+    assert merged == whole
+    code, markdown, _ = run(["merge", *paths, "--format", "md"], capsys)
+    assert markdown == run(["audit", *inputs, "--with-scores"], capsys)[1]
+    out = tmp_path / "merged.csv"
+    assert run(["merge", *paths, "--format", "csv", "--out", str(out)], capsys)[0] == 0
+    assert out.read_text() == run(["audit", *inputs, "--with-scores", "--format", "csv"],
+                                  capsys)[1]
+    assert json.loads(Path(paths[0]).read_text())["shard"]["count"] == 4
+
+
+def test_merge_refuses_incomplete_mixed_or_broken_shards(tmp_path, capsys):
+    inputs = write_corpus(tmp_path)
+    shard = {}
+    for name, extra in (("a0", ["--shard", "0/2"]), ("a1", ["--shard", "1/2"]),
+                        ("eps1", ["--shard", "1/2", "--eps", "40ms"])):
+        shard[name] = tmp_path / f"{name}.json"
+        assert run(["audit", *inputs, "--format", "json", *extra, "--out", str(shard[name])],
+                   capsys)[0] == 0
+    other = tmp_path / "other"
+    other.mkdir()
+    shard["b1"] = tmp_path / "b1.json"
+    assert run(["audit", *write_corpus(other, seed=5), "--format", "json", "--shard", "1/2",
+                "--out", str(shard["b1"])], capsys)[0] == 0
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"schema_version": 1}')
+    cases = [
+        ([shard["a0"]], "shard\\(s\\) 1 of 2 missing"),
+        ([shard["a0"], shard["a0"]], "are both shard 0/2"),
+        ([shard["a0"], shard["b1"]], "another corpus"),
+        ([shard["a0"], shard["eps1"]], "another policy"),
+        ([shard["a0"], broken], "broken.json: not a shard report .*'shard'"),
+        ([tmp_path / "missing.json"], "missing.json: cannot read"),
+    ]
+    for paths, message in cases:
+        code, _, err = run(["merge", *map(str, paths)], capsys)
+        assert code == 2 and err.startswith("sedcontract: "), (paths, err)
+        assert re.search(message, err), (message, err)
+    for bad in ("2/2", "1/0", "a/b", "1"):
+        code, _, err = run(["audit", *inputs, "--format", "json", "--shard", bad], capsys)
+        assert code == 2 and "--shard" in err
+    code, _, err = run(["audit", *inputs, "--shard", "0/2"], capsys)
+    assert code == 2 and "--format json" in err
+
+
+def test_the_dask_recipe_gives_the_unsharded_report(tmp_path, capsys):
+    pytest.importorskip("distributed")
+    inputs = write_corpus(tmp_path)
+    code, whole, _ = run(["audit", *inputs, "--format", "json", "--with-scores"], capsys)
+    assert code == 0
+    spec = importlib.util.spec_from_file_location("audit_with_dask",
+                                                  ROOT / "scripts" / "audit_with_dask.py")
+    recipe = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(recipe)
+    out = tmp_path / "dask.json"
+    assert recipe.main([*inputs, "--with-scores", "--shards", "5", "--workers", "2",
+                        "--out", str(out)]) == 0
+    assert out.read_text() == whole
