@@ -15,6 +15,7 @@ import warnings
 import numpy as np
 
 import sedcontract
+from _memory import peak_mb
 from sedcontract.traces import EventList
 
 CLASSES = ("speech", "tone", "burst")
@@ -92,6 +93,10 @@ def main(argv: list[str] | None = None) -> int:
           f"{ours:.3f} s (best of {args.repeats})")
     print(f"sed_eval EventBasedMetrics(optimal) event F1 = {f1:.3f}: {theirs:.3f} s")
     print(f"ratio: {theirs / ours:.1f}x faster")
+    ours_mb = peak_mb(lambda: sedcontract.audit(ref, pred, durations=durations, matching="exact"))
+    theirs_mb = peak_mb(lambda: sed_eval_event_f1(ref, pred, "optimal"))
+    print(f"peak memory (tracemalloc, separate untimed call): sedcontract {ours_mb:.1f} MB, "
+          f"sed_eval {theirs_mb:.1f} MB")
     print("typed vector: " + ", ".join(f"{k} {v:.3f}" for k, v in report.vector("typed").items()))
     return 0
 

@@ -1,10 +1,10 @@
-"""The full guard vector (typed + union, exact matching, no standard scores) at corpus scale,
-with the run-length backend (the audit's default) beside the dense frame-array backend (the
-reference), each case in a fresh process for its own peak memory:
+"""The full guard vector (typed + union, exact matching; standard scores only in W2+scores) at
+corpus scale, with the run-length backend (the audit's default) beside the dense frame-array
+backend (the reference), each case in a fresh process for its own peak memory:
 
 - W1: 1,000 clips × 3 classes × 10 s;  W2: 10,000 clips × 10 classes × 10 s (about 480k
   reference events); W2 again on a 1 ms grid (the run-length cost should not follow the
-  frames).
+  frames); W2 with every standard score beside the vector (``W2+scores``).
 
 Run: ``.venv/bin/python benchmarks/corpus_scale.py`` (``--case W2 --backend runs`` runs one
 case in this process)."""
@@ -20,8 +20,10 @@ import time
 
 import numpy as np
 
-CASES = {"W1": (1000, 3, 0.02), "W2": (10_000, 10, 0.02), "W2-1ms": (10_000, 10, 0.001)}
-SMOKE = {"W1": (20, 3, 0.02), "W2": (40, 10, 0.02), "W2-1ms": (40, 10, 0.001)}
+CASES = {"W1": (1000, 3, 0.02), "W2": (10_000, 10, 0.02), "W2-1ms": (10_000, 10, 0.001),
+         "W2+scores": (10_000, 10, 0.02)}
+SMOKE = {"W1": (20, 3, 0.02), "W2": (40, 10, 0.02), "W2-1ms": (40, 10, 0.001),
+         "W2+scores": (40, 10, 0.02)}
 
 
 def workload(clips: int, classes: int, seed: int = 0):
@@ -58,7 +60,8 @@ def run_case(case: str, backend: str, smoke: bool, jobs: int = 1) -> None:
     clips, classes, hop = (SMOKE if smoke else CASES)[case]
     ref, pred, durations = workload(clips, classes)
     start = time.perf_counter()
-    report = sedcontract.audit(ref, pred, durations=durations, hop=hop, scores=None,
+    scores = sedcontract.ScoreSettings() if case.endswith("+scores") else None
+    report = sedcontract.audit(ref, pred, durations=durations, hop=hop, scores=scores,
                                backend=backend, jobs=jobs)
     elapsed = time.perf_counter() - start
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -80,7 +83,8 @@ def main(argv: list[str] | None = None) -> int:
     print("| case | backend | events (ref) | time | peak RSS | typed logic | union logic |")
     print("|---|---|---|---|---|---|---|")
     results = {}
-    runs = [(case, backend, 1) for case in CASES for backend in ("runs", "dense")]
+    runs = [(case, backend, 1) for case in CASES for backend in ("runs", "dense")
+            if not (case.endswith("+scores") and backend == "dense")]
     for case, backend, jobs in [*runs, ("W2", "runs", 2)]:
         command = [sys.executable, __file__, "--case", case, "--backend", backend,
                    "--jobs", str(jobs)]

@@ -9,9 +9,11 @@ import statistics
 import sys
 import time
 import warnings
+from functools import partial
 
 import numpy as np
 
+from _memory import peak_mb
 from sedcontract.contracts import evaluate_formula, parse_formula
 from sedcontract.traces import offset, onset
 
@@ -72,7 +74,8 @@ def main(argv: list[str] | None = None) -> int:
         args.frames, args.repeats = 300, 1
     signals = traces(args.frames, args.seed)
     print(f"traces: {args.frames} frames, reference activity {signals['ref.active'].mean():.2f}")
-    print(f"{'formula':34s} {'sedcontract':>12s} {'RTAMT':>10s} {'ratio':>8s}  agree")
+    print(f"{'formula':34s} {'sedcontract':>12s} {'RTAMT':>10s} {'ratio':>8s}  "
+          f"{'peak MB (ours / RTAMT)':>23s}  agree")
     ok = True
     for ours_text, rtamt_text in FORMULAS.items():
         formula = parse_formula(ours_text)
@@ -87,10 +90,16 @@ def main(argv: list[str] | None = None) -> int:
         agree = bool(np.array_equal(ours, theirs))
         ok &= agree
         ours_time = statistics.median(times)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            memory = (f"{peak_mb(partial(evaluate_formula, formula, signals)):.1f} / "
+                      f"{peak_mb(partial(rtamt_run, rtamt_text, signals)):.1f}")
         print(f"{ours_text:34s} {ours_time * 1e3:10.2f}ms {rtamt_time:9.2f}s "
-              f"{rtamt_time / ours_time:7.0f}x  {'every frame' if agree else 'DISAGREE'}")
+              f"{rtamt_time / ours_time:7.0f}x  {memory:>23s}  "
+              f"{'every frame' if agree else 'DISAGREE'}")
     print("sedcontract time: median of repeats, including atom lookup; RTAMT time: its "
-          "evaluate() call alone (parsing excluded).")
+          "evaluate() call alone (parsing excluded). Peak MB: tracemalloc, a separate untimed "
+          "call (RTAMT's includes parsing).")
     return 0 if ok else 1
 
 

@@ -9,6 +9,7 @@ import sys
 import time
 import warnings
 
+from _memory import peak_mb
 from audit_vector import CLASSES, workload
 from sedcontract.audit.scores import event_metrics, segment_metrics
 
@@ -71,12 +72,15 @@ def main(argv: list[str] | None = None) -> int:
     ]
     print(f"workload: {len(ref.clips)} clips × {len(classes)} classes, {len(ref)} reference / "
           f"{len(pred)} predicted events; best of {args.repeat} runs each side")
-    print(f"{'score':28s} {'sedcontract':>12s} {'sed_eval':>10s} {'ratio':>7s}  values")
+    print(f"{'score':28s} {'sedcontract':>12s} {'sed_eval':>10s} {'ratio':>7s}  "
+          f"{'peak MB (ours / sed_eval)':>26s}  values")
     for name, ours, theirs in rows:
         t_ours, v_ours = timed(ours, args.repeat)
         t_theirs, v_theirs = timed(theirs, args.repeat)
+        memory = f"{peak_mb(ours):.1f} / {peak_mb(theirs):.1f}"
         print(f"{name:28s} {t_ours:11.3f}s {t_theirs:9.3f}s {t_theirs / t_ours:6.1f}x  "
-              f"{v_ours:.6f} vs {v_theirs:.6f}")
+              f"{memory:>26s}  {v_ours:.6f} vs {v_theirs:.6f}")
+    print("peak MB: tracemalloc (Python objects and numpy arrays), a separate untimed call")
     print("event times here have millisecond resolution, so some onset/offset differences are "
           "exactly one collar;\nsedcontract compares in microseconds (a hit), sed_eval in float64 "
           "(sometimes a miss): the declared policy, see docs/standard-scores.md")

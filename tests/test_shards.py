@@ -161,6 +161,10 @@ def test_merge_refuses_incomplete_mixed_or_broken_shards(tmp_path, capsys):
         code, _, err = run(["merge", *map(str, paths)], capsys)
         assert code == 2 and err.startswith("sedcontract: "), (paths, err)
         assert re.search(message, err), (message, err)
+    before = shard["a0"].read_bytes()
+    code, _, err = run(["merge", str(shard["a0"]), str(shard["a1"]), "--out", str(shard["a0"])],
+                       capsys)
+    assert code == 2 and "input" in err and shard["a0"].read_bytes() == before
     for bad in ("2/2", "1/0", "a/b", "1"):
         code, _, err = run(["audit", *inputs, "--format", "json", "--shard", bad], capsys)
         assert code == 2 and "--shard" in err

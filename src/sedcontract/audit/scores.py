@@ -20,7 +20,8 @@ from sedcontract.contracts.matching import exact, greedy, sweep
 from sedcontract.contracts.policy import EVENT_MATCHINGS, ScoreSettings
 from sedcontract.errors import SedContractError, TraceFormatError
 from sedcontract.traces import EventList, TraceSet
-from sedcontract.traces.grid import to_us
+from sedcontract.traces.events import index_of
+from sedcontract.traces.grid import US_PER_SECOND, to_us
 from sedcontract.traces.intervals import (
     MAX_PAIRS,
     Intervals,
@@ -151,14 +152,14 @@ def _rows(events: EventList, clips: Sequence[str], classes: Sequence[str]) -> np
     """Row ``clip · C + class`` of every event; a label outside ``classes`` is an error."""
     clip_index = {c: i for i, c in enumerate(clips)}
     class_index = {c: k for k, c in enumerate(classes)}
-    label = np.fromiter((class_index.get(lab, -1) for lab in events.label), dtype=np.int64,
-                        count=len(events))
-    if np.any(label < 0):
-        i = int(np.flatnonzero(label < 0)[0])
+    try:
+        label = index_of(events.label, class_index)
+    except KeyError:
+        i = next(i for i, lab in enumerate(events.label) if lab not in class_index)
         raise TraceFormatError(f"label {events.label[i]!r} is not one of the scored classes "
-                               f"{', '.join(classes)}", **events.where(i), column="event_label")
-    clip = np.fromiter((clip_index[c] for c in events.clip), dtype=np.int64, count=len(events))
-    return clip * len(classes) + label
+                               f"{', '.join(classes)}", **events.where(i),
+                               column="event_label") from None
+    return index_of(events.clip, clip_index) * len(classes) + label
 
 
 def _overlap(a: Intervals, b: Intervals) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -387,13 +388,6 @@ def standard_scores(ref: EventList, pred: EventList, traces: TraceSet,
     }
 
 
-def _sorted_intervals(row: np.ndarray, start: np.ndarray, end: np.ndarray) -> Intervals:
-    """Disjoint intervals of each row ordered by (row, start), as the overlap search needs
-    (merged events come sorted by clip and label *name*, not by row)."""
-    order = np.lexsort((start, row))
-    return Intervals(row[order], start[order], end[order])
-
-
 def intersection_metrics(ref: EventList, pred: EventList, *, classes: Sequence[str],
                          dtc_threshold: float = 0.5, gtc_threshold: float = 0.5,
                          time_decimals: int = 6) -> MetricResult:
@@ -402,22 +396,26 @@ def intersection_metrics(ref: EventList, pred: EventList, *, classes: Sequence[s
     A detection whose overlap with same-class references covers at least ``dtc_threshold`` of
     it is relevant, otherwise a false positive; a reference covered by relevant detections for
     at least ``gtc_threshold`` of its length is a true positive. Sums and thresholds are
-    rounded to ``time_decimals`` as in sed_scores_eval. ``Counts.sys`` is ``tp + fp`` here, so
+    rounded to ``time_decimals`` as in sed_scores_eval (times in integer µs, as everywhere
+    here). ``Counts.sys`` is ``tp + fp`` here, so
     precision = tp / (tp + fp). Overlapping same-class events are first merged on both sides
     (a detection is activity, not a count), and a zero-length reference cannot be covered.
     Only overlapping pairs are visited (merged events of a class are disjoint).
     """
-    ref, pred = ref.merged(), pred.merged()
     clips = list(dict.fromkeys([*ref.clips, *pred.clips]))
-    r, p = (_sorted_intervals(_rows(e, clips, classes), e.onset, e.offset) for e in (ref, pred))
+    r, p = (Intervals.merged(_rows(e, clips, classes), to_us(e.onset), to_us(e.offset),
+                             keep_empty=True) for e in (ref, pred))
     ip, ir, shared = _overlap(p, r)
     n_rows = len(clips) * len(classes)
     p_len, r_len = p.end - p.start, r.end - r.start
-    relevant = (np.round(np.bincount(ip, weights=shared, minlength=len(p)), time_decimals)
-                >= np.round(dtc_threshold * p_len, time_decimals)) & (p_len > 0)
-    covered = np.round(np.bincount(ir, weights=shared * relevant[ip], minlength=len(r)),
-                       time_decimals)
-    hit = (covered >= np.round(gtc_threshold * r_len, time_decimals)) & (r_len > 0)
+
+    def seconds(us: np.ndarray) -> np.ndarray:  # µs sums are exact; compared as sed_scores_eval
+        return np.round(us / US_PER_SECOND, time_decimals)
+
+    relevant = (seconds(np.bincount(ip, weights=shared, minlength=len(p)))
+                >= seconds(dtc_threshold * p_len)) & (p_len > 0)
+    covered = seconds(np.bincount(ir, weights=shared * relevant[ip], minlength=len(r)))
+    hit = (covered >= seconds(gtc_threshold * r_len)) & (r_len > 0)
     false = (p_len > 0) & ~relevant
     tp = _count(r.row[hit], None, n_rows)
     return MetricResult.of_rows(clips, classes, tp, _count(r.row, None, n_rows),

@@ -25,7 +25,8 @@ BACKENDS = ("runs", "dense")  # how the audit evaluates a contract: run-length o
 
 
 def _intervals(row: np.ndarray, start: np.ndarray, end: np.ndarray) -> Intervals:
-    return Intervals(row.astype(np.int64), start.astype(np.int64), end.astype(np.int64))
+    return Intervals(row.astype(np.int64, copy=False), start.astype(np.int64, copy=False),
+                     end.astype(np.int64, copy=False))
 
 
 class RunOps:

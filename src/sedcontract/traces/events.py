@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -169,3 +169,8 @@ class EventList:
         files = self.files[keep] if self.files is not None else None
         return EventList(self.clip[keep], self.onset[keep], self.offset[keep], self.label[keep],
                          clips=(clip,), path=self.path, rows=rows, files=files)
+
+
+def index_of(values: np.ndarray, index: Mapping[str, int]) -> np.ndarray:
+    """The position in ``index`` of every value (``KeyError`` for the first unknown one)."""
+    return np.fromiter(map(index.__getitem__, values), dtype=np.int64, count=len(values))

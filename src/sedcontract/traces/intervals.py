@@ -40,13 +40,16 @@ class Intervals:
 
     @classmethod
     def merged(cls, row: np.ndarray, start: np.ndarray, end: np.ndarray, *,
-               ordered: bool = False) -> Intervals:
+               ordered: bool = False, keep_empty: bool = False) -> Intervals:
         """Maximal runs of any intervals: empty ones dropped, overlapping or touching ones of a
-        row joined. ``ordered``: the input is already sorted by (row, start), so no sort."""
+        row joined. ``ordered``: the input is already sorted by (row, start), so no sort.
+        ``keep_empty``: an empty interval that touches no other stays, as an empty run (events
+        of zero length still count as events)."""
         row = np.asarray(row, dtype=np.int64)
         start, end = np.asarray(start), np.asarray(end)
-        keep = end > start
-        row, start, end = row[keep], start[keep], end[keep]
+        if not keep_empty:
+            keep = end > start
+            row, start, end = row[keep], start[keep], end[keep]
         if not len(row):
             return cls(_EMPTY, _EMPTY, _EMPTY)
         key = row_keys(row, start, end)

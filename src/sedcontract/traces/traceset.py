@@ -15,7 +15,7 @@ from typing import Literal
 import numpy as np
 
 from sedcontract.errors import TraceFormatError
-from sedcontract.traces.events import EventList
+from sedcontract.traces.events import EventList, index_of
 from sedcontract.traces.grid import MAX_SECONDS, Grid, Projection, frames_covering, project, to_us
 from sedcontract.traces.intervals import Intervals
 from sedcontract.traces.names import SIDES, signal_name
@@ -64,7 +64,8 @@ class TraceSet:
         grid = Grid(hop, 0)  # a usable hop, or a clear error
         clips = tuple(ref.clips)
         known = set(clips)
-        stray = np.flatnonzero([c not in known for c in pred.clip])
+        stray = np.flatnonzero(~np.fromiter(map(known.__contains__, pred.clip), dtype=bool,
+                                            count=len(pred)))
         if stray.size:
             i = stray[0]
             raise TraceFormatError(f"prediction for clip {pred.clip[i]!r}, which the reference "
@@ -80,14 +81,15 @@ class TraceSet:
         else:
             classes = check_classes(classes)
             for events in (ref, pred):
-                bad = np.flatnonzero([lab not in classes for lab in events.label])
+                declared = set(classes)
+                bad = np.flatnonzero([lab not in declared for lab in events.label])
                 if bad.size:
                     i = bad[0]
                     raise TraceFormatError(f"label {events.label[i]!r} is not one of the declared "
                                            f"classes {', '.join(classes)}", **events.where(i),
                                            column="event_label")
         clip_index = {c: i for i, c in enumerate(clips)}
-        rows = {side: np.array([clip_index[c] for c in events.clip], dtype=np.int64)
+        rows = {side: index_of(events.clip, clip_index)
                 for side, events in zip(SIDES, (ref, pred), strict=True)}
         if durations is None:  # the latest offset of either side
             extent_us = np.zeros(len(clips), dtype=np.int64)
@@ -109,7 +111,7 @@ class TraceSet:
         n_clips, per = len(clips), len(classes)
         for side, events in zip(SIDES, (ref, pred), strict=True):
             first, end = project(events.onset, events.offset, hop, projection)
-            cols = np.array([class_index[c] for c in events.label], dtype=np.int64)
+            cols = index_of(events.label, class_index)
             end = np.minimum(end, lengths[rows[side]])
             first = np.minimum(first, end)
             row = rows[side] * per + cols
