@@ -1,0 +1,120 @@
+"""Frozen encoders: tiny random models saved in the official on-disk formats load through the
+user's code path; output steps have the documented time step; an impulse changes the step
+whose span holds it most; bad checkpoints are named errors; nothing is downloaded."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+from sedcontract.models.encoders import (
+    ENCODERS,
+    EncoderError,
+    load_encoder,
+    step_seconds,
+)
+from tests.encoder_fixtures import tiny_checkpoint
+
+STEP = {"wav2vec2": 0.02, "ast": 0.1, "htsat": 0.3125, "beats": 0.16}
+
+
+@pytest.fixture(scope="module")
+def checkpoints(tmp_path_factory):
+    root = tmp_path_factory.mktemp("encoders")
+    return {family: tiny_checkpoint(family, root) for family in ENCODERS}
+
+
+@pytest.fixture(autouse=True)
+def offline(monkeypatch):
+    """Any attempt to reach the hub fails the test."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
+
+
+@pytest.mark.parametrize("family", ENCODERS)
+def test_steps_have_the_documented_time_step_and_cover_the_input(family, checkpoints):
+    encoder = load_encoder(family, checkpoints[family])
+    out = encoder(torch.randn(2, 16000 * 3), 16000)
+    assert out.features.shape[:2] == (2, encoder.dim)
+    assert out.features.shape[-1] == len(out.spans)
+    assert step_seconds(out) == pytest.approx(STEP[family], abs=1e-9)
+    spans = out.spans
+    assert float(spans[0, 0]) == 0.0 and bool(torch.all(spans[:, 1] > spans[:, 0]))
+    assert float(spans[-1, 0]) < 3.0 <= float(spans[-1, 0]) + 2 * STEP[family]
+    assert not any(p.requires_grad for p in encoder.parameters())
+
+
+@pytest.mark.parametrize("family", ENCODERS)
+@pytest.mark.parametrize("layer", [0, -1])
+def test_an_impulse_changes_the_step_that_holds_it_most(family, layer, checkpoints):
+    """An impulse at 1.5 s (and at 2.3 s): the step whose features change most (against
+    silence) is within one step of the impulse."""
+    encoder = load_encoder(family, checkpoints[family], layer=layer)
+    silence = torch.zeros(1, 16000 * 4)
+    base = encoder(silence, 16000).features
+    for t in (1.5, 2.3):
+        x = silence.clone()
+        x[0, round(t * 16000)] = 1.0
+        out = encoder(x, 16000)
+        k = int((out.features - base).norm(dim=1)[0].argmax())
+        centre = float(out.centres[k])
+        assert abs(centre - t) <= STEP[family] + float(out.spans[k, 1] - out.spans[k, 0]) / 2, \
+            (family, layer, t, out.spans[k].tolist())
+
+
+def test_inputs_at_another_rate_are_resampled_with_a_log_line(checkpoints, caplog):
+    encoder = load_encoder("wav2vec2", checkpoints["wav2vec2"])
+    with caplog.at_level("INFO"):
+        at_8k = encoder(torch.randn(1, 8000 * 2), 8000)
+        encoder(torch.randn(1, 8000 * 2), 8000)
+    assert sum("resampling 8000 Hz" in r.message for r in caplog.records) == 1
+    assert at_8k.features.shape[-1] == encoder(torch.randn(1, 16000 * 2), 16000).features.shape[-1]
+
+
+def test_long_inputs_are_windowed_for_fixed_length_encoders(checkpoints):
+    """AST's position embeddings fix its input at max_length frames (2.56 s here) and HTS-AT
+    takes 10 s windows: a longer input is cut into windows whose steps continue in time."""
+    ast = load_encoder("ast", checkpoints["ast"])
+    out = ast(torch.randn(1, 16000 * 6), 16000)
+    starts = out.spans[:, 0]
+    # windows of 2.56 s hold 25 columns 0.1 s apart; 9 columns of the third start before 6 s
+    assert len(starts) == 25 + 25 + 9 and bool(torch.all(torch.diff(starts) > 0))
+    assert float(starts[25]) == pytest.approx(2.56)  # the second window's first step
+    htsat = load_encoder("htsat", checkpoints["htsat"])
+    out = htsat(torch.randn(1, 48000 * 12), 48000)
+    assert len(out.spans) == 39 and float(out.spans[32, 0]) == pytest.approx(10.0)
+
+
+def test_missing_and_wrong_checkpoints_are_named_errors(checkpoints, tmp_path):
+    missing = tmp_path / "nowhere"
+    with pytest.raises(EncoderError, match=r"no ast checkpoint at .*nowhere.*checkpoints/README"):
+        load_encoder("ast", missing)
+    with pytest.raises(EncoderError, match=r"no beats checkpoint.*checkpoints/README"):
+        load_encoder("beats", missing)
+    with pytest.raises(EncoderError, match="holds a 'wav2vec2' model, not a ast encoder"):
+        load_encoder("ast", checkpoints["wav2vec2"])
+    with pytest.raises(EncoderError, match="unknown encoder 'whisper'"):
+        load_encoder("whisper", missing)
+    no_config = tmp_path / "empty"
+    no_config.mkdir()
+    with pytest.raises(EncoderError, match=r"no config\.json"):
+        load_encoder("htsat", no_config)
+    wrong = tmp_path / "wrong.pt"
+    torch.save({"state_dict": {}}, wrong)
+    with pytest.raises(EncoderError, match="holds 'cfg' and 'model'; this one holds"):
+        load_encoder("beats", wrong)
+    garbage = tmp_path / "garbage.pt"
+    garbage.write_bytes(b"not a checkpoint")
+    with pytest.raises(EncoderError, match="not a readable BEATs checkpoint"):
+        load_encoder("beats", garbage)
+    with pytest.raises(EncoderError, match="layer 7 does not exist"):
+        load_encoder("wav2vec2", checkpoints["wav2vec2"], layer=7)(torch.randn(1, 16000), 16000)
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "config.json").write_text("{not json")
+    with pytest.raises(EncoderError, match="unreadable"):
+        load_encoder("wav2vec2", broken)
+    assert json.loads((checkpoints["ast"] / "config.json").read_text())["model_type"] == \
+        "audio-spectrogram-transformer"
