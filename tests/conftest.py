@@ -34,3 +34,20 @@ def base(tmp_path, data_root):
             f"data.sizes={sizes}", "data.speech_source=synthetic", "data.num_workers=0",
             "data.batch_size=2", "trainer=cpu", "logger=csv", "trainer.max_epochs=1",
             "+trainer.enable_progress_bar=false", "+trainer.enable_model_summary=false"]
+
+
+@pytest.fixture(scope="session")
+def encoder_checkpoints(tmp_path_factory):
+    """Tiny random encoders of every family, saved in their official on-disk formats."""
+    from sedcontract.models.encoders import ENCODERS
+    from tests.encoder_fixtures import tiny_checkpoint
+
+    root = tmp_path_factory.mktemp("encoders")
+    return {family: tiny_checkpoint(family, root) for family in ENCODERS}
+
+
+def model_overrides(model: str, checkpoints: dict | None = None) -> list[str]:
+    """``model=<model>``, and for an encoder probe the tiny checkpoint of its family."""
+    if not model.startswith("probe_"):
+        return [f"model={model}"]
+    return [f"model={model}", f"encoder.checkpoint={checkpoints[model.removeprefix('probe_')]}"]

@@ -42,7 +42,9 @@ def tiny_checkpoint(family: str, root: Path) -> Path:
         ClapAudioModel(config).save_pretrained(path)
         ClapFeatureExtractor(feature_size=64).save_pretrained(path)
     elif family == "beats":
-        from speechbrain.lobes.models import beats
+        from sedcontract.models.encoders import speechbrain_beats
+
+        beats = speechbrain_beats()
 
         cfg = {**beats.BEATsConfig().__dict__, "embed_dim": 32, "encoder_layers": 2,
                "encoder_embed_dim": 32, "encoder_ffn_embed_dim": 64,

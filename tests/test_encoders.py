@@ -118,3 +118,17 @@ def test_missing_and_wrong_checkpoints_are_named_errors(checkpoints, tmp_path):
         load_encoder("wav2vec2", broken)
     assert json.loads((checkpoints["ast"] / "config.json").read_text())["model_type"] == \
         "audio-spectrogram-transformer"
+
+
+def test_loading_beats_leaves_no_placeholder_module_that_breaks_hypothesis(checkpoints):
+    """speechbrain puts modules in sys.modules that raise ImportError on any attribute read;
+    hypothesis reads every module's attributes, and every property test after the first BEATs
+    load failed. None is left once an encoder is loaded."""
+    import sys
+
+    from speechbrain.utils.importutils import LazyModule
+
+    load_encoder("beats", checkpoints["beats"])
+    left = [n for n, m in sys.modules.items() if isinstance(m, LazyModule) and
+            m.lazy_module is None]
+    assert left == []

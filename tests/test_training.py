@@ -25,6 +25,7 @@ from sedcontract.errors import SedContractError
 from sedcontract.evaluation import evaluate
 from sedcontract.lightning.module import DetectorModule, NonFiniteLoss, ThresholdModule
 from sedcontract.training import build_model, train
+from tests.conftest import model_overrides
 
 CONFIGS = Path(__file__).resolve().parents[1] / "src" / "sedcontract" / "configs"
 ROOT = Path(__file__).resolve().parents[1]
@@ -56,13 +57,19 @@ def csv_metrics(output_dir: Path) -> list[dict[str, str]]:
 
 @pytest.mark.parametrize("model", options("model"))
 @pytest.mark.parametrize("contract", options("contract"))
-def test_every_model_and_contract_option_instantiates(base, model, contract):
-    cfg = compose_config("train", [*base, f"model={model}", f"contract={contract}"])
+def test_every_model_and_contract_option_instantiates(base, model, contract,
+                                                      encoder_checkpoints):
+    cfg = compose_config("train", [*base, *model_overrides(model, encoder_checkpoints),
+                                   f"contract={contract}"])
     module = build_model(cfg.model, cfg.contract)
     assert isinstance(module, DetectorModule)
     assert module.policy.eps == cfg.contract.eps and module.policy.hop == cfg.contract.hop
     assert isinstance(module, ThresholdModule) == (model == "threshold")
-    assert json.loads(module.hparams.model_config)["net"]["_target_"] == cfg.model.net._target_
+    stored = json.loads(module.hparams.model_config)
+    if model.startswith("probe_"):  # the head is built from the encoder's width
+        assert stored["encoder"]["family"] == model.removeprefix("probe_")
+    else:
+        assert stored["net"]["_target_"] == cfg.model.net._target_
     out = module(torch.zeros(2, 16_000))
     assert out["activity"].shape == (2, 3, 50)
 
@@ -106,8 +113,9 @@ def test_unknown_model_lists_the_choices(tmp_path):
 # ---- runs ---------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("model", options("model"))
-def test_every_model_runs_fast_dev_run(base, model):
-    cfg = compose_config("train", [*base, f"model={model}", "debug=fdr"])
+def test_every_model_runs_fast_dev_run(base, model, encoder_checkpoints):
+    cfg = compose_config("train", [*base, *model_overrides(model, encoder_checkpoints),
+                                   "debug=fdr"])
     before = {k: v.clone() for k, v in build_model(cfg.model, cfg.contract).state_dict().items()}
     torch.manual_seed(0)
     _, objects = train(cfg)

@@ -188,7 +188,7 @@ class ContractAwareModule(DetectorModule):
 
     # ---- training -----------------------------------------------------------------------
     def training_step(self, batch: Mapping[str, Any], batch_idx: int) -> torch.Tensor:
-        features = self.features(batch["waveform"])
+        features = self.batch_features(batch)
         if self.feature_masks is not None:
             features = self.feature_masks(features)
         out = self.net(features)

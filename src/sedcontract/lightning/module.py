@@ -94,6 +94,15 @@ class DetectorModule(LightningModule):
     def forward(self, waveform: torch.Tensor) -> dict[str, torch.Tensor]:
         return self.net(self.features(waveform))
 
+    def batch_features(self, batch: Mapping[str, Any]) -> torch.Tensor:
+        """The features of a batch (a subclass may look them up instead of computing them)."""
+        return self.features(batch["waveform"])
+
+    @property
+    def hop(self) -> float:
+        """Seconds per output frame: the contract grid's hop the detector was built for."""
+        return self.frontend.hop
+
     def loss(self, out: Mapping[str, torch.Tensor],
              batch: Mapping[str, Any]) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         """Weighted BCE of each head over the valid frames of each clip."""
@@ -119,7 +128,7 @@ class DetectorModule(LightningModule):
 
     # ---- training ---------------------------------------------------------------------
     def training_step(self, batch: Mapping[str, Any], batch_idx: int) -> torch.Tensor | None:
-        out = self(batch["waveform"])
+        out = self.net(self.batch_features(batch))
         loss, parts = self.loss(out, batch)
         self.check_finite(loss, batch_idx)
         batch_size = len(batch["id"])
@@ -157,8 +166,8 @@ class DetectorModule(LightningModule):
         if self.classes is not None and tuple(datamodule.classes) != self.classes:
             raise SedContractError(f"the detector's outputs are {', '.join(self.classes)}; the "
                                    f"data's classes are {', '.join(datamodule.classes)}")
-        if abs(self.frontend.hop - datamodule.hop) > 1e-9:
-            raise SedContractError(f"the detector's frames are {self.frontend.hop:g} s; the "
+        if abs(self.hop - datamodule.hop) > 1e-9:
+            raise SedContractError(f"the detector's frames are {self.hop:g} s; the "
                                    f"contract grid's hop is {datamodule.hop:g} s")
         for name in ("hop", "projection", "edges"):
             if getattr(datamodule, name) != getattr(self.policy, name):
@@ -176,7 +185,7 @@ class DetectorModule(LightningModule):
         self.monitor.reset()
 
     def validation_step(self, batch: Mapping[str, Any], batch_idx: int) -> None:
-        features = self.features(batch["waveform"])
+        features = self.batch_features(batch)
         out = self.net(features)
         self.log_validation_loss(out, batch)
         self.monitor.update(self.frame_scores(features, out), batch["id"])

@@ -31,6 +31,24 @@ class _Refine(nn.Module):
         return h + self.out(torch.relu(self.norm(self.conv(h))))
 
 
+def align_steps(h: torch.Tensor, centres: torch.Tensor, frames: int,
+                hop: float) -> torch.Tensor:
+    """Steps ``[batch, channels, steps]`` whose centres lie at ``centres`` seconds, resampled
+    onto grid frames ``0 … frames−1`` (centred at ``(k + ½)·hop``) by linear interpolation in
+    time, held constant beyond the first and last centre: each step lands where its span is,
+    whatever the encoder's step."""
+    steps = h.shape[-1]
+    grid = (torch.arange(frames, dtype=torch.float64) + 0.5) * hop
+    c = centres.to(torch.float64).cpu()
+    right = torch.searchsorted(c, grid).clamp(1, max(steps - 1, 1))
+    left = right - 1
+    if steps == 1:
+        return h[..., :1].expand(*h.shape[:-1], frames)
+    weight = ((grid - c[left]) / (c[right] - c[left])).clamp(0, 1).to(h.dtype).to(h.device)
+    left, right = left.to(h.device), right.to(h.device)
+    return h[..., left] * (1 - weight) + h[..., right] * weight
+
+
 class BoundaryHead(nn.Module):
     """Features → activity/onset/offset logits on the contract grid (see the module text)."""
 

@@ -12,10 +12,12 @@ frequency only, never across time.
 from __future__ import annotations
 
 import logging
+import sys
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 from unittest import mock
 
@@ -267,6 +269,20 @@ class HTSATEncoder(Encoder):
         return Encoded(torch.cat(feats, dim=-1), torch.cat(spans))
 
 
+def speechbrain_beats() -> ModuleType:
+    """speechbrain's BEATs module. speechbrain leaves placeholder modules for optional
+    integrations (k2, …) in ``sys.modules`` that raise ``ImportError`` on any attribute read,
+    which breaks tools that walk ``sys.modules`` (hypothesis, some debuggers); the placeholders
+    not yet loaded are dropped (importing one later works as usual)."""
+    from speechbrain.lobes.models import beats
+    from speechbrain.utils.importutils import LazyModule
+
+    for name, module in list(sys.modules.items()):
+        if isinstance(module, LazyModule) and module.lazy_module is None:
+            del sys.modules[name]
+    return beats
+
+
 @contextmanager
 def _cpu_loads():
     """speechbrain's BEATs calls ``torch.load(path)`` without ``map_location``: a checkpoint
@@ -297,10 +313,9 @@ class BEATsEncoder(Encoder):
             keys = sorted(data) if isinstance(data, dict) else type(data).__name__
             raise EncoderError(f"{path}: a BEATs checkpoint holds 'cfg' and 'model'; this "
                                f"one holds {keys}")
-        from speechbrain.lobes.models.beats import BEATs
-
+        beats = speechbrain_beats()
         with _cpu_loads():
-            self.model = BEATs(str(path), freeze=True, output_all_hiddens=True).eval()
+            self.model = beats.BEATs(str(path), freeze=True, output_all_hiddens=True).eval()
         self.dim = self.model.cfg.encoder_embed_dim
         self.patch = self.model.cfg.input_patch_size
         self.freq = 128 // self.patch  # fbank bins / patch height
