@@ -103,3 +103,25 @@ def test_the_encoder_is_not_in_the_run_checkpoint(base, encoder_checkpoints):
     keys = module.state_dict().keys()
     assert keys and not any("encoder" in k for k in keys)
     assert any(k.startswith("net.refine.") for k in keys)  # the shared boundary head
+
+
+def test_evaluate_reproduces_a_probe_run_from_its_checkpoint(base, encoder_checkpoints,
+                                                              tmp_path):
+    """The run checkpoint holds the head, not the encoder: evaluate rebuilds the probe from
+    the stored config (the encoder from its own checkpoint) and reports what validation did."""
+    import json
+    from pathlib import Path
+
+    from sedcontract.audit import to_json
+    from sedcontract.evaluation import evaluate
+    from tests.test_training import for_eval
+
+    cfg = probe_config(base, encoder_checkpoints, "beats")
+    _, objects = train(cfg)
+    ckpt = Path(cfg.paths.output_dir) / "checkpoints" / "last.ckpt"
+    eval_cfg = compose_config("eval", for_eval(base, **{"paths.output_dir": str(tmp_path / "e")},
+                                               ckpt_path=str(ckpt), split="validation"))
+    _, evaluated = evaluate(eval_cfg)
+    assert to_json(evaluated["model"].report) == to_json(objects["model"].report)
+    assert "frozen beats features" in json.loads(to_json(evaluated["model"].report)
+                                                 )["policy"]["decision"]
