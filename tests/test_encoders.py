@@ -132,3 +132,31 @@ def test_loading_beats_leaves_no_placeholder_module_that_breaks_hypothesis(check
     left = [n for n, m in sys.modules.items() if isinstance(m, LazyModule) and
             m.lazy_module is None]
     assert left == []
+
+
+def test_a_whole_clap_checkpoint_gives_its_audio_tower(tmp_path):
+    """laion/clap-htsat-* are whole CLAP models (model_type clap): loaded as the audio model
+    alone, transformers would leave every audio weight random. The tower's own weights are
+    kept, and a checkpoint missing weights is refused instead of run at random."""
+    from transformers import ClapConfig, ClapModel
+
+    audio = dict(hidden_size=32, patch_embeds_hidden_size=8, depths=[1, 1, 1, 1],
+                 num_attention_heads=[1, 1, 1, 1], window_size=8, spec_size=256,
+                 num_mel_bins=64, projection_dim=16)
+    text = dict(vocab_size=100, hidden_size=16, num_hidden_layers=1, num_attention_heads=1,
+                intermediate_size=32, projection_dim=16)
+    torch.manual_seed(1)
+    whole = ClapModel(ClapConfig(text_config=text, audio_config=audio, projection_dim=16))
+    whole.save_pretrained(tmp_path / "clap")
+    encoder = load_encoder("htsat", tmp_path / "clap")
+    mine = dict(encoder.model.named_parameters())
+    theirs = dict(whole.audio_model.named_parameters())
+    assert mine.keys() == theirs.keys()
+    assert all(torch.equal(mine[k], theirs[k]) for k in mine)
+    from safetensors.torch import load_file, save_file
+
+    weights = tmp_path / "clap" / "model.safetensors"
+    state = load_file(weights)
+    save_file({k: v for k, v in state.items() if "patch_embed" not in k}, weights)
+    with pytest.raises(EncoderError, match="not in the checkpoint .*random weights"):
+        load_encoder("htsat", tmp_path / "clap")

@@ -134,6 +134,19 @@ def _check_dir(family: str, checkpoint: str | Path, hub: bool) -> str:
                        f"{checkpoint!r}")
 
 
+def _pretrained(model_class: Any, family: str, source: str, hub: bool) -> nn.Module:
+    """``model_class.from_pretrained``, refusing a checkpoint that lacks some of the model's
+    weights: transformers would initialise them at random and the probe would measure noise."""
+    model, info = model_class.from_pretrained(source, local_files_only=not hub,
+                                              output_loading_info=True)
+    missing = info.get("missing_keys") or []
+    if missing:
+        raise EncoderError(f"{source}: {len(missing)} weights of the {family} encoder are not in "
+                           f"the checkpoint (e.g. {sorted(missing)[0]}); it would run with random "
+                           "weights. Is it a checkpoint of this encoder?")
+    return model.eval()
+
+
 class Wav2Vec2Encoder(Encoder):
     """wav2vec2 (``Wav2Vec2Model``): 16 kHz; one step per conv-stack stride (20 ms), spanning
     the stack's receptive field (25 ms)."""
@@ -145,7 +158,7 @@ class Wav2Vec2Encoder(Encoder):
         from transformers import AutoFeatureExtractor, Wav2Vec2Model
 
         source = _check_dir(self.family, checkpoint, hub)
-        self.model = Wav2Vec2Model.from_pretrained(source, local_files_only=not hub).eval()
+        self.model = _pretrained(Wav2Vec2Model, self.family, source, hub)
         try:  # normalisation as the checkpoint was trained (do_normalize), when it says
             self.extractor = AutoFeatureExtractor.from_pretrained(source,
                                                                   local_files_only=not hub)
@@ -182,7 +195,7 @@ class ASTEncoder(Encoder):
         from transformers import ASTFeatureExtractor, ASTModel
 
         source = _check_dir(self.family, checkpoint, hub)
-        self.model = ASTModel.from_pretrained(source, local_files_only=not hub).eval()
+        self.model = _pretrained(ASTModel, self.family, source, hub)
         config = self.model.config
         try:
             self.extractor = ASTFeatureExtractor.from_pretrained(source,
@@ -223,10 +236,14 @@ class HTSATEncoder(Encoder):
 
     def __init__(self, checkpoint: str | Path, layer: int = -1, hub: bool = False) -> None:
         super().__init__(layer)
-        from transformers import ClapAudioModel, ClapFeatureExtractor
+        from transformers import AutoConfig, ClapAudioModel, ClapFeatureExtractor, ClapModel
 
         source = _check_dir(self.family, checkpoint, hub)
-        self.model = ClapAudioModel.from_pretrained(source, local_files_only=not hub).eval()
+        kind = AutoConfig.from_pretrained(source, local_files_only=not hub).model_type
+        if kind == "clap":  # a whole CLAP model (laion/clap-htsat-*): keep its audio tower
+            self.model = _pretrained(ClapModel, self.family, source, hub).audio_model.eval()
+        else:
+            self.model = _pretrained(ClapAudioModel, self.family, source, hub)
         config = self.model.config
         try:
             self.extractor = ClapFeatureExtractor.from_pretrained(source,
