@@ -158,5 +158,17 @@ def test_a_whole_clap_checkpoint_gives_its_audio_tower(tmp_path):
     weights = tmp_path / "clap" / "model.safetensors"
     state = load_file(weights)
     save_file({k: v for k, v in state.items() if "patch_embed" not in k}, weights)
-    with pytest.raises(EncoderError, match="not in the checkpoint .*random weights"):
+    with pytest.raises(EncoderError, match=r"not in the checkpoint .*random weights"):
         load_encoder("htsat", tmp_path / "clap")
+
+
+def test_a_fused_clap_model_is_refused(tmp_path):
+    """A fused CLAP model's input is four views of a long clip, not a time axis."""
+    from transformers import ClapAudioConfig, ClapAudioModel
+
+    config = ClapAudioConfig(hidden_size=32, patch_embeds_hidden_size=8, depths=[1, 1, 1, 1],
+                             num_attention_heads=[1, 1, 1, 1], window_size=8, spec_size=256,
+                             num_mel_bins=64, projection_dim=16, enable_fusion=True)
+    ClapAudioModel(config).save_pretrained(tmp_path / "fused")
+    with pytest.raises(EncoderError, match="fused CLAP model"):
+        load_encoder("htsat", tmp_path / "fused")

@@ -50,6 +50,7 @@ class ProbeModule(DetectorModule):
         super().__init__(net, None, optimizer, scheduler, **kwargs)
         object.__setattr__(self, "encoder", frozen)  # not a submodule (see the module text)
         self.cache = FeatureCache(cache_dir, frozen, encoder["checkpoint"])
+        self._filled: set[str] = set()  # splits whose clips are all cached
         self.score_source = (f"sigmoid of the boundary head's activity logits on frozen "
                              f"{frozen.family} features (layer {frozen.layer})")
 
@@ -81,6 +82,9 @@ class ProbeModule(DetectorModule):
 
     def fill_cache(self, split: str) -> None:
         """Encode every clip of ``split`` the cache lacks (once; later runs read the file)."""
+        if split in self._filled:
+            return
+        self._filled.add(split)
         dataset = self.trainer.datamodule.dataset(split)
         self.encoder.to(self.device)
         before = self.cache.encoder_calls

@@ -245,6 +245,10 @@ class HTSATEncoder(Encoder):
         else:
             self.model = _pretrained(ClapAudioModel, self.family, source, hub)
         config = self.model.config
+        if getattr(config, "enable_fusion", False):
+            raise EncoderError(f"{source} is a fused CLAP model (enable_fusion): its input is four "
+                               "views of a long clip, not a time axis; use an unfused HTS-AT "
+                               "checkpoint (e.g. laion/clap-htsat-unfused)")
         try:
             self.extractor = ClapFeatureExtractor.from_pretrained(source,
                                                                   local_files_only=not hub)
