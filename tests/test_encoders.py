@@ -111,6 +111,11 @@ def test_missing_and_wrong_checkpoints_are_named_errors(checkpoints, tmp_path):
         load_encoder("beats", garbage)
     with pytest.raises(EncoderError, match="layer 7 does not exist"):
         load_encoder("wav2vec2", checkpoints["wav2vec2"], layer=7)(torch.randn(1, 16000), 16000)
+    no_weights = tmp_path / "no_weights"
+    no_weights.mkdir()
+    (no_weights / "config.json").write_text((checkpoints["ast"] / "config.json").read_text())
+    with pytest.raises(EncoderError, match="cannot load the ast encoder"):
+        load_encoder("ast", no_weights)
     broken = tmp_path / "broken"
     broken.mkdir()
     (broken / "config.json").write_text("{not json")

@@ -137,8 +137,11 @@ def _check_dir(family: str, checkpoint: str | Path, hub: bool) -> str:
 def _pretrained(model_class: Any, family: str, source: str, hub: bool) -> nn.Module:
     """``model_class.from_pretrained``, refusing a checkpoint that lacks some of the model's
     weights: transformers would initialise them at random and the probe would measure noise."""
-    model, info = model_class.from_pretrained(source, local_files_only=not hub,
-                                              output_loading_info=True)
+    try:
+        model, info = model_class.from_pretrained(source, local_files_only=not hub,
+                                                  output_loading_info=True)
+    except (OSError, ValueError) as exc:  # no weights file, a truncated one, no hub access
+        raise EncoderError(f"{source}: cannot load the {family} encoder ({exc})") from exc
     missing = info.get("missing_keys") or []
     if missing:
         raise EncoderError(f"{source}: {len(missing)} weights of the {family} encoder are not in "
