@@ -101,7 +101,19 @@ def test_corrupted_events_stay_in_the_clip_and_apart():
     assert data.pred.onset.min() >= 0 and data.pred.offset.max() <= 10.0
     report = sedcontract.audit(data.ref, data.pred, durations=data.durations)
     assert report.traces["merged"]["pred"] == 0  # nothing merges by accident
-    assert len(data.labels) == CLIPS * sum(len(s) for s in PATHOLOGIES.values())
+    assert len(data.labels) + sum(data.unchanged.values()) == \
+        CLIPS * sum(len(s) for s in PATHOLOGIES.values())
+    labelled = {(c, p) for c, _, p, _ in data.labels}
+    assert all(sorted(data.pred.select(clips=[c]).to_rows()) !=
+               sorted(data.ref.select(clips=[c]).to_rows()) for c, _ in labelled)
+
+
+def test_a_corruption_without_room_is_left_out_not_labelled():
+    """A clip full of events has no place 0.5 s clear of them for a false event: that case
+    would be labelled 'false' with a prediction equal to the reference."""
+    dense = EventList.from_rows([("a", 0.0, 4.9, "x"), ("a", 5.1, 10.0, "x")])
+    data = pathology_set(dense, {"a": 10.0}, pathologies={"false": [1, 2]})
+    assert data.labels == [] and data.unchanged == {"false": 2}
 
 
 def test_deterministic_from_the_seed(tmp_path):
@@ -123,8 +135,10 @@ def test_command_writes_an_auditable_set(tmp_path, capsys):
     assert "sedcontract audit --ref" in capsys.readouterr().out
     labels = (tmp_path / "set" / "labels.tsv").read_text().splitlines()
     assert labels[0] == "filename\tsource_clip\tpathology\tseverity"
-    assert len(labels) == 1 + CLIPS * 6
-    assert len(read_events(tmp_path / "set" / "pred.tsv").clips) == CLIPS * 6
+    expected = pathology_set(ref, pathologies={p: PATHOLOGIES[p] for p in ("missed", "false")})
+    assert len(labels) == 1 + len(expected.labels) and len(expected.labels) > CLIPS
+    assert len(labels) - 1 + sum(expected.unchanged.values()) == CLIPS * 6
+    assert len(read_events(tmp_path / "set" / "pred.tsv").clips) == len(expected.labels)
     assert main(["data", "pathologies", f"--ref={tmp_path / 'ref.tsv'}",
                  f"--out={tmp_path / 'x'}", "--pathologies", "laziness"]) == 2
     assert "unknown pathology 'laziness'" in capsys.readouterr().err

@@ -117,6 +117,46 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_select(args: argparse.Namespace) -> int:
+    from sedcontract.audit.selection import (
+        known_kinds,
+        read_labels,
+        read_risk_order,
+        select,
+        selected_contract,
+        selection_markdown,
+    )
+
+    folder = Path(args.calibration)
+    files = {name: folder / f"{name}.tsv" for name in ("ref", "pred", "durations", "labels")}
+    missing = [str(p) for p in files.values() if not p.is_file()]
+    if missing:
+        raise SedContractError(f"the calibration folder lacks {', '.join(missing)} (sedcontract "
+                               "data pathologies writes all four)")
+    inputs = [*files.values(), args.risk_order]
+    outputs = [p for p in (args.out, args.table) if p]
+    for path in outputs:
+        check_output(path, inputs=inputs)
+    policy = _policy(args, None)
+    ref = read_events(files["ref"])
+    report = audit(ref, files["pred"], policy, durations=files["durations"], mode=args.mode)
+    labels = read_labels(files["labels"], ref.clips)
+    risk = read_risk_order(args.risk_order, known_kinds(PATHOLOGIES, report, args.mode))
+    selection = select(report, labels, risk, mode=args.mode)
+    if not selection.chosen:
+        raise SedContractError("no coordinate flags any high-risk case without flagging a "
+                               "low-risk one: nothing to write (see the table above)\n"
+                               + selection_markdown(selection))
+    table = selection_markdown(selection)
+    sys.stdout.write(table)
+    atomic_write(args.out, selected_contract(policy.parsed, selection), inputs=inputs)
+    print(f"wrote {args.out}", file=sys.stderr)
+    if args.table:
+        atomic_write(args.table, table, inputs=inputs)
+        print(f"wrote {args.table}", file=sys.stderr)
+    return 0
+
+
 def _cmd_merge(args: argparse.Namespace) -> int:
     text = RENDER[args.format](merge_shards(args.shards))
     if args.out is None:
@@ -152,6 +192,9 @@ def _cmd_pathologies(args: argparse.Namespace) -> int:
     data = pathology_set(ref, durations, seed=args.seed, pathologies=chosen)
     for path in write_pathology_set(args.out, data, inputs=(args.ref, args.durations)):
         print(f"wrote {path}")
+    if data.unchanged:
+        print("left out, the corruption found no room in the clip (the prediction would equal "
+              "the reference): " + ", ".join(f"{k} {v}" for k, v in data.unchanged.items()))
     print(f"{len(data.labels)} corrupted clips from {len(ref.clips)} reference clips; audit "
           f"them with: sedcontract audit --ref {Path(args.out) / 'ref.tsv'} --pred "
           f"{Path(args.out) / 'pred.tsv'} --durations {Path(args.out) / 'durations.tsv'} "
@@ -268,6 +311,18 @@ def build_parser() -> argparse.ArgumentParser:
     merge.add_argument("--format", choices=tuple(RENDER), default="json")
     merge.add_argument("--out", default=None, help="output file (default: standard output)")
     merge.set_defaults(run=_cmd_merge)
+
+    pick = sub.add_parser("select", help="the smallest contract that flags every high-risk "
+                          "case of a calibration set and no low-risk one, under a risk order")
+    pick.add_argument("--calibration", required=True, help="a folder written by sedcontract "
+                      "data pathologies (ref.tsv, pred.tsv, durations.tsv, labels.tsv)")
+    pick.add_argument("--risk-order", required=True, help="YAML: order (most harmful first) "
+                      "and high (how many, or which, are high risk)")
+    pick.add_argument("--out", required=True, help="the selected contract file to write")
+    pick.add_argument("--table", default=None, help="also write the Markdown table here")
+    pick.add_argument("--mode", choices=MODES, default="typed")
+    _policy_options(pick)
+    pick.set_defaults(run=_cmd_select, with_scores=False)
 
     check = sub.add_parser("check", help="parse and type-check a contract, print it canonically")
     check.add_argument("contract", help="shipped name (standard) or a .contract file")

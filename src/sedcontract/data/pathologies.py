@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -178,13 +178,17 @@ class PathologySet:
     pred: EventList
     durations: dict[str, float]
     labels: list[tuple[str, str, str, float]]  # (clip, source clip, pathology, severity)
+    # pathology → cases left out because the corruption found no room (the prediction would
+    # equal the reference: a "failure" a calibration set must not label)
+    unchanged: dict[str, int] = field(default_factory=dict)
 
 
 def pathology_set(ref: EventList, durations: Mapping[str, float] | None = None, *,
                   seed: int = 0,
                   pathologies: Mapping[str, Sequence[float]] | None = None) -> PathologySet:
     """Every reference clip × pathology × severity as a new clip ``<clip>__<pathology>_<sev>``
-    whose reference is the original and whose prediction is the corrupted copy."""
+    whose reference is the original and whose prediction is the corrupted copy; a case whose
+    corruption found no room (the copy equals the original) is left out and counted."""
     if seed < 0:
         raise SedContractError(f"the seed must be a non-negative integer, got {seed}")
     chosen = dict(pathologies or PATHOLOGIES)
@@ -199,19 +203,24 @@ def pathology_set(ref: EventList, durations: Mapping[str, float] | None = None, 
         by_clip[event[0]].append(event)
     rng = np.random.default_rng(seed)
     ref_rows, pred_rows, new_durations, labels = [], [], {}, []
+    unchanged: dict[str, int] = {}
     for clip, events in by_clip.items():
         duration = (durations or {}).get(clip, max((e[2] for e in events), default=0.0))
         for pathology, severities in chosen.items():
             for severity in severities:
                 name = f"{clip}__{pathology}_{severity:g}"
                 corrupted = corrupt(events, duration, pathology, severity, rng)
+                if sorted(corrupted) == sorted(events):
+                    unchanged[pathology] = unchanged.get(pathology, 0) + 1
+                    continue
                 ref_rows += [(name, o, f, lab) for _, o, f, lab in events]
                 pred_rows += [(name, o, f, lab) for _, o, f, lab in corrupted]
                 new_durations[name] = duration
                 labels.append((name, clip, pathology, float(severity)))
     names = tuple(new_durations)
     return PathologySet(EventList.from_rows(ref_rows, clips=names),
-                        EventList.from_rows(pred_rows, clips=names), new_durations, labels)
+                        EventList.from_rows(pred_rows, clips=names), new_durations, labels,
+                        unchanged)
 
 
 def write_pathology_set(folder: str | Path, data: PathologySet, *,
