@@ -157,6 +157,40 @@ def _cmd_select(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_sweep(args: argparse.Namespace) -> int:
+    from sedcontract.audit.sweep import parse_radii, sweep, sweep_csv, sweep_markdown, sweep_png
+
+    radii = parse_radii(args.eps)
+    systems: dict[str, str] = {}
+    for given in args.pred:
+        name, _, path = given.rpartition("=") if "=" in given else ("", "", given)
+        name = name or Path(path).stem
+        if name in systems:
+            raise SedContractError(f"two systems named {name!r}: give NAME=FILE")
+        systems[name] = path
+    inputs = [args.ref, *systems.values(), args.durations]
+    outputs = {"out": args.out, "csv": args.csv, "figure": args.figure}
+    for path in outputs.values():
+        if path:
+            check_output(path, inputs=inputs)
+    args.eps = None
+    result = sweep(read_events(args.ref), {n: read_events(p) for n, p in systems.items()},
+                   _policy(args, None), radii, durations=args.durations, mode=args.mode)
+    table = sweep_markdown(result)
+    if args.out:
+        atomic_write(args.out, table, inputs=inputs)
+        print(f"wrote {args.out}", file=sys.stderr)
+    else:
+        sys.stdout.write(table)
+    if args.csv:
+        atomic_write(args.csv, sweep_csv(result), inputs=inputs)
+        print(f"wrote {args.csv}", file=sys.stderr)
+    if args.figure:
+        atomic_write(args.figure, sweep_png(result), inputs=inputs)
+        print(f"wrote {args.figure}", file=sys.stderr)
+    return 0
+
+
 def _cmd_merge(args: argparse.Namespace) -> int:
     text = RENDER[args.format](merge_shards(args.shards))
     if args.out is None:
@@ -223,10 +257,12 @@ def _cmd_check(args: argparse.Namespace) -> int:
     return 0
 
 
-def _policy_options(parser: argparse.ArgumentParser) -> None:
+def _policy_options(parser: argparse.ArgumentParser, *, eps: bool = True) -> None:
     parser.add_argument("--contract", default="standard",
                         help="shipped contract name or a .contract file (standard)")
-    parser.add_argument("--eps", default=None, help="override the contract's eps, e.g. 100ms")
+    if eps:
+        parser.add_argument("--eps", default=None,
+                            help="override the contract's eps, e.g. 100ms")
     parser.add_argument("--hop", type=float, default=0.02, help="grid hop in seconds (0.02)")
     parser.add_argument("--projection", choices=PROJECTIONS, default="center")
     parser.add_argument("--edges", choices=EDGES, default="open", help="clip-edge policy")
@@ -323,6 +359,21 @@ def build_parser() -> argparse.ArgumentParser:
     pick.add_argument("--mode", choices=MODES, default="typed")
     _policy_options(pick)
     pick.set_defaults(run=_cmd_select, with_scores=False)
+
+    sw = sub.add_parser("sweep", help="guard vectors of one or several systems against the "
+                        "tolerance radius eps (table, source rows, figure)")
+    sw.add_argument("--ref", required=True, help="reference events (DCASE tsv)")
+    sw.add_argument("--pred", action="append", required=True,
+                    help="a system's events, FILE or NAME=FILE; repeat for several systems")
+    sw.add_argument("--durations", default=None, help="clip durations (tsv)")
+    sw.add_argument("--eps", required=True,
+                    help="radii, e.g. 0,20ms,40ms,...,500ms ('...' continues the step)")
+    sw.add_argument("--mode", choices=MODES, default="typed")
+    sw.add_argument("--out", default=None, help="Markdown tables (default: standard output)")
+    sw.add_argument("--csv", default=None, help="source rows: system, eps, coordinate, counts")
+    sw.add_argument("--figure", default=None, help="PNG: a panel per coordinate")
+    _policy_options(sw, eps=False)
+    sw.set_defaults(run=_cmd_sweep, with_scores=False)
 
     check = sub.add_parser("check", help="parse and type-check a contract, print it canonically")
     check.add_argument("contract", help="shipped name (standard) or a .contract file")

@@ -1,0 +1,201 @@
+"""Tolerance sweeps: the guard vector of one or several systems as a function of the tolerance
+radius ``eps``, as rows, tables and a figure, with the systems whose ranking flips between the
+strictest and the loosest radius marked."""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sedcontract.audit.guard import audit
+from sedcontract.contracts.bounds import coerce_binding
+from sedcontract.contracts.policy import AuditPolicy
+from sedcontract.errors import SedContractError
+from sedcontract.traces import EventList
+
+__all__ = ["SweepResult", "parse_radii", "sweep", "sweep_csv", "sweep_markdown", "sweep_png"]
+
+ROW_FIELDS = ("system", "eps", "coordinate", "satisfied", "obligations", "score")
+_TIME = re.compile(r"\s*(\d+(?:\.\d+)?)\s*(ms|s)?\s*\Z")
+MAX_RADII = 1000
+
+
+def parse_radii(text: str) -> list[str]:
+    """``"0,20ms,40ms,...,500ms"`` → the radii as bound texts; ``a, b, ..., z`` continues the
+    step ``b − a`` up to ``z``. Radii are times (20ms, 0.2s); only 0 may go without a unit."""
+    parts = [p.strip() for p in text.split(",") if p.strip()]
+    if not parts:
+        raise SedContractError("--eps needs at least one radius, e.g. 0,20ms,40ms,...,200ms")
+    out: list[str] = []
+    i = 0
+    while i < len(parts):
+        if parts[i] in ("...", "…"):
+            if len(out) < 2 or i + 1 >= len(parts):
+                raise SedContractError(f"--eps {text!r}: '...' continues two radii up to a "
+                                       "last one (a, b, ..., z)")
+            a, b, z = _ms(out[-2]), _ms(out[-1]), _ms(parts[i + 1])
+            if not (a < b <= z):
+                raise SedContractError(f"--eps {text!r}: '...' needs increasing radii")
+            count = round((z - b) / (b - a))
+            if count > MAX_RADII or abs(b + count * (b - a) - z) > 1e-9 * max(1.0, z):
+                raise SedContractError(f"--eps {text!r}: {parts[i + 1]} is not reached from "
+                                       f"{out[-1]} in steps of {b - a:g} ms (or too many)")
+            out += [_join(b + k * (b - a)) for k in range(1, count + 1)]
+            i += 2
+            continue
+        _ms(parts[i])  # checks it
+        out.append(parts[i])
+        i += 1
+    for radius in out:
+        coerce_binding("eps", radius)
+    if len(set(out)) != len(out):
+        raise SedContractError(f"--eps {text!r} lists a radius twice")
+    return out
+
+
+def _ms(radius: str) -> float:
+    """A radius in milliseconds (only 0 may go without a unit: frames depend on the hop)."""
+    match = _TIME.match(radius)
+    if not match:
+        raise SedContractError(f"radius {radius!r} is not a time such as 20ms or 0.2s")
+    value = float(match[1])
+    unit = match[2]
+    if unit is None:
+        if value != 0:
+            raise SedContractError(f"radius {radius!r} has no unit: write 20ms or 0.2s (only 0 "
+                                   "may go without)")
+        return 0.0
+    return value * 1000 if unit == "s" else value
+
+
+def _join(ms: float) -> str:
+    return f"{ms:g}ms"
+
+
+@dataclass(frozen=True)
+class SweepResult:
+    """``rows``: one per system × radius × coordinate (``ROW_FIELDS``); the radii and systems
+    in their given order; the coordinates of the vector."""
+
+    rows: list[dict[str, Any]]
+    radii: tuple[str, ...]
+    systems: tuple[str, ...]
+    coordinates: tuple[str, ...]
+    mode: str
+
+    def score(self, system: str, radius: str, coordinate: str) -> float:
+        for row in self.rows:
+            if (row["system"], row["eps"], row["coordinate"]) == (system, radius, coordinate):
+                return math.nan if row["score"] is None else row["score"]
+        raise KeyError((system, radius, coordinate))
+
+    def flips(self, coordinate: str) -> list[str]:
+        """Systems in a pair whose order on ``coordinate`` reverses between the first
+        (strictest) and the last (loosest) radius: one scores higher at the one and lower at
+        the other (a tie at either end is no reversal; vacuous scores are not ranked)."""
+        strict = {s: self.score(s, self.radii[0], coordinate) for s in self.systems}
+        loose = {s: self.score(s, self.radii[-1], coordinate) for s in self.systems}
+        flipped: set[str] = set()
+        for a in self.systems:
+            for b in self.systems:
+                if (strict[a] - strict[b]) * (loose[a] - loose[b]) < 0:  # NaN compares False
+                    flipped |= {a, b}
+        return [s for s in self.systems if s in flipped]
+
+
+def sweep(ref: EventList | str | Path, systems: Mapping[str, EventList | str | Path],
+          policy: AuditPolicy, radii: Sequence[str], *,
+          durations: Mapping[str, float] | str | Path | None = None,
+          mode: str = "typed") -> SweepResult:
+    """Audit every system at every radius (the policy with ``eps`` replaced)."""
+    if not systems:
+        raise SedContractError("a sweep needs at least one system (--pred)")
+    rows: list[dict[str, Any]] = []
+    coordinates: tuple[str, ...] = ()
+    for name, pred in systems.items():
+        for radius in radii:
+            report = audit(ref, pred, policy.but(eps=radius), durations=durations, mode=mode)
+            coordinates = report.coordinates
+            for coordinate in report.coordinates:
+                cell = report.modes[mode].micro(coordinate)
+                score = report.modes[mode].score(coordinate, report.aggregation)
+                rows.append({"system": name, "eps": radius, "coordinate": coordinate,
+                             "satisfied": cell.satisfied, "obligations": cell.obligations,
+                             "score": None if math.isnan(score) else score})
+    return SweepResult(rows, tuple(radii), tuple(systems), coordinates, mode)
+
+
+def sweep_csv(result: SweepResult) -> str:
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=ROW_FIELDS, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(result.rows)
+    return out.getvalue()
+
+
+def sweep_markdown(result: SweepResult) -> str:
+    """Per coordinate: one row per radius, one column per system; then the ranking flips."""
+    def show(value: float) -> str:
+        return "vacuous" if math.isnan(value) else f"{value:.3f}"
+
+    out = [f"Guard vector ({result.mode} traces) against the tolerance radius eps.", ""]
+    for coordinate in result.coordinates:
+        out += [f"### {coordinate}", "", "| eps | " + " | ".join(result.systems) + " |",
+                "|---" * (len(result.systems) + 1) + "|"]
+        for radius in result.radii:
+            out.append(f"| {radius} | " + " | ".join(
+                show(result.score(s, radius, coordinate)) for s in result.systems) + " |")
+        out.append("")
+    if len(result.systems) > 1:
+        out += [f"Ranking flips (two systems swap places) between eps {result.radii[0]} and "
+                f"{result.radii[-1]}:", ""]
+        flips = {c: result.flips(c) for c in result.coordinates}
+        if any(flips.values()):
+            out += [f"- {c}: {', '.join(s)}" for c, s in flips.items() if s]
+        else:
+            out.append("- none: no two systems swap places on any coordinate")
+        out.append("")
+    return "\n".join(out)
+
+
+def sweep_png(result: SweepResult) -> bytes:
+    """The figure as PNG bytes: one panel per coordinate, a line per system (score against eps
+    in ms); systems whose ranking flips are drawn dashed and marked in the legend."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib import pyplot as plt
+
+    x = [_ms(r) for r in result.radii]
+    cols = min(4, len(result.coordinates))
+    rows = -(-len(result.coordinates) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(3.2 * cols, 2.6 * rows), squeeze=False,
+                             sharex=True)
+    for ax, coordinate in zip(axes.flat, result.coordinates, strict=False):
+        flips = set(result.flips(coordinate)) if len(result.systems) > 1 else set()
+        for system in result.systems:
+            y = [result.score(system, r, coordinate) for r in result.radii]
+            label = system + (" (rank flips)" if system in flips else "")
+            ax.plot(x, y, marker="o", markersize=3, linestyle="--" if system in flips else "-",
+                    label=label)
+        ax.set_title(coordinate, fontsize=9)
+        ax.set_ylim(-0.02, 1.02)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=6)
+    for ax in list(axes.flat)[len(result.coordinates):]:
+        ax.set_visible(False)
+    for ax in axes[-1]:
+        ax.set_xlabel("eps (ms)", fontsize=8)
+    fig.suptitle(f"guard vector against the tolerance radius ({result.mode} traces)",
+                 fontsize=10)
+    fig.tight_layout()
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=120, metadata={"Software": None})
+    plt.close(fig)
+    return buffer.getvalue()

@@ -1,0 +1,135 @@
+"""Tolerance sweeps: radii parse (with '...' ranges), onset and offset never fall as eps
+grows (the semantics say so) while they do change, rank reversals are marked, the command
+writes tables, source rows and a figure, and the same inputs give the same bytes."""
+
+from __future__ import annotations
+
+from itertools import pairwise
+
+import numpy as np
+import pytest
+
+from sedcontract.audit import AuditPolicy
+from sedcontract.audit.sweep import parse_radii, sweep, sweep_csv
+from sedcontract.cli import main
+from sedcontract.errors import SedContractError
+from sedcontract.traces import EventList, write_durations, write_events
+
+
+def reference(seed: int = 0, clips: int = 8) -> tuple[EventList, dict[str, float]]:
+    rng = np.random.default_rng(seed)
+    rows = []
+    for c in range(clips):
+        for label in ("speech", "tone"):
+            t = float(rng.uniform(0.2, 0.8))
+            while t < 8.0:
+                length = float(rng.uniform(0.4, 1.2))
+                rows.append((f"c{c}", round(t, 3), round(t + length, 3), label))
+                t += length + float(rng.uniform(0.6, 1.5))
+    names = tuple(f"c{c}" for c in range(clips))
+    return EventList.from_rows(rows, clips=names), dict.fromkeys(names, 10.0)
+
+
+def shifted(ref: EventList, onset: float, offset: float) -> EventList:
+    return EventList(ref.clip, ref.onset + onset, ref.offset + offset, ref.label,
+                     clips=ref.clips)
+
+
+def test_radii_parse_with_ranges():
+    assert parse_radii("0,20ms,...,100ms") == ["0", "20ms", "40ms", "60ms", "80ms", "100ms"]
+    assert parse_radii("0.1s, 0.2s, …, 0.5s") == ["0.1s", "0.2s", "300ms", "400ms", "500ms"]
+    assert parse_radii("50ms") == ["50ms"]
+    for bad, message in (("0,20ms,...", "continues two radii"), ("20", "no unit"),
+                         ("0,20ms,...,50ms", "not reached"), ("10ms,10ms", "twice"),
+                         ("", "at least one"), ("30ms,20ms,...,60ms", "increasing"),
+                         ("0,1ms,...,10s", "too many")):
+        with pytest.raises(SedContractError, match=message):
+            parse_radii(bad)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_onset_and_offset_never_fall_as_eps_grows(seed):
+    """N[eps] windows grow with eps: satisfied counts never fall, obligations stay. The
+    systems are late and early by amounts between the radii, so the scores do move."""
+    ref, durations = reference(seed)
+    rng = np.random.default_rng(seed)
+    systems = {
+        "late": shifted(ref, 0.13, 0.09),
+        "early": shifted(ref, -0.07, -0.21),
+        "jitter": EventList(ref.clip, ref.onset + rng.normal(0, 0.1, len(ref)),
+                            ref.offset + rng.normal(0, 0.1, len(ref)), ref.label,
+                            clips=ref.clips),
+    }
+    for name, events in systems.items():  # keep the jittered events inside the clips
+        systems[name] = EventList(events.clip, np.clip(events.onset, 0, 9.9),
+                                  np.clip(np.maximum(events.offset, events.onset + 0.05), 0,
+                                          10.0), events.label, clips=events.clips)
+    radii = parse_radii("0,20ms,...,300ms")
+    result = sweep(ref, systems, AuditPolicy(), radii, durations=durations)
+    for system in systems:
+        for coordinate in ("onset", "offset"):
+            rows = [r for r in result.rows
+                    if (r["system"], r["coordinate"]) == (system, coordinate)]
+            assert [r["eps"] for r in rows] == radii
+            satisfied = [r["satisfied"] for r in rows]
+            assert all(a <= b for a, b in pairwise(satisfied)), \
+                (system, coordinate, satisfied)
+            assert len({r["obligations"] for r in rows}) == 1
+            assert satisfied[0] < satisfied[-1], (system, coordinate)  # eps does matter
+
+
+def test_rank_reversals_are_marked():
+    """'late' misses every onset at eps 0 but meets all at 200 ms; 'partial' meets 80 % of
+    onsets at any eps: their order on onset reverses; on offset 'late' is exact and 'partial'
+    misses a fifth at every eps: no reversal."""
+    ref, durations = reference(4)
+    keep = np.arange(len(ref)) % 5 != 0  # a fifth of the events not detected at all
+    partial = EventList(ref.clip[keep], ref.onset[keep], ref.offset[keep], ref.label[keep],
+                        clips=ref.clips)
+    late = shifted(ref, 0.15, 0.0)
+    result = sweep(ref, {"late": late, "partial": partial, "same": ref}, AuditPolicy(),
+                   ["0", "200ms"], durations=durations)
+    assert result.flips("onset") == ["late", "partial"]
+    assert result.flips("offset") == []
+
+
+def test_sweep_command_writes_tables_rows_and_a_figure(tmp_path, capsys):
+    ref, durations = reference(1)
+    write_events(tmp_path / "ref.tsv", ref)
+    write_events(tmp_path / "late.tsv", shifted(ref, 0.12, 0.12))
+    write_events(tmp_path / "b.tsv", ref)
+    write_durations(tmp_path / "durations.tsv", durations)
+    args = ["sweep", "--ref", str(tmp_path / "ref.tsv"), "--pred", str(tmp_path / "late.tsv"),
+            "--pred", f"exact={tmp_path / 'b.tsv'}", "--durations",
+            str(tmp_path / "durations.tsv"), "--eps", "0,50ms,...,200ms"]
+    assert main([*args, "--csv", str(tmp_path / "rows.csv"),
+                 "--figure", str(tmp_path / "sweep.png")]) == 0
+    table = capsys.readouterr().out
+    # late catches up with exact at 150 ms: a tie, not a swap
+    assert "| eps | late | exact |" in table and "- none: no two systems swap" in table
+    rows = (tmp_path / "rows.csv").read_text().splitlines()
+    assert rows[0] == "system,eps,coordinate,satisfied,obligations,score"
+    assert len(rows) == 1 + 2 * 5 * 7
+    png = (tmp_path / "sweep.png").read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    from matplotlib import image
+
+    height, width = image.imread(tmp_path / "sweep.png").shape[:2]
+    assert width > height > 100
+    assert main([*args, "--csv", str(tmp_path / "again.csv")]) == 0
+    assert (tmp_path / "again.csv").read_text() == (tmp_path / "rows.csv").read_text()
+    capsys.readouterr()
+    assert main([*args, "--csv", str(tmp_path / "ref.tsv")]) == 2
+    assert "input" in capsys.readouterr().err
+    assert main(["sweep", "--ref", str(tmp_path / "ref.tsv"), "--pred", str(tmp_path / "b.tsv"),
+                 "--pred", str(tmp_path / "b.tsv"), "--eps", "0"]) == 2
+    assert "two systems named 'b'" in capsys.readouterr().err
+
+
+def test_sweep_rows_are_the_same_bytes_for_the_same_inputs():
+    ref, durations = reference(2)
+    first = sweep(ref, {"a": shifted(ref, 0.1, 0.0)}, AuditPolicy(), ["0", "100ms"],
+                  durations=durations)
+    second = sweep(ref, {"a": shifted(ref, 0.1, 0.0)}, AuditPolicy(), ["0", "100ms"],
+                   durations=durations)
+    assert sweep_csv(first) == sweep_csv(second)
