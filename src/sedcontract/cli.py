@@ -191,6 +191,26 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_show(args: argparse.Namespace) -> int:
+    from sedcontract.audit.timeline import timeline, timeline_png, timeline_text
+
+    inputs = [args.ref, args.pred, args.durations]
+    if args.out:
+        check_output(args.out, inputs=inputs)
+    names = [c.strip() for c in args.coordinates.split(",")] if args.coordinates else None
+    tl = timeline(args.ref, args.pred, _policy(args, None), args.clip,
+                  durations=args.durations, mode=args.mode)
+    unknown = [n for n in names or [] if n not in tl.outcomes]
+    if unknown:
+        raise SedContractError(f"unknown coordinate {unknown[0]!r}; the contract's are "
+                               f"{', '.join(tl.outcomes)}")
+    sys.stdout.write(timeline_text(tl, names))
+    if args.out:
+        atomic_write(args.out, timeline_png(tl, names), inputs=inputs)
+        print(f"wrote {args.out}", file=sys.stderr)
+    return 0
+
+
 def _cmd_merge(args: argparse.Namespace) -> int:
     text = RENDER[args.format](merge_shards(args.shards))
     if args.out is None:
@@ -374,6 +394,19 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--figure", default=None, help="PNG: a panel per coordinate")
     _policy_options(sw, eps=False)
     sw.set_defaults(run=_cmd_sweep, with_scores=False)
+
+    show = sub.add_parser("show", help="one clip's failure timeline: where each coordinate was "
+                          "obliged and where it failed (text; a PNG with --out)")
+    show.add_argument("--ref", required=True, help="reference events (DCASE tsv)")
+    show.add_argument("--pred", required=True, help="predicted events (DCASE tsv)")
+    show.add_argument("--durations", default=None, help="clip durations (tsv)")
+    show.add_argument("--clip", required=True, help="the clip id (filename without extension)")
+    show.add_argument("--mode", choices=MODES, default="typed")
+    show.add_argument("--coordinates", default=None,
+                      help="comma-separated coordinates to show (default: all clauses)")
+    show.add_argument("--out", default=None, help="write the timeline as a PNG here")
+    _policy_options(show)
+    show.set_defaults(run=_cmd_show, with_scores=False)
 
     check = sub.add_parser("check", help="parse and type-check a contract, print it canonically")
     check.add_argument("contract", help="shipped name (standard) or a .contract file")

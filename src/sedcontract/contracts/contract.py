@@ -13,7 +13,12 @@ import numpy as np
 
 from sedcontract.contracts.backend import NumpyOps
 from sedcontract.contracts.bounds import BoundResolver, Conversion, Rounding
-from sedcontract.contracts.events import EventContext, MatchingAudit, event_counts
+from sedcontract.contracts.events import (
+    EventContext,
+    MatchingAudit,
+    event_counts,
+    event_outcomes,
+)
 from sedcontract.contracts.matching import METHODS
 from sedcontract.contracts.monitor import SignalTable, run
 from sedcontract.contracts.parser import parse_contract
@@ -306,6 +311,53 @@ def run_contract(contract: Contract, table: SignalTable | RunTable, resolver: Bo
     seen = (len(context.ref), len(context.pred)) if context is not None else (0, 0)
     return ContractResult(scores, list(resolver.conversions.values()),
                           dict(context.audits) if context is not None else {}, seen)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """Where one clause was obliged and where it failed, on run-length traces: frame clauses
+    as frame runs per row; event clauses per quantified element (its interval in frames, on
+    the reference for ``ref`` and ``pair`` clauses, else on the prediction)."""
+
+    name: str
+    sort: str
+    obligations: Intervals
+    failures: Intervals
+
+
+def clause_outcomes(contract: Contract, table: RunTable, resolver: BoundResolver, *,
+                    row_classes: Sequence[int] | None = None, classes: Sequence[str] = (),
+                    matching: str | None = None) -> dict[str, Outcome]:
+    """Every clause's obligations and failures as intervals (what a failure timeline draws);
+    their lengths (frames) or numbers (elements) are the counts :func:`run_contract` gives."""
+    ops = table.ops
+    out: dict[str, Outcome] = {}
+    context: EventContext | None = None
+    for clause in contract.clauses:
+        if isinstance(clause, EventClause):
+            if context is None:
+                context = _event_context(contract, table, resolver, row_classes, classes,
+                                         matching)
+            binding, _, obliged, required = event_outcomes(clause, context)
+            side = "pred" if clause.each == "pred" else "ref"
+            runs, index = context.side(side), binding[side]
+            out[clause.name] = Outcome(clause.name, "event", _elements(runs, index[obliged]),
+                                       _elements(runs, index[obliged & ~required]))
+        else:
+            obligation = evaluate_runs(clause.obligation, table, resolver,
+                                       source=contract.source, name=contract.name)
+            requirement = evaluate_runs(clause.requirement, table, resolver,
+                                        source=contract.source, name=contract.name)
+            out[clause.name] = Outcome(clause.name, "frame", obligation,
+                                       ops.and_(obligation, ops.not_(requirement)))
+    return out
+
+
+def _elements(runs: Intervals, index: np.ndarray) -> Intervals:
+    """The intervals ``runs[index]`` in (row, start) order (a pair clause may repeat one)."""
+    order = np.lexsort((runs.start[index], runs.row[index]))
+    index = index[order]
+    return Intervals(runs.row[index], runs.start[index], runs.end[index])
 
 
 def check_atom_classes(contract: Contract, classes: Sequence[str]) -> None:

@@ -320,13 +320,21 @@ def clause_elements(clause: EventClause, ctx: EventContext
     return {clause.each: np.arange(len(side))}, side.row
 
 
-def event_counts(clause: EventClause, ctx: EventContext) -> tuple[np.ndarray, np.ndarray]:
-    """Per-row ``(satisfied, obligations)`` of an event clause."""
+def event_outcomes(clause: EventClause, ctx: EventContext
+                   ) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray, np.ndarray]:
+    """Every quantified element of an event clause: its binding, its row, whether it is
+    obliged (``where``) and whether its requirement holds."""
     binding, rows = clause_elements(clause, ctx)
     size = len(rows)
     obliged = (np.ones(size, dtype=bool) if clause.where is None
                else evaluate_expr(clause.where, ctx, binding, size))
-    required = evaluate_expr(clause.requirement, ctx, binding, size)
+    required = evaluate_expr(clause.requirement, ctx, binding, size).astype(bool)
+    return binding, rows, obliged.astype(bool), required
+
+
+def event_counts(clause: EventClause, ctx: EventContext) -> tuple[np.ndarray, np.ndarray]:
+    """Per-row ``(satisfied, obligations)`` of an event clause."""
+    _, rows, obliged, required = event_outcomes(clause, ctx)
     satisfied = np.bincount(rows[obliged & required], minlength=ctx.rows)
     obligations = np.bincount(rows[obliged], minlength=ctx.rows)
     return satisfied, obligations

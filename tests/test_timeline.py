@@ -1,0 +1,73 @@
+"""Failure timelines mark exactly what the report counts: for every clip, coordinate and
+class (and on the union trace), the failing frames or intervals drawn are the report's
+obligations minus satisfied, and the obligations drawn are its obligations."""
+
+from __future__ import annotations
+
+import pytest
+
+import sedcontract
+from sedcontract.audit import AuditPolicy
+from sedcontract.audit.timeline import timeline, timeline_png, timeline_text
+from sedcontract.cli import main
+from sedcontract.data import pathology_set, write_pathology_set
+from sedcontract.errors import SedContractError
+from tests.test_selection import DURATION, reference
+
+
+@pytest.fixture(scope="module")
+def calibration():
+    ref = reference()
+    pathologies = {"late_release+fragmentation": [0.3], "missed+false": [0.5],
+                   "leakage": [0.09], "class_swap": [1.0]}
+    return pathology_set(ref, dict.fromkeys(ref.clips, DURATION), seed=3,
+                         pathologies=pathologies)
+
+
+@pytest.mark.parametrize("mode", ["typed", "union"])
+def test_a_timeline_marks_exactly_what_the_report_counts(calibration, mode):
+    data = calibration
+    report = sedcontract.audit(data.ref, data.pred, durations=data.durations, mode=mode)
+    modes = report.modes[mode]
+    failures_seen = 0
+    for clip in data.ref.clips[::3]:
+        tl = timeline(data.ref, data.pred, AuditPolicy(), clip, durations=data.durations,
+                      mode=mode)
+        assert set(tl.outcomes) == {*report.coordinates, *modes.diagnostics}
+        for name in tl.outcomes:
+            cells = [modes.satisfied[name][i] for i, (c, _) in enumerate(modes.rows) if c == clip]
+            obliged = [modes.obligations[name][i] for i, (c, _) in enumerate(modes.rows)
+                       if c == clip]
+            assert tl.obliged(name).tolist() == obliged, (clip, name)
+            assert tl.failed(name).tolist() == [o - s for o, s in zip(obliged, cells,
+                                                                      strict=True)], (clip, name)
+            failures_seen += int(tl.failed(name).sum())
+    assert failures_seen > 0
+
+
+def test_timeline_text_and_png(calibration):
+    data = calibration
+    clip = next(c for c in data.ref.clips if "late_release" in c)
+    tl = timeline(data.ref, data.pred, AuditPolicy(), clip, durations=data.durations)
+    text = timeline_text(tl)
+    assert text.startswith(f"clip {clip}: 300 frames of 0.02 s, typed traces, eps 10 frames")
+    assert "fragmentation [speech]:" in text and "obliged intervals fail" in text
+    png = timeline_png(tl, ["onset", "fragmentation"])
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    with pytest.raises(SedContractError, match="did you mean"):
+        timeline(data.ref, data.pred, AuditPolicy(), clip.split("__")[0] + "__late",
+                 durations=data.durations)
+
+
+def test_show_command(tmp_path, capsys, calibration):
+    write_pathology_set(tmp_path, calibration)
+    clip = next(c for c in calibration.ref.clips if "missed+false" in c)
+    args = ["show", "--ref", str(tmp_path / "ref.tsv"), "--pred", str(tmp_path / "pred.tsv"),
+            "--durations", str(tmp_path / "durations.tsv"), "--clip", clip]
+    assert main([*args, "--out", str(tmp_path / "clip.png")]) == 0
+    out = capsys.readouterr().out
+    assert f"clip {clip}" in out and "missed [" in out
+    assert (tmp_path / "clip.png").read_bytes()[:4] == b"\x89PNG"
+    assert main([*args, "--coordinates", "onset,nope"]) == 2
+    assert "unknown coordinate 'nope'" in capsys.readouterr().err
+    assert main([*args, "--out", str(tmp_path / "ref.tsv")]) == 2
