@@ -71,3 +71,30 @@ def test_show_command(tmp_path, capsys, calibration):
     assert main([*args, "--coordinates", "onset,nope"]) == 2
     assert "unknown coordinate 'nope'" in capsys.readouterr().err
     assert main([*args, "--out", str(tmp_path / "ref.tsv")]) == 2
+
+
+def test_training_draws_the_worst_clip_of_each_coordinate(base):
+    """The callback draws, per coordinate, the validation clip with the most failures, one
+    figure per clip; every coordinate with a failure is drawn on its worst clip."""
+    from pathlib import Path
+
+    from sedcontract.lightning.callbacks import FailureTimelines
+    from sedcontract.training import train
+    from tests.test_training import compose_config
+
+    cfg = compose_config("train", [*base, "model=logistic", "trainer.max_epochs=1"])
+    _, objects = train(cfg)
+    report = objects["model"].report
+    folder = Path(cfg.paths.output_dir) / "timelines" / "epoch_000"
+    chosen = FailureTimelines(folder).worst(report, set(report.clips))
+    assert sorted(p.stem for p in folder.glob("*.png")) == sorted(chosen)
+    modes = report.modes["typed"]
+    for name in report.coordinates:
+        cells = modes.per_clip(name)
+        failing = {c: cells[c].obligations - cells[c].satisfied for c in cells}
+        drawn = [c for c, names in chosen.items() if name in names]
+        if max(failing.values()) > 0:
+            assert len(drawn) == 1 and failing[drawn[0]] == max(failing.values()), name
+        else:
+            assert drawn == []
+    assert chosen and all((folder / f"{c}.png").read_bytes()[:4] == b"\x89PNG" for c in chosen)

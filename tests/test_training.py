@@ -285,6 +285,8 @@ def test_wandb_offline_run_holds_the_guard_vector(base, monkeypatch):
         time.sleep(0.2)
     for name in report.coordinates:
         assert f"val/guard/typed/{name}".encode() in history
+    # the failure timelines of the worst clips, as W&B images
+    assert list((runs[0] / "files" / "media" / "images" / "val").rglob("timeline*.png"))
 
 
 # ---- faults -------------------------------------------------------------------------------

@@ -1,11 +1,12 @@
 """Callbacks that show each validation's guard vector: in the console, as a W&B table (one
-per epoch), and as report files in the run directory — never during the sanity check, and
-only on the global-zero process."""
+per epoch), as report files in the run directory, and as failure timelines of the worst clips —
+never during the sanity check, and only on the global-zero process."""
 
 from __future__ import annotations
 
 import logging
 from pathlib import Path
+from typing import Any
 
 from lightning.pytorch import Callback, LightningModule, Trainer
 from lightning.pytorch.loggers import WandbLogger
@@ -17,6 +18,8 @@ from sedcontract.audit.render import (
     vector_rows,
     write_report,
 )
+from sedcontract.errors import SedContractError
+from sedcontract.outputs import atomic_write
 
 log = logging.getLogger(__name__)
 
@@ -64,3 +67,53 @@ class ReportFiles(Callback):
         if _ready(trainer, pl_module):
             written = write_report(pl_module.report, self.dirpath, self.stem)
             log.debug("wrote %s", ", ".join(str(p) for p in written))
+
+
+class FailureTimelines(Callback):
+    """After each validation, the failure timeline of the clip that fails each coordinate most
+    (``per_coordinate`` clips each), one figure per clip showing the coordinates it is worst
+    at: PNG files ``dirpath/epoch_<e>/<clip>.png`` and, with W&B, images ``val/timeline``.
+    Clips are those the global-zero process validated (it holds their decided events)."""
+
+    def __init__(self, dirpath: str | Path, per_coordinate: int = 1,
+                 coordinates: list[str] | None = None, mode: str = "typed") -> None:
+        if per_coordinate < 1:
+            raise SedContractError(f"per_coordinate must be >= 1, got {per_coordinate}")
+        self.dirpath, self.per_coordinate = Path(dirpath), per_coordinate
+        self.coordinates, self.mode = coordinates, mode
+
+    def worst(self, report: Any, seen: set[str]) -> dict[str, list[str]]:
+        """``{clip: [coordinates it fails most]}``: per coordinate the clips with the most
+        failing obligations (ties by clip id), grouped by clip."""
+        modes = report.modes[self.mode]
+        chosen: dict[str, list[str]] = {}
+        for name in self.coordinates or report.coordinates:
+            cells = modes.per_clip(name)
+            failing = sorted((c for c in cells if c in seen and
+                              cells[c].obligations > cells[c].satisfied),
+                             key=lambda c: (cells[c].satisfied - cells[c].obligations, c))
+            for clip in failing[:self.per_coordinate]:
+                chosen.setdefault(clip, []).append(name)
+        return chosen
+
+    def on_validation_end(self, trainer: Trainer, pl_module: LightningModule) -> None:
+        predicted = getattr(pl_module, "predicted", None)
+        if not _ready(trainer, pl_module) or predicted is None or \
+                self.mode not in pl_module.report.modes:
+            return
+        from sedcontract.audit.timeline import timeline, timeline_png
+
+        ref, durations = trainer.datamodule.reference(trainer.datamodule.val_split)
+        folder = self.dirpath / f"epoch_{trainer.current_epoch:03d}"
+        paths, captions = [], []
+        for clip, names in self.worst(pl_module.report, set(predicted.clips)).items():
+            picture = timeline(ref.select(clips=[clip]), predicted.select(clips=[clip]),
+                               pl_module.policy, clip, durations={clip: durations[clip]},
+                               mode=self.mode)
+            folder.mkdir(parents=True, exist_ok=True)
+            paths.append(str(atomic_write(folder / f"{clip}.png", timeline_png(picture, names))))
+            captions.append(f"{clip}: worst at {', '.join(names)}")
+        for logger in trainer.loggers:
+            if isinstance(logger, WandbLogger) and paths:
+                logger.log_image("val/timeline", images=paths, caption=captions,
+                                 step=trainer.global_step)

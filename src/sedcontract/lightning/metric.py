@@ -81,6 +81,19 @@ class ContractMonitor(Metric):
                                              dtype=torch.int64), dist_reduce_fx="sum")
         self.add_state("seen", torch.zeros(len(self.clips), dtype=torch.int64),
                        dist_reduce_fx="sum")
+        # the decided events of the clips this process saw (for failure timelines; not
+        # reduced across processes: O(events), kept until reset)
+        self.predicted_rows: dict[str, list[tuple[str, float, float, str]]] = {}
+
+    def reset(self) -> None:
+        super().reset()
+        self.predicted_rows = {}
+
+    def predicted(self) -> EventList:
+        """The decided events of every clip this process saw since the last reset."""
+        clips = tuple(c for c in self.clips if c in self.predicted_rows)
+        return EventList.from_rows([r for c in clips for r in self.predicted_rows[c]],
+                                   clips=clips)
 
     def update(self, scores: torch.Tensor, clips: Sequence[str]) -> None:
         """Audit a batch of clips (named by id) from their frame scores; keep their counts."""
@@ -88,6 +101,10 @@ class ContractMonitor(Metric):
         batch = tuple(dict.fromkeys(clips))
         report = audit(self.reference.select(clips=batch), pred, self.policy,
                        durations={c: self.durations[c] for c in batch}, classes=self.classes)
+        for clip in batch:
+            self.predicted_rows[clip] = []
+        for row in pred.to_rows():
+            self.predicted_rows[row[0]].append(row)
         arrays = report.arrays()
         matrix = np.concatenate([arrays[k] for k in self.widths], axis=1)
         rows = torch.tensor([self.index[c] for c in batch], device=self.seen.device)

@@ -19,6 +19,7 @@ from sedcontract.errors import SedContractError
 from sedcontract.lightning.metric import ContractMonitor
 from sedcontract.models.detectors import HEADS, ThresholdDetector
 from sedcontract.models.frontend import LogMel
+from sedcontract.traces import EventList
 
 log = logging.getLogger(__name__)
 
@@ -81,6 +82,7 @@ class DetectorModule(LightningModule):
         self.norm = self.make_norm(frontend)
         self.monitor: ContractMonitor | None = None
         self.report: GuardReport | None = None
+        self.predicted: EventList | None = None  # decided events of the last validation
         self.metric_prefix = metric_prefix  # evaluate logs under the split's name
 
     def make_norm(self, frontend: LogMel) -> nn.Module:
@@ -203,6 +205,7 @@ class DetectorModule(LightningModule):
 
     def on_validation_epoch_end(self) -> None:
         self.report = self.monitor.compute().report
+        self.predicted = self.monitor.predicted()  # this process's clips, for timelines
         self.monitor.reset()
         # identical on every process (the monitor reduced its state); the max of equal values
         # is exactly the value (a mean in float32 need not be)
