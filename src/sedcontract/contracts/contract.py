@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,7 +16,7 @@ from sedcontract.contracts.bounds import BoundResolver, Conversion, Rounding
 from sedcontract.contracts.events import (
     EventContext,
     MatchingAudit,
-    event_counts,
+    element_counts,
     event_outcomes,
 )
 from sedcontract.contracts.matching import METHODS
@@ -288,22 +288,15 @@ def run_contract(contract: Contract, table: SignalTable | RunTable, resolver: Bo
     (:class:`SignalTable`) or run-length traces (:class:`RunTable`), with the same counts."""
     on_runs = isinstance(table, RunTable)
     ops = table.ops if on_runs else NumpyOps(table.shape, table.valid)
-    evaluate = evaluate_runs if on_runs else run
     scores: dict[str, ClauseScore] = {}
     context: EventContext | None = None
-    for clause in contract.clauses:
+    for clause, context, parts in _evaluated(contract, table, resolver, row_classes, classes,
+                                             matching):
         if isinstance(clause, EventClause):
-            if context is None:
-                context = _event_context(contract, table, resolver, row_classes, classes,
-                                         matching)
-            satisfied, total = event_counts(clause, context)
+            satisfied, total = element_counts(*parts[1:], context.rows)
             sort = "event"
         else:
-            obligation = evaluate(clause.obligation, table, resolver, source=contract.source,
-                                  name=contract.name)
-            requirement = evaluate(clause.requirement, table, resolver,
-                                   source=contract.source, name=contract.name)
-            satisfied, total = clause_counts(ops, obligation, requirement)
+            satisfied, total = clause_counts(ops, *parts)
             sort = "frame"
         scores[clause.name] = ClauseScore(clause.name, np.asarray(satisfied).reshape(-1),
                                           np.asarray(total).reshape(-1), sort=sort,
@@ -311,6 +304,26 @@ def run_contract(contract: Contract, table: SignalTable | RunTable, resolver: Bo
     seen = (len(context.ref), len(context.pred)) if context is not None else (0, 0)
     return ContractResult(scores, list(resolver.conversions.values()),
                           dict(context.audits) if context is not None else {}, seen)
+
+
+def _evaluated(contract: Contract, table: SignalTable | RunTable, resolver: BoundResolver,
+               row_classes: Sequence[int] | None, classes: Sequence[str],
+               matching: str | None) -> Iterator[tuple[Any, EventContext | None, tuple]]:
+    """Each clause with the event context so far and what scoring it needs: a frame clause's
+    obligation and requirement values; an event clause's elements (binding, row, obliged,
+    required). The event context is built once, at the first event clause."""
+    evaluate = evaluate_runs if isinstance(table, RunTable) else run
+    context: EventContext | None = None
+    for clause in contract.clauses:
+        if isinstance(clause, EventClause):
+            if context is None:
+                context = _event_context(contract, table, resolver, row_classes, classes,
+                                         matching)
+            yield clause, context, event_outcomes(clause, context)
+        else:
+            yield clause, context, tuple(
+                evaluate(formula, table, resolver, source=contract.source, name=contract.name)
+                for formula in (clause.obligation, clause.requirement))
 
 
 @dataclass(frozen=True)
@@ -332,22 +345,16 @@ def clause_outcomes(contract: Contract, table: RunTable, resolver: BoundResolver
     their lengths (frames) or numbers (elements) are the counts :func:`run_contract` gives."""
     ops = table.ops
     out: dict[str, Outcome] = {}
-    context: EventContext | None = None
-    for clause in contract.clauses:
+    for clause, context, parts in _evaluated(contract, table, resolver, row_classes, classes,
+                                             matching):
         if isinstance(clause, EventClause):
-            if context is None:
-                context = _event_context(contract, table, resolver, row_classes, classes,
-                                         matching)
-            binding, _, obliged, required = event_outcomes(clause, context)
+            binding, _, obliged, required = parts
             side = "pred" if clause.each == "pred" else "ref"
             runs, index = context.side(side), binding[side]
             out[clause.name] = Outcome(clause.name, "event", _elements(runs, index[obliged]),
                                        _elements(runs, index[obliged & ~required]))
         else:
-            obligation = evaluate_runs(clause.obligation, table, resolver,
-                                       source=contract.source, name=contract.name)
-            requirement = evaluate_runs(clause.requirement, table, resolver,
-                                        source=contract.source, name=contract.name)
+            obligation, requirement = parts
             out[clause.name] = Outcome(clause.name, "frame", obligation,
                                        ops.and_(obligation, ops.not_(requirement)))
     return out

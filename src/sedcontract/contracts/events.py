@@ -332,10 +332,10 @@ def event_outcomes(clause: EventClause, ctx: EventContext
     return binding, rows, obliged.astype(bool), required
 
 
-def event_counts(clause: EventClause, ctx: EventContext) -> tuple[np.ndarray, np.ndarray]:
-    """Per-row ``(satisfied, obligations)`` of an event clause."""
-    _, rows, obliged, required = event_outcomes(clause, ctx)
-    satisfied = np.bincount(rows[obliged & required], minlength=ctx.rows)
-    obligations = np.bincount(rows[obliged], minlength=ctx.rows)
+def element_counts(rows: np.ndarray, obliged: np.ndarray, required: np.ndarray,
+                   n_rows: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per-row ``(satisfied, obligations)`` of quantified elements."""
+    satisfied = np.bincount(rows[obliged & required], minlength=n_rows)
+    obligations = np.bincount(rows[obliged], minlength=n_rows)
     return satisfied, obligations
 
