@@ -245,7 +245,7 @@ def test_audit_command_formats(tmp_path, capsys):
     assert data["modes"]["union"]["coordinates"]["duration"]["satisfied"] == 1
     out_path = tmp_path / "rows.csv"
     assert main(["audit", *base, "--format", "csv", "--out", str(out_path)]) == 0
-    assert out_path.read_text().startswith("mode,clip,class,coordinate,role,sort,")
+    assert out_path.read_text().startswith("system,policy,mode,clip,class,coordinate,role,sort,")
     assert main(["audit", *base, "--eps", "0ms", "--format", "json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["policy"]["eps"] == "0ms"

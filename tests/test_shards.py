@@ -128,9 +128,10 @@ def test_audit_shard_and_merge_on_the_command_line(tmp_path, capsys):
     code, markdown, _ = run(["merge", *paths, "--format", "md"], capsys)
     assert markdown == run(["audit", *inputs, "--with-scores"], capsys)[1]
     out = tmp_path / "merged.csv"
-    assert run(["merge", *paths, "--format", "csv", "--out", str(out)], capsys)[0] == 0
-    assert out.read_text() == run(["audit", *inputs, "--with-scores", "--format", "csv"],
-                                  capsys)[1]
+    assert run(["merge", *paths, "--format", "csv", "--system", "s", "--out", str(out)],
+               capsys)[0] == 0
+    assert out.read_text() == run(["audit", *inputs, "--with-scores", "--format", "csv",
+                                   "--system", "s"], capsys)[1]
     assert json.loads(Path(paths[0]).read_text())["shard"]["count"] == 4
 
 

@@ -41,6 +41,7 @@ from sedcontract.traces.traceset import MAX_CLIP_FRAMES
 
 EXAMPLES = Path(__file__).parent / "examples"
 RENDER = {"md": to_markdown, "json": to_json, "csv": to_csv}
+SYSTEM_FORMATS = {"csv"}  # formats whose rows carry the system's name
 
 
 def _policy(args: argparse.Namespace, decision: DecisionPolicy | None) -> AuditPolicy:
@@ -90,7 +91,17 @@ def _audit(args: argparse.Namespace) -> str:
             return scores_json(report)
         text = scores_markdown(report.scores)
         return text + (psds_line(report.psds) + "\n" if report.psds is not None else "")
+    if args.format in SYSTEM_FORMATS:
+        return RENDER[args.format](report, _system(args))
     return RENDER[args.format](report)
+
+
+def _system(args: argparse.Namespace) -> str:
+    """The name of the audited system in source rows: --system, else the prediction's stem."""
+    if getattr(args, "system", None):
+        return args.system
+    source = args.pred if args.pred is not None else args.pred_scores
+    return Path(source).stem if source else "system"
 
 
 def _inputs_read(args: argparse.Namespace) -> list[str | Path]:
@@ -211,8 +222,33 @@ def _cmd_show(args: argparse.Namespace) -> int:
     return 0
 
 
+REPORT_MARK = ".sedcontract-report"  # a report folder's mark: only such folders are rewritten
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    from sedcontract.audit.report import read_groups, read_rows, report_files
+
+    out = Path(args.out)
+    if out.exists() and (not out.is_dir() or (any(out.iterdir()) and
+                                              not (out / REPORT_MARK).exists())):
+        raise SedContractError(f"{out} exists and is not a report folder written by sedcontract "
+                               "report: choose a new or empty folder")
+    rows = read_rows(args.rows, several_policies=args.several_policies)
+    groups = read_groups(args.groups) if args.groups else None
+    files = report_files(rows, groups)
+    out.mkdir(parents=True, exist_ok=True)
+    atomic_write(out / REPORT_MARK, "written by sedcontract report; rewritten by it\n")
+    inputs = [*args.rows, args.groups]
+    for name, data in files.items():
+        atomic_write(out / name, data, inputs=inputs)
+    print(f"wrote {len(files)} files to {out}: open {out / 'report.html'}", file=sys.stderr)
+    return 0
+
+
 def _cmd_merge(args: argparse.Namespace) -> int:
-    text = RENDER[args.format](merge_shards(args.shards))
+    report = merge_shards(args.shards)
+    text = RENDER[args.format](report, args.system) if args.format in SYSTEM_FORMATS else \
+        RENDER[args.format](report)
     if args.out is None:
         sys.stdout.write(text)
         return 0
@@ -342,6 +378,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--coordinates", default=None,
                      help="comma-separated coordinates to report (default: all)")
     run.add_argument("--format", choices=tuple(RENDER), default="md")
+    run.add_argument("--system", default=None,
+                     help="the system's name in source rows (--format csv; default: the "
+                          "prediction file's stem)")
     run.add_argument("--shard", default=None, metavar="I/N",
                      help="audit block I (from 0) of N consecutive blocks of the clips and write "
                           "a JSON shard report; sedcontract merge joins all N")
@@ -366,6 +405,8 @@ def build_parser() -> argparse.ArgumentParser:
                        "json), any order")
     merge.add_argument("--format", choices=tuple(RENDER), default="json")
     merge.add_argument("--out", default=None, help="output file (default: standard output)")
+    merge.add_argument("--system", default="system",
+                       help="the system's name in source rows (--format csv)")
     merge.set_defaults(run=_cmd_merge)
 
     pick = sub.add_parser("select", help="the smallest contract that flags every high-risk "
@@ -407,6 +448,18 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("--out", default=None, help="write the timeline as a PNG here")
     _policy_options(show)
     show.set_defaults(run=_cmd_show, with_scores=False)
+
+    rep = sub.add_parser("report", help="regenerate every table, a figure and report.html from "
+                         "source rows (audit --format csv, or run folders)")
+    rep.add_argument("rows", nargs="+", help="rows files (CSV; Parquet with pyarrow) or run "
+                     "folders holding *_report.csv")
+    rep.add_argument("--out", required=True, help="the report folder (new, empty, or an "
+                     "earlier report's)")
+    rep.add_argument("--groups", default=None, help="clip groups: labels.tsv of a pathology "
+                     "set, or any tsv filename<TAB>group with a header")
+    rep.add_argument("--several-policies", action="store_true",
+                     help="compare rows of several policies (else refused)")
+    rep.set_defaults(run=_cmd_report)
 
     check = sub.add_parser("check", help="parse and type-check a contract, print it canonically")
     check.add_argument("contract", help="shipped name (standard) or a .contract file")

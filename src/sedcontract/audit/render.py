@@ -6,6 +6,7 @@ Every table is a pure function of the report; JSON is byte-identical across runs
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
 import math
@@ -19,7 +20,8 @@ from sedcontract.audit.scores import Counts, MetricResult
 from sedcontract.outputs import atomic_write
 
 SCHEMA_VERSION = 1
-ROW_FIELDS = ("mode", "clip", "class", "coordinate", "role", "sort", "satisfied", "obligations")
+ROW_FIELDS = ("system", "policy", "mode", "clip", "class", "coordinate", "role", "sort",
+              "satisfied", "obligations")
 
 
 def _cell(cell: Cell) -> dict[str, Any]:
@@ -138,25 +140,32 @@ def to_json(report: GuardReport) -> str:
     return json.dumps(to_dict(report), indent=2, allow_nan=False) + "\n"
 
 
-def to_rows(report: GuardReport) -> list[dict[str, Any]]:
-    """Source rows: one per mode × clip × class × coordinate (class '*' on the union trace)."""
+def policy_id(policy: dict[str, Any]) -> str:
+    """A short digest of a report's policy section: rows of one policy share it."""
+    return hashlib.sha256(json.dumps(policy, sort_keys=True).encode()).hexdigest()[:12]
+
+
+def to_rows(report: GuardReport, system: str = "system") -> list[dict[str, Any]]:
+    """Source rows: one per mode × clip × class × coordinate (class '*' on the union trace),
+    named by ``system`` and the policy's digest."""
     rows = []
+    policy = policy_id(report.policy)
     for name, mode in report.modes.items():
         for coordinate, role in _names(report, mode):
             sat, obl = mode.satisfied[coordinate], mode.obligations[coordinate]
             for i, (clip, cls) in enumerate(mode.rows):
-                rows.append({"mode": name, "clip": clip, "class": "*" if cls is None else cls,
-                             "coordinate": coordinate, "role": role,
-                             "sort": mode.sorts[coordinate], "satisfied": int(sat[i]),
-                             "obligations": int(obl[i])})
+                rows.append({"system": system, "policy": policy, "mode": name, "clip": clip,
+                             "class": "*" if cls is None else cls, "coordinate": coordinate,
+                             "role": role, "sort": mode.sorts[coordinate],
+                             "satisfied": int(sat[i]), "obligations": int(obl[i])})
     return rows
 
 
-def to_csv(report: GuardReport) -> str:
+def to_csv(report: GuardReport, system: str = "system") -> str:
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=ROW_FIELDS, lineterminator="\n")
     writer.writeheader()
-    writer.writerows(to_rows(report))
+    writer.writerows(to_rows(report, system))
     return out.getvalue()
 
 
@@ -266,13 +275,15 @@ def scores_json(report: GuardReport | ScoresReport) -> str:
     return json.dumps(data, indent=2, allow_nan=False) + "\n"
 
 
-def write_report(report: GuardReport, directory: str | Path, stem: str) -> list[Path]:
-    """Write ``<stem>.json`` (the report), ``<stem>.md``, ``<stem>.csv`` (source rows) and,
-    when the report has them, ``<stem>_scores.json`` (standard scores with their policy)."""
+def write_report(report: GuardReport, directory: str | Path, stem: str,
+                 system: str = "system") -> list[Path]:
+    """Write ``<stem>.json`` (the report), ``<stem>.md``, ``<stem>.csv`` (source rows, named
+    ``system``) and, when the report has them, ``<stem>_scores.json`` (standard scores with
+    their policy)."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     texts = {f"{stem}.json": to_json(report), f"{stem}.md": to_markdown(report),
-             f"{stem}.csv": to_csv(report)}
+             f"{stem}.csv": to_csv(report, system)}
     if report.scores is not None:
         texts[f"{stem}_scores.json"] = scores_json(report)
     return [atomic_write(directory / name, text) for name, text in texts.items()]

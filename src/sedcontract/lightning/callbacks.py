@@ -65,7 +65,8 @@ class ReportFiles(Callback):
 
     def on_validation_end(self, trainer: Trainer, pl_module: LightningModule) -> None:
         if _ready(trainer, pl_module):
-            written = write_report(pl_module.report, self.dirpath, self.stem)
+            system = type(getattr(pl_module, "net", pl_module)).__name__
+            written = write_report(pl_module.report, self.dirpath, self.stem, system)
             log.debug("wrote %s", ", ".join(str(p) for p in written))
 
 

@@ -1,0 +1,322 @@
+"""Reports regenerated from source rows (``audit --format csv``, the ``*_report.csv`` files of
+training and evaluation runs): every table (Markdown and CSV), a figure and a self-contained
+``report.html``, all pure functions of the rows, so the same rows give the same bytes."""
+
+from __future__ import annotations
+
+import base64
+import csv
+import html
+import io
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sedcontract.audit.render import ROW_FIELDS, table_text
+from sedcontract.errors import SedContractError, TraceFormatError
+from sedcontract.traces import MODES
+
+__all__ = ["Table", "read_rows", "report_files", "report_tables"]
+
+
+@dataclass(frozen=True)
+class Table:
+    """A named table: a caption, column names and rows of plain values."""
+
+    name: str
+    caption: str
+    columns: tuple[str, ...]
+    rows: list[tuple[Any, ...]]
+
+    def markdown(self) -> str:
+        lines = [f"**{self.caption}**", "", "| " + " | ".join(self.columns) + " |",
+                 "|---" * len(self.columns) + "|"]
+        lines += ["| " + " | ".join(table_text(_cell(v)) for v in row) + " |"
+                  for row in self.rows]
+        return "\n".join(lines) + "\n"
+
+    def csv(self) -> str:
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(self.columns)
+        writer.writerows([[_cell(v, blank="") for v in row] for row in self.rows])
+        return out.getvalue()
+
+    def html(self) -> str:
+        head = "".join(f"<th>{html.escape(c)}</th>" for c in self.columns)
+        body = "".join("<tr>" + "".join(f"<td>{html.escape(_cell(v))}</td>" for v in row)
+                       + "</tr>" for row in self.rows)
+        return (f'<h2 id="{self.name}">{html.escape(self.caption)}</h2>\n<table>'
+                f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>\n")
+
+
+def _cell(value: Any, blank: str = "vacuous") -> str:
+    if isinstance(value, float):
+        return blank if math.isnan(value) else f"{value:.4f}"
+    return str(value)
+
+
+def _files(paths: Iterable[str | Path]) -> list[Path]:
+    """Rows files, and the ``*_report.csv`` files of run directories."""
+    out = []
+    for given in paths:
+        path = Path(given)
+        if path.is_dir():
+            found = sorted(path.rglob("*_report.csv"))
+            if not found:
+                raise SedContractError(f"{path}: no *_report.csv source rows in this folder (a "
+                                       "training or evaluation run writes them)")
+            out += found
+        elif path.is_file():
+            out.append(path)
+        else:
+            raise SedContractError(f"{path}: no such rows file or run folder")
+    return out
+
+
+def read_rows(paths: Iterable[str | Path], *, several_policies: bool = False
+              ) -> list[dict[str, Any]]:
+    """Source rows of every file (CSV; Parquet when pyarrow is installed), checked: all
+    columns present, counts whole and ``0 <= satisfied <= obligations``, a known mode, no row
+    given twice, and one policy unless ``several_policies`` says otherwise."""
+    rows: list[dict[str, Any]] = []
+    seen: dict[tuple, tuple[Path, int]] = {}
+    policy: tuple[str, Path, int] | None = None
+    for path in _files(paths):
+        for line, row in _read(path):
+            key = tuple(row[k] for k in ("system", "policy", "mode", "clip", "class",
+                                         "coordinate"))
+            if key in seen:
+                first = seen[key]
+                raise TraceFormatError(f"this row repeats row {first[1]} of {first[0]} (same "
+                                       "system, policy, mode, clip, class and coordinate)",
+                                       path=str(path), row=line)
+            seen[key] = (path, line)
+            if policy is None:
+                policy = (row["policy"], path, line)
+            elif row["policy"] != policy[0] and not several_policies:
+                raise TraceFormatError(
+                    f"policy {row['policy']} differs from policy {policy[0]} of {policy[1]} "
+                    f"row {policy[2]}: rows of several policies (another contract, eps, hop or "
+                    "matching) are compared only when asked (--several-policies)",
+                    path=str(path), row=line, column="policy")
+            rows.append(row)
+    if not rows:
+        raise SedContractError("the rows files hold no rows")
+    return rows
+
+
+def _read(path: Path) -> Iterable[tuple[int, dict[str, Any]]]:
+    if path.suffix == ".parquet":
+        try:
+            import pyarrow.parquet as pq
+        except ImportError as exc:
+            raise SedContractError(f"{path}: reading Parquet needs pyarrow (pip install "
+                                   "pyarrow), or give the CSV rows") from exc
+        table = pq.read_table(path)
+        header, records = table.column_names, table.to_pylist()
+        lines: Iterable[tuple[int, Mapping[str, Any]]] = enumerate(records, start=2)
+    else:
+        with open(path, encoding="utf-8", newline="") as handle:
+            reader = csv.DictReader(handle)
+            header = reader.fieldnames or []
+            records = list(reader)
+        lines = enumerate(records, start=2)
+    missing = [c for c in ROW_FIELDS if c not in header]
+    if missing:
+        raise TraceFormatError(f"missing column(s) {', '.join(missing)}; source rows have "
+                               f"{', '.join(ROW_FIELDS)} (sedcontract audit --format csv)",
+                               path=str(path), row=1)
+    for line, record in lines:
+        row = {k: record[k] for k in ROW_FIELDS}
+        for name in ("satisfied", "obligations"):
+            try:
+                row[name] = int(row[name])
+            except (TypeError, ValueError):
+                raise TraceFormatError(f"{name} {row[name]!r} is not a whole number",
+                                       path=str(path), row=line, column=name) from None
+        if not 0 <= row["satisfied"] <= row["obligations"]:
+            raise TraceFormatError(f"satisfied {row['satisfied']} is outside 0 … obligations "
+                                   f"{row['obligations']}", path=str(path), row=line,
+                                   column="satisfied")
+        if row["mode"] not in MODES:
+            raise TraceFormatError(f"unknown mode {row['mode']!r}; modes are typed and union",
+                                   path=str(path), row=line, column="mode")
+        yield line, row
+
+
+def _score(sat: int, obl: int) -> float:
+    return sat / obl if obl else math.nan
+
+
+def _mean(values: Iterable[float]) -> float:
+    known = [v for v in values if not math.isnan(v)]
+    return sum(known) / len(known) if known else math.nan
+
+
+def report_tables(rows: Sequence[dict[str, Any]],
+                  groups: Mapping[str, str] | None = None) -> list[Table]:
+    """The systems' vectors (micro, per mode, with logic), typed against union, the vectors
+    per clip group (``groups``: clip → e.g. perturbation family or pathology) and the
+    union-versus-typed mechanism per class."""
+    counts: dict[tuple, list[int]] = defaultdict(lambda: [0, 0])
+    role: dict[str, str] = {}
+    order: dict[str, int] = {}
+    for row in rows:
+        role[row["coordinate"]] = row["role"]
+        order.setdefault(row["coordinate"], len(order))
+        base = (row["system"], row["policy"], row["mode"])
+        for key in ((*base, "*", row["coordinate"]),
+                    (*base, f"class:{row['class']}", row["coordinate"]),
+                    (*base, f"group:{(groups or {}).get(row['clip'], '')}", row["coordinate"])):
+            cell = counts[key]
+            cell[0] += row["satisfied"]
+            cell[1] += row["obligations"]
+    systems = sorted({(r["system"], r["policy"]) for r in rows})
+    guard = [c for c in sorted(order, key=order.get) if role[c] == "guard"]
+    coordinates = sorted(order, key=lambda c: (role[c] != "guard", order[c]))
+
+    def score(system, policy, mode, scope, coordinate) -> float:
+        return _score(*counts.get((system, policy, mode, scope, coordinate), (0, 0)))
+
+    vectors = Table("vectors", "Guard vectors and diagnostics (micro: pooled counts)",
+                    ("system", "policy", "mode", "coordinate", "role", "satisfied",
+                     "obligations", "score"), [])
+    logic = Table("logic", "Logic: the mean of the non-vacuous guard coordinates",
+                  ("system", "policy", "typed", "union", "typed − union"), [])
+    for system, policy in systems:
+        means = {}
+        for mode in MODES:
+            for coordinate in coordinates:
+                key = (system, policy, mode, "*", coordinate)
+                if key in counts:
+                    sat, obl = counts[key]
+                    vectors.rows.append((system, policy, mode, coordinate, role[coordinate],
+                                         sat, obl, _score(sat, obl)))
+            means[mode] = _mean(score(system, policy, mode, "*", c) for c in guard)
+        logic.rows.append((system, policy, means["typed"], means["union"],
+                           means["typed"] - means["union"]))
+    gap = Table("typed_vs_union", "Typed against union traces, per guard coordinate",
+                ("system", "policy", "coordinate", "typed", "union", "typed − union"), [])
+    for system, policy in systems:
+        for coordinate in guard:
+            typed, union = (score(system, policy, m, "*", coordinate) for m in MODES)
+            gap.rows.append((system, policy, coordinate, typed, union, typed - union))
+    tables = [logic, vectors, gap]
+    if groups:
+        names = sorted({g for g in groups.values()})
+        by_group = Table("by_group", "Guard vectors per clip group (typed)",
+                         ("system", "policy", "group", *guard, "logic"), [])
+        for system, policy in systems:
+            for group in names:
+                values = [score(system, policy, "typed", f"group:{group}", c) for c in guard]
+                by_group.rows.append((system, policy, group, *values, _mean(values)))
+        tables.append(by_group)
+    classes = sorted({r["class"] for r in rows if r["mode"] == "typed"})
+    mechanism = Table(
+        "mechanism", "Union against typed, per class: support (reference intervals, from the "
+        "'missed' obligations), share of the support, imbalance (support over the mean "
+        "support) beside the class's typed logic and the union logic",
+        ("system", "policy", "class", "support", "share", "imbalance", "typed logic",
+         "union logic", "typed − union"), [])
+    for system, policy in systems:
+        support = {c: counts.get((system, policy, "typed", f"class:{c}", "missed"), (0, 0))[1]
+                   for c in classes}
+        total = sum(support.values())
+        mean_support = total / len(classes) if classes else math.nan
+        union = _mean(score(system, policy, "union", "*", c) for c in guard)
+        for cls in classes:
+            typed = _mean(score(system, policy, "typed", f"class:{cls}", c) for c in guard)
+            mechanism.rows.append((system, policy, cls, support[cls],
+                                   support[cls] / total if total else math.nan,
+                                   support[cls] / mean_support if mean_support else math.nan,
+                                   typed, union, typed - union))
+    tables.append(mechanism)
+    return tables
+
+
+def vectors_png(rows_table: Table) -> bytes:
+    """Grouped bars: per mode a panel, per guard coordinate a group, per system a bar."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib import pyplot as plt
+
+    data: dict[str, dict[str, dict[str, float]]] = defaultdict(lambda: defaultdict(dict))
+    coordinates: list[str] = []
+    for system, policy, mode, coordinate, role, _, _, score in rows_table.rows:
+        if role != "guard":
+            continue
+        data[mode][f"{system} ({policy})"][coordinate] = score
+        if coordinate not in coordinates:
+            coordinates.append(coordinate)
+    modes = [m for m in MODES if m in data]
+    fig, axes = plt.subplots(1, len(modes), figsize=(6.5 * len(modes), 3.4), squeeze=False)
+    for ax, mode in zip(axes[0], modes, strict=True):
+        systems = sorted(data[mode])
+        width = 0.8 / max(len(systems), 1)
+        for k, system in enumerate(systems):
+            xs = [i + k * width for i in range(len(coordinates))]
+            ys = [data[mode][system].get(c, math.nan) for c in coordinates]
+            ax.bar(xs, [0 if math.isnan(y) else y for y in ys], width, label=system)
+        ax.set_xticks([i + 0.4 - width / 2 for i in range(len(coordinates))])
+        ax.set_xticklabels(coordinates, rotation=30, fontsize=8)
+        ax.set_ylim(0, 1.02)
+        ax.set_title(f"{mode} traces", fontsize=10)
+        ax.legend(fontsize=7)
+        ax.grid(axis="y", alpha=0.3)
+    fig.tight_layout()
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=110, metadata={"Software": None})
+    plt.close(fig)
+    return buffer.getvalue()
+
+
+def report_files(rows: Sequence[dict[str, Any]],
+                 groups: Mapping[str, str] | None = None) -> dict[str, str | bytes]:
+    """Every file of the report folder: ``<table>.md|csv``, ``vectors.png`` and
+    ``report.html`` (the tables and the figure, embedded)."""
+    tables = report_tables(rows, groups)
+    figure = vectors_png(next(t for t in tables if t.name == "vectors"))
+    files: dict[str, str | bytes] = {}
+    for table in tables:
+        files[f"{table.name}.md"] = table.markdown()
+        files[f"{table.name}.csv"] = table.csv()
+    files["vectors.png"] = figure
+    systems = sorted({(r["system"], r["policy"]) for r in rows})
+    picture = base64.b64encode(figure).decode("ascii")
+    files["report.html"] = (
+        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>sedcontract report"
+        "</title><style>body{font-family:sans-serif;max-width:70em;margin:2em auto}"
+        "table{border-collapse:collapse;margin-bottom:2em}td,th{border:1px solid #ccc;"
+        "padding:2px 6px;text-align:right}</style></head><body>\n"
+        f"<h1>Guard vectors of {len(systems)} system(s)</h1>\n"
+        f"<p>Regenerated from {len(rows)} source rows by sedcontract report; every number "
+        "below is a sum of those rows.</p>\n"
+        f'<img alt="guard vectors" src="data:image/png;base64,{picture}">\n'
+        + "".join(t.html() for t in tables) + "</body></html>\n")
+    return files
+
+
+def read_groups(path: str | Path) -> dict[str, str]:
+    """Clip → group from a tsv whose first column names the clip and whose header names the
+    group column: ``labels.tsv`` of a pathology set (pathology) or any ``filename<TAB>group``."""
+    from sedcontract.traces.tsv import clip_id
+
+    with open(path, encoding="utf-8", newline="") as f:
+        reader = csv.reader(f, delimiter="\t")
+        header = next(reader, None)
+        if not header or len(header) < 2:
+            raise TraceFormatError("expected a header: filename, then a group column (e.g. "
+                                   "labels.tsv's pathology)", path=str(path), row=1)
+        column = header.index("pathology") if "pathology" in header else 1
+        out = {}
+        for line, row in enumerate(reader, start=2):
+            if len(row) <= column:
+                raise TraceFormatError(f"expected {column + 1} columns, got {len(row)}",
+                                       path=str(path), row=line)
+            out[clip_id(row[0])] = row[column]
+        return out

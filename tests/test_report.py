@@ -1,0 +1,143 @@
+"""Reports regenerated from source rows: the same rows give the same bytes; the HTML parses,
+embeds its figure and shows the numbers the audit computed; groups split the vectors; bad
+rows (missing columns, counts out of range, repeated rows, mixed policies) name file and row."""
+
+from __future__ import annotations
+
+import csv
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+import sedcontract
+from sedcontract.audit import to_csv
+from sedcontract.audit.report import read_rows, report_tables
+from sedcontract.cli import main
+from sedcontract.data import pathology_set, write_pathology_set
+from sedcontract.errors import TraceFormatError
+from tests.test_selection import DURATION, reference
+
+
+@pytest.fixture(scope="module")
+def systems(tmp_path_factory):
+    """Two systems' source rows (a pathology set audited as one system, the reference
+    itself as another) and the audits behind them."""
+    root = tmp_path_factory.mktemp("rows")
+    ref = reference()
+    data = pathology_set(ref, dict.fromkeys(ref.clips, DURATION), seed=2,
+                         pathologies={"late_onset": [0.3], "fragmentation": [2],
+                                      "missed": [1.0]})
+    write_pathology_set(root / "cal", data)
+    audits = {"corrupt": sedcontract.audit(data.ref, data.pred, durations=data.durations),
+              "perfect": sedcontract.audit(data.ref, data.ref, durations=data.durations)}
+    for name, report in audits.items():
+        (root / f"{name}.csv").write_text(to_csv(report, name))
+    return root, audits
+
+
+def report(root: Path, out: Path, *extra: str) -> int:
+    return main(["report", str(root / "corrupt.csv"), str(root / "perfect.csv"), "--out",
+                 str(out), *extra])
+
+
+class Page(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.images, self.cells, self.stack = [], [], []
+
+    def handle_starttag(self, tag, attrs):
+        if tag not in ("meta", "img", "br"):  # void elements have no end tag
+            self.stack.append(tag)
+        if tag == "img":
+            self.images.append(dict(attrs)["src"])
+
+    def handle_endtag(self, tag):
+        assert self.stack.pop() == tag, f"unbalanced </{tag}>"
+
+    def handle_data(self, data):
+        if self.stack and self.stack[-1] == "td":
+            self.cells.append(data)
+
+
+def test_the_same_rows_give_the_same_bytes(systems, tmp_path):
+    root, _ = systems
+    assert report(root, tmp_path / "a") == 0 and report(root, tmp_path / "b") == 0
+    names = sorted(p.name for p in (tmp_path / "a").iterdir())
+    assert {"report.html", "vectors.png", "vectors.csv", "mechanism.md"} <= set(names)
+    for name in names:
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
+    assert report(root, tmp_path / "a") == 0  # an earlier report folder is rewritten
+
+
+def test_the_html_parses_embeds_its_figure_and_shows_the_audits_numbers(systems, tmp_path):
+    root, audits = systems
+    assert report(root, tmp_path / "r") == 0
+    page = Page()
+    page.feed((tmp_path / "r" / "report.html").read_text())
+    page.close()
+    assert page.stack == [] and len(page.images) == 1
+    assert page.images[0].startswith("data:image/png;base64,")
+    with open(tmp_path / "r" / "vectors.csv") as f:
+        vectors = list(csv.DictReader(f))
+    for name, audit in audits.items():
+        for mode in ("typed", "union"):
+            for coordinate, value in audit.vector(mode).items():
+                row = next(r for r in vectors if (r["system"], r["mode"], r["coordinate"]) ==
+                           (name, mode, coordinate))
+                assert float(row["score"]) == pytest.approx(value, abs=5e-5)
+                assert f"{value:.4f}" in page.cells
+    with open(tmp_path / "r" / "logic.csv") as f:
+        logic = {r["system"]: r for r in csv.DictReader(f)}
+    assert float(logic["corrupt"]["typed"]) == pytest.approx(audits["corrupt"].logic("typed"),
+                                                              abs=5e-5)
+    assert float(logic["perfect"]["union"]) == 1.0
+
+
+def test_groups_split_the_vectors(systems, tmp_path):
+    root, _ = systems
+    assert report(root, tmp_path / "g", "--groups", str(root / "cal" / "labels.tsv")) == 0
+    with open(tmp_path / "g" / "by_group.csv") as f:
+        groups = list(csv.DictReader(f))
+    corrupt = {r["group"]: r for r in groups if r["system"] == "corrupt"}
+    assert set(corrupt) == {"late_onset", "fragmentation", "missed"}
+    assert float(corrupt["fragmentation"]["fragmentation"]) < 1.0
+    assert float(corrupt["late_onset"]["fragmentation"]) == 1.0
+
+
+def test_the_mechanism_table_counts_support_per_class(systems):
+    root, audits = systems
+    rows = read_rows([root / "corrupt.csv"])
+    mechanism = next(t for t in report_tables(rows) if t.name == "mechanism")
+    support = {row[2]: row[3] for row in mechanism.rows}
+    typed = audits["corrupt"].modes["typed"]
+    assert support == {c: cell.obligations for c, cell in typed.per_class("missed").items()}
+
+
+def test_bad_rows_name_the_file_and_row(systems, tmp_path, capsys):
+    root, _ = systems
+    lines = (root / "corrupt.csv").read_text().splitlines()
+    cases = {
+        "missing.csv": ([lines[0].replace(",policy", ""), *lines[1:3]], "missing column",
+                        1),
+        "range.csv": ([lines[0], lines[1].rsplit(",", 2)[0] + ",5,3"], "outside 0", 2),
+        "twice.csv": ([lines[0], lines[1], lines[1]], "repeats row 2", 3),
+        "mode.csv": ([lines[0], lines[1].replace(",typed,", ",both,", 1)], "unknown mode", 2),
+    }
+    for name, (content, message, row) in cases.items():
+        (tmp_path / name).write_text("\n".join(content) + "\n")
+        with pytest.raises(TraceFormatError, match=message) as info:
+            read_rows([tmp_path / name])
+        assert (info.value.path, info.value.row) == (str(tmp_path / name), row), name
+    other = [lines[0], lines[1].replace(lines[1].split(",")[1], "0123456789ab")]
+    (tmp_path / "other.csv").write_text("\n".join(other) + "\n")
+    with pytest.raises(TraceFormatError, match="several policies") as info:
+        read_rows([root / "corrupt.csv", tmp_path / "other.csv"])
+    assert (info.value.path, info.value.row) == (str(tmp_path / "other.csv"), 2)
+    assert len(read_rows([root / "corrupt.csv", tmp_path / "other.csv"],
+                         several_policies=True)) == len(lines)
+    (tmp_path / "taken").mkdir()
+    (tmp_path / "taken" / "notes.txt").write_text("mine")
+    assert report(root, tmp_path / "taken") == 2
+    assert "not a report folder" in capsys.readouterr().err
+    assert (tmp_path / "taken" / "notes.txt").read_text() == "mine"
