@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: train demo test test-slow lint bench clean
+.PHONY: train demo test test-slow lint bench reproduce clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +29,9 @@ test-slow: $(STAMP)        ## the long checks (larger proof bounds, long fuzzing
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks scripts
+
+reproduce: $(STAMP)        ## the controlled track end to end: data, every detector, report (about 6 min)
+	$(BIN)/python scripts/reproduce.py $(ARGS)
 
 bench: $(STAMP)            ## speed side by side with the reference tools
 	$(BIN)/python benchmarks/frame_monitor.py

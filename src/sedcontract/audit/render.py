@@ -141,8 +141,10 @@ def to_json(report: GuardReport) -> str:
 
 
 def policy_id(policy: dict[str, Any]) -> str:
-    """A short digest of a report's policy section: rows of one policy share it."""
-    return hashlib.sha256(json.dumps(policy, sort_keys=True).encode()).hexdigest()[:12]
+    """A short digest of how a report measures (its policy section without ``decision``, which
+    says how the system made its events): rows measured alike share it."""
+    measured = {k: v for k, v in policy.items() if k != "decision"}
+    return hashlib.sha256(json.dumps(measured, sort_keys=True).encode()).hexdigest()[:12]
 
 
 def to_rows(report: GuardReport, system: str = "system") -> list[dict[str, Any]]:

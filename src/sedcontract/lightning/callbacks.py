@@ -20,6 +20,7 @@ from sedcontract.audit.render import (
 )
 from sedcontract.errors import SedContractError
 from sedcontract.outputs import atomic_write
+from sedcontract.traces.tsv import events_tsv
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +59,7 @@ class GuardTable(Callback):
 
 class ReportFiles(Callback):
     """Writes the latest validation report as ``<stem>.json|md|csv`` (and its standard scores)
+    and the decided events as ``<stem>_pred.tsv`` (those of the global-zero process's clips)
     into ``dirpath`` after every validation, so a killed run keeps its last vector."""
 
     def __init__(self, dirpath: str | Path, stem: str = "val_report") -> None:
@@ -67,6 +69,10 @@ class ReportFiles(Callback):
         if _ready(trainer, pl_module):
             system = type(getattr(pl_module, "net", pl_module)).__name__
             written = write_report(pl_module.report, self.dirpath, self.stem, system)
+            predicted = getattr(pl_module, "predicted", None)
+            if predicted is not None:  # the decided events, for sweeps and timelines
+                written.append(atomic_write(self.dirpath / f"{self.stem}_pred.tsv",
+                                            events_tsv(predicted)))
             log.debug("wrote %s", ", ".join(str(p) for p in written))
 
 
