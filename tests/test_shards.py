@@ -40,14 +40,12 @@ def corpus(seed: int, clips: int = 9) -> tuple[EventList, EventList, dict[str, f
                 ref.append((clip, round(t, 3), round(t + length, 3), label))
                 roll = rng.random()
                 on, off = t + rng.normal(0, 0.08), t + length + rng.normal(0, 0.12)
-                if roll < 0.1:
-                    pass  # missed
-                elif roll < 0.2:  # split in two
+                if 0.1 <= roll < 0.2:  # split in two (below 0.1: missed, no prediction)
                     mid = (on + off) / 2
                     pred += [(clip, max(0, on), mid - 0.05, label), (clip, mid + 0.05, off, label)]
-                elif roll < 0.45:  # another class
+                elif 0.2 <= roll < 0.45:  # another class
                     pred.append((clip, max(0, on), off, "tone" if label != "tone" else "speech"))
-                else:
+                elif roll >= 0.45:
                     pred.append((clip, max(0.0, on), min(durations[clip], off), label))
                 t += length + float(rng.uniform(0.4, 1.5))
         if rng.random() < 0.5:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sedcontract.audit.figures import png, pyplot
 from sedcontract.audit.render import ROW_FIELDS, table_text
 from sedcontract.errors import SedContractError, TraceFormatError
 from sedcontract.traces import MODES
@@ -240,10 +241,7 @@ def report_tables(rows: Sequence[dict[str, Any]],
 
 def vectors_png(rows_table: Table) -> bytes:
     """Grouped bars: per mode a panel, per guard coordinate a group, per system a bar."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    from matplotlib import pyplot as plt
+    plt = pyplot()
 
     data: dict[str, dict[str, dict[str, float]]] = defaultdict(lambda: defaultdict(dict))
     coordinates: list[str] = []
@@ -269,10 +267,7 @@ def vectors_png(rows_table: Table) -> bytes:
         ax.legend(fontsize=7)
         ax.grid(axis="y", alpha=0.3)
     fig.tight_layout()
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=110, metadata={"Software": None})
-    plt.close(fig)
-    return buffer.getvalue()
+    return png(fig, dpi=110)
 
 
 def report_files(rows: Sequence[dict[str, Any]],

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sedcontract.audit.figures import png, pyplot
 from sedcontract.audit.guard import audit
 from sedcontract.contracts.bounds import coerce_binding
 from sedcontract.contracts.policy import AuditPolicy
@@ -167,10 +168,7 @@ def sweep_markdown(result: SweepResult) -> str:
 def sweep_png(result: SweepResult) -> bytes:
     """The figure as PNG bytes: one panel per coordinate, a line per system (score against eps
     in ms); systems whose ranking flips are drawn dashed and marked in the legend."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    from matplotlib import pyplot as plt
+    plt = pyplot()
 
     x = [_ms(r) for r in result.radii]
     cols = min(4, len(result.coordinates))
@@ -195,7 +193,4 @@ def sweep_png(result: SweepResult) -> bytes:
     fig.suptitle(f"guard vector against the tolerance radius ({result.mode} traces)",
                  fontsize=10)
     fig.tight_layout()
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=120, metadata={"Software": None})
-    plt.close(fig)
-    return buffer.getvalue()
+    return png(fig, dpi=120)

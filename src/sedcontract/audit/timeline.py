@@ -5,13 +5,13 @@ detector fails, not only how often. What is drawn is what the report counts."""
 
 from __future__ import annotations
 
-import io
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from sedcontract.audit.figures import png, pyplot
 from sedcontract.audit.guard import prepare_traces
 from sedcontract.contracts.contract import Outcome, check_atom_classes, clause_outcomes
 from sedcontract.contracts.contract import needed_signals as contract_signals
@@ -121,10 +121,7 @@ def timeline_png(tl: Timeline, names: Sequence[str] | None = None) -> bytes:
     """The timeline as PNG bytes: per row (class), the reference (with ±eps around its
     boundaries) and the prediction, then one lane per coordinate: obligations in grey,
     failures in red."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    from matplotlib import pyplot as plt
+    plt = pyplot()
 
     names = list(names or tl.outcomes)
     lanes: list[tuple[str, str, int]] = []  # (label, kind, row)
@@ -157,7 +154,4 @@ def timeline_png(tl: Timeline, names: Sequence[str] | None = None) -> bytes:
                  "failures red", fontsize=9)
     ax.grid(axis="x", alpha=0.3)
     fig.tight_layout()
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=110, metadata={"Software": None})
-    plt.close(fig)
-    return buffer.getvalue()
+    return png(fig, dpi=110)

@@ -91,7 +91,8 @@ class Encoder(nn.Module):
         return Encoded(encoded.features[..., keep], encoded.spans[keep])
 
     def encode(self, waveform: torch.Tensor) -> Encoded:
-        raise NotImplementedError
+        """Features and spans of a waveform at the encoder's own rate (each family's own)."""
+        raise NotImplementedError(f"{type(self).__name__} does not encode")
 
     def pick(self, hidden: tuple[torch.Tensor, ...]) -> torch.Tensor:
         """``encoder.layer`` of the hidden states (0 = the input embedding, −1 = the last)."""
