@@ -57,6 +57,11 @@ class ContractMonitor(Metric):
         self.reference, self.durations = reference, dict(durations)
         self.clips = tuple(reference.clips)
         self.index = {clip: i for i, clip in enumerate(self.clips)}
+        # each clip's reference events, found once (a batch's are gathered, never searched)
+        order: dict[str, list[int]] = {clip: [] for clip in self.clips}
+        for i, clip in enumerate(reference.clip.tolist()):
+            order[clip].append(i)
+        self.events_of = {clip: np.asarray(idx, dtype=np.int64) for clip, idx in order.items()}
         policy = policy or AuditPolicy()
         # scores become events here: the policy says how, ``source`` where they came from
         decision = policy.decision or DecisionPolicy()
@@ -99,7 +104,11 @@ class ContractMonitor(Metric):
         """Audit a batch of clips (named by id) from their frame scores; keep their counts."""
         pred = self.decided(scores, clips)
         batch = tuple(dict.fromkeys(clips))
-        report = audit(self.reference.select(clips=batch), pred, self.policy,
+        take = np.concatenate([self.events_of[c] for c in batch])
+        ref = self.reference
+        reference = EventList(ref.clip[take], ref.onset[take], ref.offset[take],
+                              ref.label[take], clips=batch, path=ref.path)
+        report = audit(reference, pred, self.policy,
                        durations={c: self.durations[c] for c in batch}, classes=self.classes)
         for clip in batch:
             self.predicted_rows[clip] = []
