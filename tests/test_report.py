@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import sedcontract
-from sedcontract.audit import to_csv
+from sedcontract.audit import ScoreSettings, to_csv
 from sedcontract.audit.report import read_rows, report_tables
 from sedcontract.cli import main
 from sedcontract.data import pathology_set, write_pathology_set
@@ -29,8 +29,9 @@ def systems(tmp_path_factory):
                          pathologies={"late_onset": [0.3], "fragmentation": [2],
                                       "missed": [1.0]})
     write_pathology_set(root / "cal", data)
-    audits = {"corrupt": sedcontract.audit(data.ref, data.pred, durations=data.durations),
-              "perfect": sedcontract.audit(data.ref, data.ref, durations=data.durations)}
+    audits = {name: sedcontract.audit(data.ref, pred, durations=data.durations,
+                                      scores=ScoreSettings())
+              for name, pred in (("corrupt", data.pred), ("perfect", data.ref))}
     for name, report in audits.items():
         (root / f"{name}.csv").write_text(to_csv(report, name))
     return root, audits
@@ -141,3 +142,26 @@ def test_bad_rows_name_the_file_and_row(systems, tmp_path, capsys):
     assert report(root, tmp_path / "taken") == 2
     assert "not a report folder" in capsys.readouterr().err
     assert (tmp_path / "taken" / "notes.txt").read_text() == "mine"
+
+
+def test_standard_scores_and_the_matching_audit_come_from_the_rows(systems, tmp_path):
+    """The rows carry true positives over references and outputs per clip and class, and the
+    greedy and exact pairs per row: the report's F1 and matching audit equal the audit's."""
+    root, audits = systems
+    assert report(root, tmp_path / "s") == 0
+    with open(tmp_path / "s" / "scores.csv") as f:
+        scores = {(r["system"], r["score"]): r for r in csv.DictReader(f)}
+    with open(tmp_path / "s" / "matching.csv") as f:
+        matching = {(r["system"], r["mode"]): r for r in csv.DictReader(f)}
+    for name, audit in audits.items():
+        for score, result in audit.scores.items():
+            row = scores[(name, score)]
+            assert (int(row["tp"]), int(row["references"]), int(row["outputs"])) == \
+                (result.overall.tp, result.overall.ref, result.overall.sys), (name, score)
+            assert float(row["F1"]) == pytest.approx(result.overall.f1, abs=5e-5)
+        for mode, modes in audit.modes.items():
+            m = modes.matchings["m"]
+            row = matching[(name, mode)]
+            assert (int(row["greedy"]), int(row["exact"])) == \
+                (int(m.greedy_per_row.sum()), int(m.exact_per_row.sum()))
+    assert float(scores[("perfect", "event")]["F1"]) == 1.0

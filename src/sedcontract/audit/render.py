@@ -15,6 +15,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from sedcontract.audit.guard import Cell, GuardReport, ModeReport, ScoresReport
 from sedcontract.audit.scores import Counts, MetricResult
 from sedcontract.outputs import atomic_write
@@ -149,17 +151,34 @@ def policy_id(policy: dict[str, Any]) -> str:
 
 def to_rows(report: GuardReport, system: str = "system") -> list[dict[str, Any]]:
     """Source rows: one per mode × clip × class × coordinate (class '*' on the union trace),
-    named by ``system`` and the policy's digest."""
+    named by ``system`` and the policy's digest. Besides the coordinates and diagnostics,
+    ``matching:<m>`` rows count greedy pairs of the exact pairs, and with standard scores
+    ``score:<name>/recall`` and ``/precision`` rows count true positives of the references and
+    of the outputs (segment scores: segments)."""
     rows = []
     policy = policy_id(report.policy)
+
+    def add(mode: str, labels: list[tuple[str, str | None]], coordinate: str, role: str,
+            sort: str, satisfied: np.ndarray, obligations: np.ndarray) -> None:
+        for i, (clip, cls) in enumerate(labels):
+            rows.append({"system": system, "policy": policy, "mode": mode, "clip": clip,
+                         "class": "*" if cls is None else cls, "coordinate": coordinate,
+                         "role": role, "sort": sort, "satisfied": int(satisfied[i]),
+                         "obligations": int(obligations[i])})
+
     for name, mode in report.modes.items():
         for coordinate, role in _names(report, mode):
-            sat, obl = mode.satisfied[coordinate], mode.obligations[coordinate]
-            for i, (clip, cls) in enumerate(mode.rows):
-                rows.append({"system": system, "policy": policy, "mode": name, "clip": clip,
-                             "class": "*" if cls is None else cls, "coordinate": coordinate,
-                             "role": role, "sort": mode.sorts[coordinate],
-                             "satisfied": int(sat[i]), "obligations": int(obl[i])})
+            add(name, mode.rows, coordinate, role, mode.sorts[coordinate],
+                mode.satisfied[coordinate], mode.obligations[coordinate])
+        for m in mode.matchings.values():  # greedy pairs of the maximum (exact) pairs
+            add(name, mode.rows, f"matching:{m.name}", "matching", "event", m.greedy_per_row,
+                m.exact_per_row)
+    for name, result in (report.scores or {}).items():  # true positives of references/outputs
+        labels = [(clip, cls) for clip in result.clips for cls in result.classes]
+        tp = result.tp.reshape(-1)
+        add("typed", labels, f"score:{name}/recall", "score", name, tp, result.ref.reshape(-1))
+        add("typed", labels, f"score:{name}/precision", "score", name, tp,
+            result.sys.reshape(-1))
     return rows
 
 

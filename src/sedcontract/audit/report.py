@@ -166,6 +166,8 @@ def report_tables(rows: Sequence[dict[str, Any]],
     counts: dict[tuple, list[int]] = defaultdict(lambda: [0, 0])
     role: dict[str, str] = {}
     order: dict[str, int] = {}
+    extra = [row for row in rows if row["role"] in ("matching", "score")]
+    rows = [row for row in rows if row["role"] not in ("matching", "score")]
     for row in rows:
         role[row["coordinate"]] = row["role"]
         order.setdefault(row["coordinate"], len(order))
@@ -236,7 +238,53 @@ def report_tables(rows: Sequence[dict[str, Any]],
                                    support[cls] / mean_support if mean_support else math.nan,
                                    typed, union, typed - union))
     tables.append(mechanism)
+    tables += _extra_tables(extra, systems)
     return tables
+
+
+def _extra_tables(rows: Sequence[dict[str, Any]], systems: Sequence[tuple[str, str]]
+                  ) -> list[Table]:
+    """The standard scores (micro precision, recall and F1 from the ``score:`` rows) and the
+    matching audit (greedy pairs of the maximum, from the ``matching:`` rows)."""
+    sums: dict[tuple, list[int]] = defaultdict(lambda: [0, 0])
+    for row in rows:
+        cell = sums[(row["system"], row["policy"], row["mode"], row["coordinate"])]
+        cell[0] += row["satisfied"]
+        cell[1] += row["obligations"]
+    out = []
+    names = sorted({k[3].split(":", 1)[1].rsplit("/", 1)[0] for k in sums
+                    if k[3].startswith("score:")})
+    if names:
+        scores = Table("scores", "Standard scores on the same events (micro): precision, "
+                       "recall and F1", ("system", "policy", "score", "tp", "references",
+                                         "outputs", "precision", "recall", "F1"), [])
+        for system, policy in systems:
+            for name in names:
+                tp, n_ref = sums.get((system, policy, "typed", f"score:{name}/recall"), (0, 0))
+                _, n_sys = sums.get((system, policy, "typed", f"score:{name}/precision"),
+                                    (0, 0))
+                precision = tp / n_sys if n_sys else 0.0  # no output scores 0, as in DCASE
+                recall = tp / n_ref if n_ref else math.nan
+                f1 = math.nan if math.isnan(recall) else (
+                    0.0 if precision + recall == 0 else 2 * precision * recall /
+                    (precision + recall))
+                scores.rows.append((system, policy, name, tp, n_ref, n_sys, precision, recall,
+                                    f1))
+        out.append(scores)
+    matchings = sorted({k[3] for k in sums if k[3].startswith("matching:")})
+    if matchings:
+        audit = Table("matching", "The matching audit: pairs greedy matching finds of the "
+                      "maximum (exact) matching", ("system", "policy", "mode", "matching",
+                                                   "greedy", "exact", "greedy / exact"), [])
+        for system, policy in systems:
+            for mode in MODES:
+                for name in matchings:
+                    if (system, policy, mode, name) in sums:
+                        greedy, exact = sums[(system, policy, mode, name)]
+                        audit.rows.append((system, policy, mode, name.split(":", 1)[1], greedy,
+                                           exact, _score(greedy, exact)))
+        out.append(audit)
+    return out
 
 
 def vectors_png(rows_table: Table) -> bytes:
