@@ -125,12 +125,13 @@ def main(argv: list[str] | None = None) -> int:
         items = [json.loads(line) for line in f]
     families.write_text("filename\tfamily\n" + "".join(
         f"{item['id']}\t{item['perturbation']['family']}\n" for item in items))
-    cli("report", *rows, "--out", str(report / "tables"), "--groups", str(families))
-    for name in ("sweep.md", "sweep.csv", "sweep.png"):
-        shutil.copyfile(args.out / name, report / name)
+    epochs = sorted((args.out / "runs" / "contract_aware" / "timelines").glob("epoch_*"))
+    extra = ["--timelines", str(epochs[-1])] if epochs else []
+    cli("report", *rows, "--out", str(report / "tables"), "--groups", str(families),
+        "--sweep", str(args.out / "sweep.csv"), *extra)
     minutes = (time.time() - start) / 60
     print(f"done in {minutes:.1f} min; open {report / 'tables' / 'report.html'}, then "
-          f"{report / 'sweep.png'} and {report / 'selection.md'}")
+          f"{report / 'tables' / 'sweep.png'} and {report / 'selection.md'}")
     return 0
 
 

@@ -113,6 +113,28 @@ def test_the_mechanism_table_counts_support_per_class(systems):
     support = {row[2]: row[3] for row in mechanism.rows}
     typed = audits["corrupt"].modes["typed"]
     assert support == {c: cell.obligations for c, cell in typed.per_class("missed").items()}
+    # sparsity: the share of frames without the class (frame scores count active frames)
+    frames = len(audits["corrupt"].clips) * round(DURATION / 0.02)
+    frame = audits["corrupt"].scores["frame"].per_class
+    assert {row[2]: row[6] for row in mechanism.rows} == pytest.approx(
+        {c: 1 - frame[c].ref / frames for c in support})
+
+
+def test_parquet_rows_give_the_csv_report(systems, tmp_path):
+    pa_csv = pytest.importorskip("pyarrow.csv")
+    import pyarrow.parquet as pq
+
+    root, _ = systems
+    options = pa_csv.ConvertOptions(column_types={"clip": "string", "class": "string",
+                                                  "policy": "string", "system": "string"})
+    for name in ("corrupt", "perfect"):
+        pq.write_table(pa_csv.read_csv(root / f"{name}.csv", convert_options=options),
+                       tmp_path / f"{name}.parquet")
+    assert main(["report", str(tmp_path / "corrupt.parquet"), str(tmp_path / "perfect.parquet"),
+                 "--out", str(tmp_path / "p")]) == 0
+    assert report(root, tmp_path / "c") == 0
+    for name in ("vectors.csv", "scores.csv", "mechanism.csv", "report.html"):
+        assert (tmp_path / "p" / name).read_bytes() == (tmp_path / "c" / name).read_bytes()
 
 
 def test_bad_rows_name_the_file_and_row(systems, tmp_path, capsys):
@@ -165,3 +187,31 @@ def test_standard_scores_and_the_matching_audit_come_from_the_rows(systems, tmp_
             assert (int(row["greedy"]), int(row["exact"])) == \
                 (int(m.greedy_per_row.sum()), int(m.exact_per_row.sum()))
     assert float(scores[("perfect", "event")]["F1"]) == 1.0
+
+
+def test_the_sweep_and_timelines_join_the_report(systems, tmp_path):
+    """A sweep's rows and a folder of timelines go into report.html (figures embedded) and
+    the sweep's tables beside it, regenerated from its rows."""
+    from sedcontract.audit.sweep import read_sweep, sweep_csv
+
+    root, _ = systems
+    cal = root / "cal"
+    assert main(["sweep", "--ref", str(cal / "ref.tsv"), "--pred", f"corrupt={cal / 'pred.tsv'}",
+                 "--pred", f"perfect={cal / 'ref.tsv'}", "--durations",
+                 str(cal / "durations.tsv"), "--eps", "0,100ms,200ms", "--csv",
+                 str(tmp_path / "sweep.csv")]) == 0
+    shown = tmp_path / "timelines"
+    shown.mkdir()
+    clip = next(c for c in (cal / "durations.tsv").read_text().split() if "late_onset" in c)
+    assert main(["show", "--ref", str(cal / "ref.tsv"), "--pred", str(cal / "pred.tsv"),
+                 "--durations", str(cal / "durations.tsv"), "--clip", clip.removesuffix(".wav"),
+                 "--out", str(shown / "one.png")]) == 0
+    assert report(root, tmp_path / "r", "--sweep", str(tmp_path / "sweep.csv"),
+                  "--timelines", str(shown)) == 0
+    page = Page()
+    page.feed((tmp_path / "r" / "report.html").read_text())
+    assert len(page.images) == 3 and all(i.startswith("data:image/png;base64,")
+                                         for i in page.images)
+    assert (tmp_path / "r" / "sweep.csv").read_text() == (tmp_path / "sweep.csv").read_text()
+    assert sweep_csv(read_sweep(tmp_path / "sweep.csv")) == (tmp_path / "sweep.csv").read_text()
+    assert report(root, tmp_path / "r2", "--timelines", str(tmp_path / "nothing")) == 2

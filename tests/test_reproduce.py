@@ -20,10 +20,12 @@ def test_reproduce_smoke(tmp_path):
     first = subprocess.run(command, capture_output=True, text=True, timeout=900)
     assert first.returncode == 0, first.stdout[-2000:] + first.stderr[-2000:]
     report = tmp_path / "out" / "report"
-    for name in ("selected.contract", "selection.md", "sweep.png", "sweep.csv",
-                 "tables/report.html", "tables/by_group.csv", "tables/mechanism.md"):
+    for name in ("selected.contract", "selection.md", "tables/sweep.png", "tables/sweep.csv",
+                 "tables/report.html", "tables/by_group.csv", "tables/mechanism.md",
+                 "tables/scores.csv", "tables/matching.csv"):
         assert (report / name).is_file(), name
     html = (report / "tables" / "report.html").read_text()
+    assert 'id="sweep"' in html and 'id="timelines"' in html
     for detector in ("ThresholdDetector", "LogisticDetector", "TemporalCNN", "DilatedCNN",
                      "ContractAwareDetector"):
         assert detector in html, detector

@@ -235,10 +235,19 @@ def _cmd_report(args: argparse.Namespace) -> int:
                                "report: choose a new or empty folder")
     rows = read_rows(args.rows, several_policies=args.several_policies)
     groups = read_groups(args.groups) if args.groups else None
-    files = report_files(rows, groups)
+    timelines = []
+    for folder in args.timelines or []:
+        found = sorted(Path(folder).rglob("*.png"))
+        if not found:
+            raise SedContractError(f"{folder}: no timeline images (*.png) here")
+        timelines += [(str(p.relative_to(folder)), p.read_bytes()) for p in found]
+    from sedcontract.audit.sweep import read_sweep
+
+    files = report_files(rows, groups, sweep=read_sweep(args.sweep) if args.sweep else None,
+                         timelines=timelines)
     out.mkdir(parents=True, exist_ok=True)
     atomic_write(out / REPORT_MARK, "written by sedcontract report; rewritten by it\n")
-    inputs = [*args.rows, args.groups]
+    inputs = [*args.rows, args.groups, args.sweep]
     for name, data in files.items():
         atomic_write(out / name, data, inputs=inputs)
     print(f"wrote {len(files)} files to {out}: open {out / 'report.html'}", file=sys.stderr)
@@ -457,6 +466,10 @@ def build_parser() -> argparse.ArgumentParser:
                      "earlier report's)")
     rep.add_argument("--groups", default=None, help="clip groups: labels.tsv of a pathology "
                      "set, or any tsv filename<TAB>group with a header")
+    rep.add_argument("--sweep", default=None, help="sweep rows (sedcontract sweep --csv): its "
+                     "tables and figure join the report")
+    rep.add_argument("--timelines", action="append", default=None,
+                     help="a folder of timeline images (*.png) to embed; repeatable")
     rep.add_argument("--several-policies", action="store_true",
                      help="compare rows of several policies (else refused)")
     rep.set_defaults(run=_cmd_report)

@@ -29,13 +29,22 @@ class TraceFacts:
     events: dict[str, np.ndarray]    # side → [clips, classes]
     vanished: dict[str, np.ndarray]  # side → [clips]
     merged: dict[str, np.ndarray]    # side → [clips]
+    frames: np.ndarray | None = None   # [clips] frames of each clip on the grid
+    active: np.ndarray | None = None   # [clips, classes + 1] active reference frames per
+                                       # class, then of any class (the union trace)
 
     @classmethod
     def of(cls, traces: TraceSet, durations_given: bool) -> TraceFacts:
-        shape = (len(traces.clips), len(traces.classes))
+        n, per = len(traces.clips), len(traces.classes)
+        active = np.zeros((n, per + 1), dtype=np.int64)
+        for column, runs, width in ((slice(0, per), traces.runs["ref"], per),
+                                    (slice(per, per + 1), traces.union_runs["ref"], 1)):
+            active[:, column] = np.bincount(runs.row, weights=runs.end - runs.start,
+                                            minlength=n * width).reshape(n, width)
         return cls(traces.clips, traces.classes, traces.hop, traces.projection, durations_given,
-                   {s: traces.events[s].reshape(shape) for s in SIDES},
-                   dict(traces.vanished), dict(traces.merged))
+                   {s: traces.events[s].reshape((n, per)) for s in SIDES},
+                   dict(traces.vanished), dict(traces.merged),
+                   np.asarray(traces.lengths, dtype=np.int64), active)
 
     def warnings(self) -> list[str]:
         """Events the grid cannot see, then class sets that cannot be meant."""
@@ -66,6 +75,9 @@ class TraceFacts:
             out[f"events/{s}"] = self.events[s].reshape(n, len(self.classes))
             out[f"vanished/{s}"] = self.vanished[s].reshape(n, 1)
             out[f"merged/{s}"] = self.merged[s].reshape(n, 1)
+        if self.frames is not None and self.active is not None:
+            out["frames"] = self.frames.reshape(n, 1)
+            out["active/ref"] = self.active.reshape(n, len(self.classes) + 1)
         return out
 
     def rebuild(self, clips: Sequence[str], arrays: dict[str, np.ndarray]) -> TraceFacts:
@@ -75,7 +87,10 @@ class TraceFacts:
                           self.durations_given,
                           {s: arrays[f"events/{s}"].reshape(n, len(self.classes)) for s in SIDES},
                           {s: arrays[f"vanished/{s}"].reshape(n) for s in SIDES},
-                          {s: arrays[f"merged/{s}"].reshape(n) for s in SIDES})
+                          {s: arrays[f"merged/{s}"].reshape(n) for s in SIDES},
+                          arrays["frames"].reshape(n) if "frames" in arrays else None,
+                          arrays["active/ref"].reshape(n, len(self.classes) + 1)
+                          if "active/ref" in arrays else None)
 
 
 def check_visible(traces: TraceSet, ref: EventList) -> None:

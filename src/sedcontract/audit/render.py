@@ -152,7 +152,8 @@ def policy_id(policy: dict[str, Any]) -> str:
 def to_rows(report: GuardReport, system: str = "system") -> list[dict[str, Any]]:
     """Source rows: one per mode × clip × class × coordinate (class '*' on the union trace),
     named by ``system`` and the policy's digest. Besides the coordinates and diagnostics,
-    ``matching:<m>`` rows count greedy pairs of the exact pairs, and with standard scores
+    ``matching:<m>`` rows count greedy pairs of the exact pairs, ``activity`` rows active
+    reference frames of the clip's frames, and with standard scores
     ``score:<name>/recall`` and ``/precision`` rows count true positives of the references and
     of the outputs (segment scores: segments)."""
     rows = []
@@ -173,6 +174,12 @@ def to_rows(report: GuardReport, system: str = "system") -> list[dict[str, Any]]
         for m in mode.matchings.values():  # greedy pairs of the maximum (exact) pairs
             add(name, mode.rows, f"matching:{m.name}", "matching", "event", m.greedy_per_row,
                 m.exact_per_row)
+        facts = report.facts
+        if facts.frames is not None and facts.active is not None:  # active reference frames
+            per = len(facts.classes)
+            active = facts.active[:, :per] if name == "typed" else facts.active[:, per:]
+            frames = np.repeat(facts.frames, active.shape[1])
+            add(name, mode.rows, "activity", "facts", "frame", active.reshape(-1), frames)
     for name, result in (report.scores or {}).items():  # true positives of references/outputs
         labels = [(clip, cls) for clip in result.clips for cls in result.classes]
         tp = result.tp.reshape(-1)

@@ -132,7 +132,8 @@ def _read(path: Path) -> Iterable[tuple[int, dict[str, Any]]]:
                                f"{', '.join(ROW_FIELDS)} (sedcontract audit --format csv)",
                                path=str(path), row=1)
     for line, record in lines:
-        row = {k: record[k] for k in ROW_FIELDS}
+        row = {k: record[k] if k in ("satisfied", "obligations") else str(record[k])
+               for k in ROW_FIELDS}  # names are text whatever a Parquet writer inferred
         for name in ("satisfied", "obligations"):
             try:
                 row[name] = int(row[name])
@@ -166,8 +167,14 @@ def report_tables(rows: Sequence[dict[str, Any]],
     counts: dict[tuple, list[int]] = defaultdict(lambda: [0, 0])
     role: dict[str, str] = {}
     order: dict[str, int] = {}
-    extra = [row for row in rows if row["role"] in ("matching", "score")]
-    rows = [row for row in rows if row["role"] not in ("matching", "score")]
+    extra = [row for row in rows if row["role"] in ("matching", "score", "facts")]
+    rows = [row for row in rows if row["role"] not in ("matching", "score", "facts")]
+    activity: dict[tuple, list[int]] = defaultdict(lambda: [0, 0])
+    for row in extra:
+        if row["coordinate"] == "activity" and row["mode"] == "typed":
+            cell = activity[(row["system"], row["policy"], row["class"])]
+            cell[0] += row["satisfied"]
+            cell[1] += row["obligations"]
     for row in rows:
         role[row["coordinate"]] = row["role"]
         order.setdefault(row["coordinate"], len(order))
@@ -222,9 +229,10 @@ def report_tables(rows: Sequence[dict[str, Any]],
     mechanism = Table(
         "mechanism", "Union against typed, per class: support (reference intervals, from the "
         "'missed' obligations), share of the support, imbalance (support over the mean "
-        "support) beside the class's typed logic and the union logic",
-        ("system", "policy", "class", "support", "share", "imbalance", "typed logic",
-         "union logic", "typed − union"), [])
+        "support), sparsity (the share of frames without the class) beside the class's typed "
+        "logic and the union logic",
+        ("system", "policy", "class", "support", "share", "imbalance", "sparsity",
+         "typed logic", "union logic", "typed − union"), [])
     for system, policy in systems:
         support = {c: counts.get((system, policy, "typed", f"class:{c}", "missed"), (0, 0))[1]
                    for c in classes}
@@ -233,9 +241,11 @@ def report_tables(rows: Sequence[dict[str, Any]],
         union = _mean(score(system, policy, "union", "*", c) for c in guard)
         for cls in classes:
             typed = _mean(score(system, policy, "typed", f"class:{cls}", c) for c in guard)
+            active, frames = activity.get((system, policy, cls), (0, 0))
             mechanism.rows.append((system, policy, cls, support[cls],
                                    support[cls] / total if total else math.nan,
                                    support[cls] / mean_support if mean_support else math.nan,
+                                   1 - active / frames if frames else math.nan,
                                    typed, union, typed - union))
     tables.append(mechanism)
     tables += _extra_tables(extra, systems)
@@ -318,10 +328,20 @@ def vectors_png(rows_table: Table) -> bytes:
     return png(fig, dpi=110)
 
 
+def _img(data: bytes, alt: str) -> str:
+    return (f'<img alt="{html.escape(alt)}" '
+            f'src="data:image/png;base64,{base64.b64encode(data).decode("ascii")}">')
+
+
 def report_files(rows: Sequence[dict[str, Any]],
-                 groups: Mapping[str, str] | None = None) -> dict[str, str | bytes]:
+                 groups: Mapping[str, str] | None = None, *, sweep: Any = None,
+                 timelines: Sequence[tuple[str, bytes]] = ()) -> dict[str, str | bytes]:
     """Every file of the report folder: ``<table>.md|csv``, ``vectors.png`` and
-    ``report.html`` (the tables and the figure, embedded)."""
+    ``report.html`` (the tables and the figure, embedded); with a ``sweep``
+    (:class:`~sedcontract.audit.sweep.SweepResult`) its tables and figure too, and the
+    ``timelines`` (caption, PNG) embedded as they are."""
+    from sedcontract.audit.sweep import sweep_csv, sweep_markdown, sweep_png
+
     tables = report_tables(rows, groups)
     figure = vectors_png(next(t for t in tables if t.name == "vectors"))
     files: dict[str, str | bytes] = {}
@@ -330,7 +350,21 @@ def report_files(rows: Sequence[dict[str, Any]],
         files[f"{table.name}.csv"] = table.csv()
     files["vectors.png"] = figure
     systems = sorted({(r["system"], r["policy"]) for r in rows})
-    picture = base64.b64encode(figure).decode("ascii")
+    sections = ""
+    if sweep is not None:
+        files["sweep.md"], files["sweep.csv"] = sweep_markdown(sweep), sweep_csv(sweep)
+        files["sweep.png"] = sweep_png(sweep)
+        flips = {c: sweep.flips(c) for c in sweep.coordinates}
+        sections += ('<h2 id="sweep">The tolerance sweep</h2>\n'
+                     + _img(files["sweep.png"], "guard vector against eps") + "\n<p>Ranking "
+                     f"flips between eps {html.escape(sweep.radii[0])} and "
+                     f"{html.escape(sweep.radii[-1])}: "
+                     + html.escape("; ".join(f"{c}: {', '.join(s)}" for c, s in flips.items()
+                                             if s) or "none") + "</p>\n")
+    if timelines:
+        sections += '<h2 id="timelines">Failure timelines</h2>\n' + "".join(
+            f"<figure>{_img(data, caption)}<figcaption>{html.escape(caption)}</figcaption>"
+            "</figure>\n" for caption, data in timelines)
     files["report.html"] = (
         "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>sedcontract report"
         "</title><style>body{font-family:sans-serif;max-width:70em;margin:2em auto}"
@@ -339,8 +373,8 @@ def report_files(rows: Sequence[dict[str, Any]],
         f"<h1>Guard vectors of {len(systems)} system(s)</h1>\n"
         f"<p>Regenerated from {len(rows)} source rows by sedcontract report; every number "
         "below is a sum of those rows.</p>\n"
-        f'<img alt="guard vectors" src="data:image/png;base64,{picture}">\n'
-        + "".join(t.html() for t in tables) + "</body></html>\n")
+        + _img(figure, "guard vectors") + "\n"
+        + "".join(t.html() for t in tables) + sections + "</body></html>\n")
     return files
 
 

@@ -20,7 +20,8 @@ from sedcontract.contracts.policy import AuditPolicy
 from sedcontract.errors import SedContractError
 from sedcontract.traces import EventList
 
-__all__ = ["SweepResult", "parse_radii", "sweep", "sweep_csv", "sweep_markdown", "sweep_png"]
+__all__ = ["SweepResult", "parse_radii", "read_sweep", "sweep", "sweep_csv", "sweep_markdown",
+           "sweep_png"]
 
 ROW_FIELDS = ("system", "eps", "coordinate", "satisfied", "obligations", "score")
 _TIME = re.compile(r"\s*(\d+(?:\.\d+)?)\s*(ms|s)?\s*\Z")
@@ -130,6 +131,34 @@ def sweep(ref: EventList | str | Path, systems: Mapping[str, EventList | str | P
                              "satisfied": cell.satisfied, "obligations": cell.obligations,
                              "score": None if math.isnan(score) else score})
     return SweepResult(rows, tuple(radii), tuple(systems), coordinates, mode)
+
+
+def read_sweep(path: str | Path) -> SweepResult:
+    """A sweep back from its source rows (``sweep --csv``): radii, systems and coordinates in
+    the order they first appear."""
+    from sedcontract.errors import TraceFormatError
+
+    with open(path, encoding="utf-8", newline="") as f:
+        reader = csv.DictReader(f)
+        missing = [c for c in ROW_FIELDS if c not in (reader.fieldnames or [])]
+        if missing:
+            raise TraceFormatError(f"missing column(s) {', '.join(missing)}; sweep rows have "
+                                   f"{', '.join(ROW_FIELDS)} (sedcontract sweep --csv)",
+                                   path=str(path), row=1)
+        rows = []
+        for line, row in enumerate(reader, start=2):
+            try:
+                rows.append({**row, "satisfied": int(row["satisfied"]),
+                             "obligations": int(row["obligations"]),
+                             "score": float(row["score"]) if row["score"] else None})
+            except ValueError:
+                raise TraceFormatError("counts and score must be numbers", path=str(path),
+                                       row=line) from None
+    if not rows:
+        raise TraceFormatError("no sweep rows", path=str(path))
+    return SweepResult(rows, tuple(dict.fromkeys(r["eps"] for r in rows)),
+                       tuple(dict.fromkeys(r["system"] for r in rows)),
+                       tuple(dict.fromkeys(r["coordinate"] for r in rows)), "typed")
 
 
 def sweep_csv(result: SweepResult) -> str:
