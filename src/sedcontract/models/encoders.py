@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import sys
+from abc import ABC, abstractmethod
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
@@ -61,7 +62,7 @@ def _uniform_spans(steps: int, step: float, width: float, offset: float = 0.0) -
     return torch.stack([start, start + width], dim=1)
 
 
-class Encoder(nn.Module):
+class Encoder(nn.Module, ABC):
     """A frozen encoder: ``forward(waveform [batch, samples], sample_rate)`` → :class:`Encoded`.
     Subclasses set ``family``, ``sample_rate`` and ``dim`` and implement ``encode`` at their
     own rate."""
@@ -90,9 +91,9 @@ class Encoder(nn.Module):
         keep = encoded.spans[:, 0] < waveform.shape[-1] / self.sample_rate
         return Encoded(encoded.features[..., keep], encoded.spans[keep])
 
+    @abstractmethod
     def encode(self, waveform: torch.Tensor) -> Encoded:
         """Features and spans of a waveform at the encoder's own rate (each family's own)."""
-        raise NotImplementedError(f"{type(self).__name__} does not encode")
 
     def pick(self, hidden: tuple[torch.Tensor, ...]) -> torch.Tensor:
         """``encoder.layer`` of the hidden states (0 = the input embedding, −1 = the last)."""
