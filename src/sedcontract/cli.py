@@ -36,8 +36,16 @@ from sedcontract.traces import (
     read_durations,
     read_events,
 )
-from sedcontract.traces.scores import DecisionPolicy, score_files, scores_to_events
+from sedcontract.traces.classmap import read_class_map
+from sedcontract.traces.scores import (
+    DecisionPolicy,
+    read_score_dir,
+    score_files,
+    tables_to_events,
+)
+from sedcontract.traces.soft import read_soft_tsv
 from sedcontract.traces.traceset import MAX_CLIP_FRAMES
+from sedcontract.traces.tsv import CLIP_LISTS, with_clips
 
 EXAMPLES = Path(__file__).parent / "examples"
 RENDER = {"md": to_markdown, "json": to_json, "csv": to_csv}
@@ -57,15 +65,66 @@ def _policy(args: argparse.Namespace, decision: DecisionPolicy | None) -> AuditP
                        decision=decision, scores=scores, max_frames=args.max_frames)
 
 
+def _reference(args: argparse.Namespace) -> EventList:
+    """The reference events; with ``--clips durations`` also the clips only the durations file
+    lists (clips without events)."""
+    ref = read_events(args.ref)
+    if args.clips == "durations":
+        if not args.durations:
+            raise SedContractError("--clips durations needs --durations")
+        ref = with_clips(ref, read_durations(args.durations))
+    return ref
+
+
+def _classes(args: argparse.Namespace) -> list[str] | None:
+    """The declared classes: ``--classes``, else the targets of ``--class-map``, else those
+    the files name (None)."""
+    if getattr(args, "classes", None):
+        return [c.strip() for c in args.classes.split(",")]
+    return list(read_class_map(args.class_map).kept) if args.class_map else None
+
+
+def _predictions(args: argparse.Namespace, ref: EventList
+                 ) -> tuple[EventList | str, DecisionPolicy | None, dict | None]:
+    """The system's events (a path when nothing needs changing), the decision policy of
+    scores, and the score tables when PSDS is asked for."""
+    class_map = read_class_map(args.class_map) if args.class_map else None
+    if args.pred_scores is None:
+        if args.windows:
+            raise SedContractError("--windows merges score files (--pred-scores); events of "
+                                   "overlapping windows cannot be averaged")
+        if class_map is None:
+            return args.pred, None, None
+        return class_map.events(read_events(args.pred)), None, None
+    decision = DecisionPolicy(args.threshold, args.median_filter)
+    skipped: list[str] | None = [] if args.skip_unlisted else None
+    tables = read_score_dir(args.pred_scores, ref.clips, class_map=class_map,
+                            windows=args.windows, skipped=skipped)
+    if skipped:
+        print(f"sedcontract: skipped {len(skipped)} score file(s) of clips the reference does "
+              f"not list (first: {Path(skipped[0]).name})", file=sys.stderr)
+    pred = tables_to_events(tables, decision, args.pred_scores)
+    return pred, decision, tables if args.with_scores else None
+
+
+def _overlap_warnings(events: EventList | str | Path, name: str) -> None:
+    """Name the first of the events that overlap or touch an earlier one of their class: the
+    audit merges them (and counts them in its traces section)."""
+    if not isinstance(events, EventList):
+        events = read_events(events)
+    found = events.overlapping()
+    if len(found):
+        where = events.where(int(found[0]))
+        print(f"sedcontract: warning: {len(found)} {name} event(s) overlap or touch an earlier "
+              "event of their clip and class and are merged with it (first: "
+              f"{where['path']}, row {where['row']})", file=sys.stderr)
+
+
 def _audit(args: argparse.Namespace) -> str:
-    decision, ref = None, read_events(args.ref)
-    if args.pred_scores is not None:
-        decision = DecisionPolicy(args.threshold, args.median_filter)
-        pred = scores_to_events(args.pred_scores, decision, expected=ref.clips)
-    else:
-        pred = args.pred
+    ref = _reference(args)
+    pred, decision, psds_scores = _predictions(args, ref)
+    _overlap_warnings(ref, "reference")
     policy = _policy(args, decision)
-    psds_scores = args.pred_scores if args.with_scores else None
     shard = getattr(args, "shard", None)
     if shard is not None:
         shard = parse_shard(shard)
@@ -73,10 +132,12 @@ def _audit(args: argparse.Namespace) -> str:
             raise SedContractError("--shard writes a JSON shard report for sedcontract merge: "
                                    "add --format json")
     if args.command == "scores":  # the score functions alone: no contract runs
-        report = score(ref, pred, policy, durations=args.durations, psds_scores=psds_scores)
+        report = score(ref, pred, policy, durations=args.durations, psds_scores=psds_scores,
+                       classes=_classes(args))
     else:
         report = audit(ref, pred, policy, durations=args.durations, mode=args.mode,
                        coordinates=args.coordinates, psds_scores=psds_scores,
+                       classes=_classes(args),
                        backend=args.backend, jobs=args.jobs, shard=shard)
     for warning in report.traces["warnings"]:
         print(f"sedcontract: warning: {warning}", file=sys.stderr)
@@ -92,7 +153,10 @@ def _audit(args: argparse.Namespace) -> str:
         text = scores_markdown(report.scores)
         return text + (psds_line(report.psds) + "\n" if report.psds is not None else "")
     if args.format in SYSTEM_FORMATS:
-        return RENDER[args.format](report, _system(args))
+        soft = read_soft_tsv(args.soft) if getattr(args, "soft", None) else None
+        return to_csv(report, _system(args), soft)
+    if getattr(args, "soft", None):
+        raise SedContractError("--soft adds softness rows to the source rows: add --format csv")
     return RENDER[args.format](report)
 
 
@@ -111,6 +175,9 @@ def _inputs_read(args: argparse.Namespace) -> list[str | Path]:
         files.append(args.contract)
     if args.pred_scores is not None:
         files += score_files(args.pred_scores)
+    for extra in ("class_map", "soft"):
+        if getattr(args, extra, None):
+            files.append(getattr(args, extra))
     return files
 
 
@@ -271,6 +338,8 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     args.pred = EXAMPLES / "demo_pred.tsv"
     args.durations = EXAMPLES / "demo_durations.tsv"
     args.pred_scores, args.mode, args.format, args.coordinates = None, "both", "md", None
+    args.clips, args.class_map, args.windows, args.skip_unlisted = "ref", None, False, False
+    args.classes = None
     args.with_scores = False
     print(f"Reference:  {args.ref}\nPrediction: {args.pred}\n")
     sys.stdout.write(_audit(args))
@@ -307,6 +376,26 @@ def _cmd_build(args: argparse.Namespace) -> int:
     sizes = {"train": args.train, "validation": args.validation, "test": args.test}
     build_controlled(args.root, seed=args.seed, sizes=sizes, speech_source=args.speech_source,
                      librispeech_root=args.librispeech_root)
+    return 0
+
+
+def _cmd_maestro(args: argparse.Namespace) -> int:
+    from sedcontract.data.maestro import read_corpus, write_corpus_files
+
+    corpus = read_corpus(args.root, soft=args.soft, classes=args.classes,
+                         durations=args.durations)
+    written = write_corpus_files(args.out, corpus, inputs=(args.soft, args.durations))
+    for path in written:
+        print(f"wrote {path}")
+    events = len(corpus.reference)
+    print(f"{len(corpus.durations)} files, {len(corpus.soft.classes)} classes, {events} hard "
+          f"reference events (soft > 0.5); durations: {corpus.duration_source}"
+          + (f"; {corpus.soft.duplicates} repeated annotation row(s) ignored"
+             if corpus.soft.duplicates else ""))
+    ref, durations, soft = written
+    print(f"audit a system with: sedcontract audit --ref {ref} --durations {durations} "
+          f"--pred <events.tsv> (or --pred-scores <dir> [--windows] [--class-map <map.tsv>]); "
+          f"add --format csv --soft {soft} for the report's softness column")
     return 0
 
 
@@ -352,6 +441,24 @@ def _inputs(parser: argparse.ArgumentParser) -> None:
                         help="median filter in seconds applied to scores before the threshold")
     parser.add_argument("--durations", default=None,
                         help="clip durations (tsv filename duration)")
+    parser.add_argument("--clips", choices=CLIP_LISTS, default="ref",
+                        help="which file lists the clips: the reference (default; a clip "
+                             "without events is a filename-only row) or the durations file "
+                             "(DCASE ground truths list only clips with events)")
+    parser.add_argument("--classes", default=None,
+                        help="comma-separated declared classes (default: the --class-map "
+                             "targets, else the classes the files name); another label is an "
+                             "error")
+    parser.add_argument("--class-map", default=None,
+                        help="tsv 'source target' naming every class the system outputs: its "
+                             "reference class, or - to drop it (e.g. the DCASE 2024 baseline's "
+                             "27 columns)")
+    parser.add_argument("--windows", action="store_true",
+                        help="--pred-scores files named FILE-SSSSSS-EEEEEE (window start and end "
+                             "in centiseconds) are merged back to FILE's time, overlaps averaged")
+    parser.add_argument("--skip-unlisted", action="store_true",
+                        help="skip --pred-scores files of clips the reference does not list "
+                             "(counted on standard error) instead of refusing them")
     parser.add_argument("--out", default=None, help="write here instead of standard output")
 
 
@@ -390,6 +497,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--system", default=None,
                      help="the system's name in source rows (--format csv; default: the "
                           "prediction file's stem)")
+    run.add_argument("--soft", default=None,
+                     help="soft labels of the reference (tsv filename onset offset event_label "
+                          "confidence, e.g. sedcontract data maestro's): adds softness rows "
+                          "(--format csv) for the report's mechanism table")
     run.add_argument("--shard", default=None, metavar="I/N",
                      help="audit block I (from 0) of N consecutive blocks of the clips and write "
                           "a JSON shard report; sedcontract merge joins all N")
@@ -503,6 +614,20 @@ def build_parser() -> argparse.ArgumentParser:
     build.add_argument("--librispeech-root", default=None,
                        help="folder holding LibriSpeech/train-clean-5 and dev-clean-2")
     build.set_defaults(run=_cmd_build)
+
+    maestro = data_sub.add_parser("maestro", help="MAESTRO Real soft labels → hard reference "
+                                  "(soft > 0.5), durations and soft-label tsv files")
+    source = maestro.add_mutually_exclusive_group(required=True)
+    source.add_argument("--root", default=None, help="the extracted development set "
+                        "(development_annotation/, development_audio/)")
+    source.add_argument("--soft", default=None, help="a soft-label tsv instead (filename onset "
+                        "offset event_label confidence)")
+    maestro.add_argument("--classes", choices=("evaluated", "all"), default="evaluated",
+                         help="the 11 classes DCASE evaluates (default) or all 17")
+    maestro.add_argument("--durations", default=None,
+                         help="file durations (tsv) for files whose audio is not there")
+    maestro.add_argument("--out", required=True, help="output folder")
+    maestro.set_defaults(run=_cmd_maestro)
 
     demo = sub.add_parser("demo", help="audit the shipped example (the README's main job)")
     _policy_options(demo)

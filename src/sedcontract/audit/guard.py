@@ -316,7 +316,7 @@ def prepare_traces(ref: EventList | str | Path, pred: EventList | str | Path,
 
 
 def standard_and_psds(prepared: Prepared, policy: AuditPolicy,
-                      psds_scores: str | Path | None
+                      psds_scores: str | Path | Mapping[str, Any] | None
                       ) -> tuple[dict[str, MetricResult] | None, dict[str, Any] | None]:
     """The standard scores the policy asks for, on the prepared traces, and PSDS from score
     files (or a note why not)."""
@@ -337,7 +337,8 @@ def audit(ref: EventList | str | Path, pred: EventList | str | Path,
           policy: AuditPolicy | Mapping[str, Any] | None = None, *,
           durations: Mapping[str, float] | str | Path | None = None, mode: str = "both",
           coordinates: Sequence[str] | str | None = None,
-          classes: Sequence[str] | None = None, psds_scores: str | Path | None = None,
+          classes: Sequence[str] | None = None,
+          psds_scores: str | Path | Mapping[str, Any] | None = None,
           backend: str = "runs", jobs: int = 1, shard: tuple[int, int] | None = None,
           **settings: Any) -> GuardReport:
     """Run a contract on reference and prediction events; typed and union side by side.
@@ -457,7 +458,8 @@ class ScoresReport:
 def score(ref: EventList | str | Path, pred: EventList | str | Path,
           policy: AuditPolicy | Mapping[str, Any] | None = None, *,
           durations: Mapping[str, float] | str | Path | None = None,
-          classes: Sequence[str] | None = None, psds_scores: str | Path | None = None,
+          classes: Sequence[str] | None = None,
+          psds_scores: str | Path | Mapping[str, Any] | None = None,
           **settings: Any) -> ScoresReport:
     """The standard scores (``policy.scores``, default settings when None) on the policy's
     traces, without running the contract; the policy section is the guard report's."""

@@ -8,8 +8,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from sedcontract.errors import SedContractError
 from sedcontract.traces import EventList
+from sedcontract.traces.scores import ScoreTable
 
 
 class PsdsUnavailable(SedContractError):
@@ -34,23 +37,32 @@ def ground_truth(ref: EventList) -> dict[str, list[tuple[float, float, str]]]:
     return truth
 
 
-def psds(scores_dir: str | Path, ref: EventList,
+def psds(scores: str | Path | Mapping[str, tuple[ScoreTable, str]], ref: EventList,
          durations: Mapping[str, float] | None) -> dict[str, Any]:
-    """``{"psds1": {"value", "per_class", "settings"}, "psds2": …}``."""
+    """``{"psds1": {"value", "per_class", "settings"}, "psds2": …}`` of a directory of score
+    files, or of score tables already read (:func:`~sedcontract.traces.scores.read_score_dir`:
+    class-mapped, windows merged)."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # dcase_util imports pkg_resources
             from sed_scores_eval import intersection_based, io
+            from sed_scores_eval.base_modules.scores import create_score_dataframe
     except ImportError:
         raise PsdsUnavailable("PSDS needs the optional sed_scores_eval: "
                               "pip install 'sedcontract[psds]'") from None
     if durations is None:
         raise PsdsUnavailable("PSDS needs clip durations (--durations)")
-    try:
-        scores = io.read_sed_scores(Path(scores_dir))
-    except (ValueError, KeyError, OSError) as exc:
-        raise SedContractError(f"{scores_dir}: sed_scores_eval cannot read these score files: "
-                               f"{exc}") from None
+    scores_dir = scores if isinstance(scores, str | Path) else "the score files"
+    if isinstance(scores, str | Path):
+        try:
+            scores = io.read_sed_scores(Path(scores))
+        except (ValueError, KeyError, OSError) as exc:
+            raise SedContractError(f"{scores}: sed_scores_eval cannot read these score files: "
+                                   f"{exc}") from None
+    else:
+        scores = {clip: create_score_dataframe(
+            table.scores, np.concatenate([table.onset, table.offset[-1:]]), table.classes)
+            for clip, (table, _) in scores.items()}
     truth = ground_truth(ref)
     missing = sorted(set(truth) - set(scores))
     if missing:

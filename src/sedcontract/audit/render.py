@@ -19,7 +19,9 @@ import numpy as np
 
 from sedcontract.audit.guard import Cell, GuardReport, ModeReport, ScoresReport
 from sedcontract.audit.scores import Counts, MetricResult
+from sedcontract.errors import SedContractError
 from sedcontract.outputs import atomic_write
+from sedcontract.traces.soft import SoftLabels
 
 SCHEMA_VERSION = 1
 ROW_FIELDS = ("system", "policy", "mode", "clip", "class", "coordinate", "role", "sort",
@@ -149,13 +151,16 @@ def policy_id(policy: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(measured, sort_keys=True).encode()).hexdigest()[:12]
 
 
-def to_rows(report: GuardReport, system: str = "system") -> list[dict[str, Any]]:
+def to_rows(report: GuardReport, system: str = "system",
+            soft: SoftLabels | None = None) -> list[dict[str, Any]]:
     """Source rows: one per mode × clip × class × coordinate (class '*' on the union trace),
     named by ``system`` and the policy's digest. Besides the coordinates and diagnostics,
     ``matching:<m>`` rows count greedy pairs of the exact pairs, ``activity`` rows active
     reference frames of the clip's frames, and with standard scores
     ``score:<name>/recall`` and ``/precision`` rows count true positives of the references and
-    of the outputs (segment scores: segments)."""
+    of the outputs (segment scores: segments). With ``soft`` labels of the reference,
+    ``softness`` rows hold the annotated segments' summed ambiguity ``1 − |2s − 1|`` and their
+    number, both in thousandths (their ratio is the mean ambiguity)."""
     rows = []
     policy = policy_id(report.policy)
 
@@ -180,6 +185,17 @@ def to_rows(report: GuardReport, system: str = "system") -> list[dict[str, Any]]
             active = facts.active[:, :per] if name == "typed" else facts.active[:, per:]
             frames = np.repeat(facts.frames, active.shape[1])
             add(name, mode.rows, "activity", "facts", "frame", active.reshape(-1), frames)
+    if soft is not None:
+        facts = report.facts
+        known = [c for c in facts.clips if c in soft.clips]
+        missing = [c for c in facts.clips if c not in soft.clips]
+        if missing:
+            raise SedContractError(f"the soft labels name no segment of clip {missing[0]!r}; "
+                                   "give the soft labels of the audited reference")
+        units, counts = soft.select(known).softness(facts.classes)
+        labels = [(clip, cls) for clip in known for cls in facts.classes]
+        add("typed", labels, "softness", "facts", "segment", units.reshape(-1),
+            1000 * counts.reshape(-1))
     for name, result in (report.scores or {}).items():  # true positives of references/outputs
         labels = [(clip, cls) for clip in result.clips for cls in result.classes]
         tp = result.tp.reshape(-1)
@@ -189,11 +205,11 @@ def to_rows(report: GuardReport, system: str = "system") -> list[dict[str, Any]]
     return rows
 
 
-def to_csv(report: GuardReport, system: str = "system") -> str:
+def to_csv(report: GuardReport, system: str = "system", soft: SoftLabels | None = None) -> str:
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=ROW_FIELDS, lineterminator="\n")
     writer.writeheader()
-    writer.writerows(to_rows(report, system))
+    writer.writerows(to_rows(report, system, soft))
     return out.getvalue()
 
 

@@ -169,10 +169,10 @@ def report_tables(rows: Sequence[dict[str, Any]],
     order: dict[str, int] = {}
     extra = [row for row in rows if row["role"] in ("matching", "score", "facts")]
     rows = [row for row in rows if row["role"] not in ("matching", "score", "facts")]
-    activity: dict[tuple, list[int]] = defaultdict(lambda: [0, 0])
+    facts: dict[tuple, list[int]] = defaultdict(lambda: [0, 0])  # activity, softness
     for row in extra:
-        if row["coordinate"] == "activity" and row["mode"] == "typed":
-            cell = activity[(row["system"], row["policy"], row["class"])]
+        if row["coordinate"] in ("activity", "softness") and row["mode"] == "typed":
+            cell = facts[(row["coordinate"], row["system"], row["policy"], row["class"])]
             cell[0] += row["satisfied"]
             cell[1] += row["obligations"]
     for row in rows:
@@ -229,9 +229,11 @@ def report_tables(rows: Sequence[dict[str, Any]],
     mechanism = Table(
         "mechanism", "Union against typed, per class: support (reference intervals, from the "
         "'missed' obligations), share of the support, imbalance (support over the mean "
-        "support), sparsity (the share of frames without the class) beside the class's typed "
-        "logic and the union logic",
-        ("system", "policy", "class", "support", "share", "imbalance", "sparsity",
+        "support), sparsity (the share of frames without the class), annotation softness of "
+        "soft-labelled corpora (the mean of 1 − |2s − 1| over the annotated segments: 0 "
+        "certain, 1 all at 0.5; blank without soft labels) beside the class's typed logic and "
+        "the union logic",
+        ("system", "policy", "class", "support", "share", "imbalance", "sparsity", "softness",
          "typed logic", "union logic", "typed − union"), [])
     for system, policy in systems:
         support = {c: counts.get((system, policy, "typed", f"class:{c}", "missed"), (0, 0))[1]
@@ -241,11 +243,13 @@ def report_tables(rows: Sequence[dict[str, Any]],
         union = _mean(score(system, policy, "union", "*", c) for c in guard)
         for cls in classes:
             typed = _mean(score(system, policy, "typed", f"class:{cls}", c) for c in guard)
-            active, frames = activity.get((system, policy, cls), (0, 0))
+            active, frames = facts.get(("activity", system, policy, cls), (0, 0))
+            ambiguity, segments = facts.get(("softness", system, policy, cls), (0, 0))
             mechanism.rows.append((system, policy, cls, support[cls],
                                    support[cls] / total if total else math.nan,
                                    support[cls] / mean_support if mean_support else math.nan,
                                    1 - active / frames if frames else math.nan,
+                                   ambiguity / segments if segments else math.nan,
                                    typed, union, typed - union))
     tables.append(mechanism)
     tables += _extra_tables(extra, systems)

@@ -144,6 +144,24 @@ class EventList:
                 out.append([clip, on, off, label])
         return EventList.from_rows([tuple(e) for e in out], clips=self.clips, path=self.path)
 
+    def overlapping(self) -> np.ndarray:
+        """Indices of the events that overlap or touch an earlier event (by onset) of their
+        clip and class, sorted: the ones an activity trace merges and that sed_scores_eval
+        refuses."""
+        if not len(self):
+            return np.zeros(0, dtype=np.int64)
+        _, clip = np.unique(self.clip.astype(str), return_inverse=True)
+        _, label = np.unique(self.label.astype(str), return_inverse=True)
+        order = np.lexsort((self.onset, label, clip))
+        group = (clip[order] * (label.max() + 1) + label[order]).tolist()
+        onset, offset = self.onset[order].tolist(), self.offset[order].tolist()
+        found, reach = [], -1.0
+        for k in range(len(order)):
+            if k and group[k] == group[k - 1] and onset[k] <= reach:
+                found.append(int(order[k]))
+            reach = offset[k] if not k or group[k] != group[k - 1] else max(reach, offset[k])
+        return np.sort(np.asarray(found, dtype=np.int64))
+
     def select(self, *, clips: Sequence[str] | None = None,
                classes: Sequence[str] | None = None) -> EventList:
         """The events of some clips (listed in that order) and/or of some classes, keeping

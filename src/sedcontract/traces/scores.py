@@ -7,16 +7,18 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
 from sedcontract.errors import TraceFormatError
 from sedcontract.traces.activity import runs
+from sedcontract.traces.classmap import ClassMap
 from sedcontract.traces.events import EventList
 from sedcontract.traces.grid import MAX_SECONDS, to_us
 from sedcontract.traces.tsv import clip_id, parse_number, read_fields
+from sedcontract.traces.windows import Piece, overlap_average, parse_window_id
 
 
 @dataclass(frozen=True)
@@ -181,43 +183,103 @@ def score_files(directory: str | Path) -> list[Path]:
     return files
 
 
-def scores_to_events(directory: str | Path, policy: DecisionPolicy,
-                     expected: Sequence[str] | None = None) -> EventList:
-    """Events of every score file in ``directory`` (clip id = file stem without an audio
-    extension). ``expected`` (the reference clips) must each have a score file."""
+def read_score_dir(directory: str | Path, expected: Sequence[str] | None = None, *,
+                   class_map: ClassMap | None = None, windows: bool = False,
+                   skipped: list[str] | None = None) -> dict[str, tuple[ScoreTable, str]]:
+    """Every score file of ``directory`` as ``{clip: (table, source path)}`` (clip id = file
+    stem without an audio extension), its columns mapped by ``class_map``. With ``windows``,
+    files named as windows (``F-SSSSSS-EEEEEE``, frame times relative to the window) are
+    merged back to file ``F``'s time (:func:`~sedcontract.traces.windows.overlap_average`);
+    frames past a window's end (a short last window scored as a whole one) are cut off.
+    ``expected`` (the reference clips) must each have scores, and a file of another clip is
+    an error unless ``skipped`` is a list, which then receives its path (the DCASE 2024
+    baseline writes DESED clips and MAESTRO chunks into one folder). All files name the same
+    classes."""
     directory = Path(directory)
-    events: list[tuple[str, float, float, str]] = []
-    sources, lines, clips = [], [], {}
+    tables: dict[str, tuple[ScoreTable, str]] = {}
+    pieces: dict[str, list[tuple[Piece, Path]]] = {}
     expected = None if expected is None else set(expected)
+    classes: tuple[tuple[str, ...], Path] | None = None
     for path in score_files(directory):
         clip = clip_id(path.stem)
-        if clip in clips:
-            raise TraceFormatError(f"{Path(clips[clip][0]).name} and {path.name} are both the "
+        window = parse_window_id(clip) if windows else None
+        if expected is not None and skipped is not None and \
+                (clip if window is None else window[0]) not in expected:
+            skipped.append(str(path))
+            continue
+        table = read_scores(path)
+        if class_map is not None:
+            table = replace(table, **dict(zip(("classes", "scores"), class_map.columns(
+                table.classes, table.scores, path=str(path)), strict=True)))
+        if classes is None:
+            classes = (table.classes, path)
+        elif table.classes != classes[0]:
+            raise TraceFormatError(f"classes {', '.join(table.classes)} differ from those of "
+                                   f"{classes[1].name} ({', '.join(classes[0])})",
+                                   path=str(path), row=1)
+        if window is not None:
+            file, start, end = window
+            keep = table.onset < end - start
+            offset = np.minimum(table.offset[keep], end - start)
+            pieces.setdefault(file, []).append(
+                (Piece(table.onset[keep] + start, offset + start, table.scores[keep]), path))
+            clip = file
+        elif clip in tables:
+            raise TraceFormatError(f"{Path(tables[clip][1]).name} and {path.name} are both the "
                                    f"scores of clip {clip!r}", path=str(directory))
+        else:
+            tables[clip] = (table, str(path))
         if expected is not None and clip not in expected:
             raise TraceFormatError(f"scores of clip {clip!r}, which the reference does not "
                                    "list", path=str(path))
-        clips[clip] = (str(path), 1)
-        table = read_scores(path)
-        if table.scores.shape[0] == 0:
-            continue
-        hop = float(np.median(table.offset - table.onset))
-        try:
-            active = decide(table.scores, policy, hop)
-        except TraceFormatError as exc:
-            raise TraceFormatError(exc.message, path=str(path)) from None
-        row, start, end = runs(active.T)
-        events += [(clip, float(table.onset[s]), float(table.offset[e - 1]),
-                    table.classes[r]) for r, s, e in zip(row, start, end, strict=True)]
-        sources += [str(path)] * len(row)
-        lines += table.lines[start].tolist()
-    missing = sorted(c for c in expected or () if c not in clips)
+    for file, parts in pieces.items():
+        if file in tables:
+            raise TraceFormatError(f"clip {file!r} has both a whole score file and window "
+                                   "score files", path=tables[file][1])
+        parts.sort(key=lambda part: part[0].onset[0] if len(part[0].onset) else 0.0)
+        merged = overlap_average([p for p, _ in parts], where=f"{directory} (clip {file!r})")
+        lines = np.zeros(len(merged.onset), dtype=np.int64)
+        tables[file] = (ScoreTable(merged.onset, merged.offset, classes[0], merged.scores,
+                                   lines), str(parts[0][1]))
+    missing = sorted(c for c in expected or () if c not in tables)
     if missing:
         raise TraceFormatError(f"no score file for reference clip(s) "
                                f"{', '.join(map(repr, missing[:5]))}"
                                f"{' …' if len(missing) > 5 else ''} (expected e.g. "
                                f"{directory / (missing[0] + '.tsv')}); a system scores every "
                                "clip", path=str(directory))
+    return dict(sorted(tables.items()))
+
+
+def tables_to_events(tables: dict[str, tuple[ScoreTable, str]], policy: DecisionPolicy,
+                     directory: str | Path) -> EventList:
+    """Events of score tables (:func:`read_score_dir`) under the decision policy; each event
+    names the score file and row it starts on."""
+    events: list[tuple[str, float, float, str]] = []
+    sources, lines, clips = [], [], {}
+    for clip, (table, path) in tables.items():
+        clips[clip] = (path, 1)
+        if table.scores.shape[0] == 0:
+            continue
+        hop = float(np.median(table.offset - table.onset))
+        try:
+            active = decide(table.scores, policy, hop)
+        except TraceFormatError as exc:
+            raise TraceFormatError(exc.message, path=path) from None
+        row, start, end = runs(active.T)
+        events += [(clip, float(table.onset[s]), float(table.offset[e - 1]),
+                    table.classes[r]) for r, s, e in zip(row, start, end, strict=True)]
+        sources += [path] * len(row)
+        lines += table.lines[start].tolist()
     return EventList.from_rows(events, clips=tuple(clips), path=str(directory),
                                rows=np.asarray(lines, dtype=np.int64),
                                files=np.asarray(sources, dtype=object), clip_rows=clips)
+
+
+def scores_to_events(directory: str | Path, policy: DecisionPolicy,
+                     expected: Sequence[str] | None = None, *,
+                     class_map: ClassMap | None = None, windows: bool = False) -> EventList:
+    """Events of every score file in ``directory`` (see :func:`read_score_dir`) under the
+    decision policy."""
+    return tables_to_events(read_score_dir(directory, expected, class_map=class_map,
+                                           windows=windows), policy, directory)

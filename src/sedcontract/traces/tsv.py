@@ -89,10 +89,13 @@ def _quote(field: str) -> str:
 
 def _read_table(path: Path, columns: tuple[str, ...]) -> list[tuple[int, dict[str, str]]]:
     """Rows as ``(line number, {column: text})``; a header row (the first non-blank line, if
-    its first field is ``columns[0]``) is optional and may order the columns."""
+    its first field is ``columns[0]`` or it names every column) is optional and may order the
+    columns and add others (the DCASE 2024 baseline writes ``event_label onset offset
+    filename``)."""
     rows = read_fields(path)
     names, header_row = list(columns), None
-    if rows and rows[0][1][0].lower() == columns[0]:
+    if rows and (rows[0][1][0].lower() == columns[0]
+                 or set(columns) <= {f.lower() for f in rows[0][1]}):
         header_row, header = rows.pop(0)
         names = [c.lower() for c in header]
         missing = [c for c in columns if c not in names]
@@ -165,7 +168,12 @@ def read_events(path: str | Path) -> EventList:
     clips, onsets, offsets, labels, lines = [], [], [], [], []
     seen: dict[str, tuple[str, int]] = {}
     clip_of = _ClipIds(path)
-    for line, row in _read_table(path, EVENT_COLUMNS):
+    table = _read_table(path, EVENT_COLUMNS)
+    if table and "confidence" in table[0][1]:
+        raise TraceFormatError("this file holds soft labels (a 'confidence' column); derive "
+                               "hard reference events first: sedcontract data maestro --soft "
+                               f"{path} --out DIR", path=str(path), row=1, column="confidence")
+    for line, row in table:
         name = row.get("filename", "")
         if not name:
             raise TraceFormatError("missing value", path=str(path), row=line, column="filename")
@@ -188,6 +196,17 @@ def read_events(path: str | Path) -> EventList:
                      np.asarray(offsets, dtype=np.float64), np.asarray(labels, dtype=object),
                      clips=tuple(seen), path=str(path), rows=np.asarray(lines, dtype=np.int64),
                      clip_rows=seen)
+
+
+CLIP_LISTS = ("ref", "durations")
+
+
+def with_clips(events: EventList, clips: Iterable[str]) -> EventList:
+    """``events`` also listing ``clips`` (clips without events: a DCASE ground truth names only
+    the clips that have events, its durations file names them all)."""
+    return EventList(events.clip, events.onset, events.offset, events.label,
+                     clips=(*events.clips, *clips), path=events.path, rows=events.rows,
+                     files=events.files, clip_rows=events.clip_rows)
 
 
 def events_tsv(events: EventList, *, extension: str = ".wav") -> str:

@@ -1,0 +1,106 @@
+"""Miniature copies of the public corpora, written by the tests in their exact layouts:
+a MAESTRO Real development tree (two scenes, two files, soft labels and audio) and a DCASE
+2024 Task 4 baseline output directory (chunk score files with all 27 columns)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import soundfile
+
+from sedcontract.data.maestro import CLASSES as MAESTRO_CLASSES
+
+DESED_CLASSES = ("Alarm_bell_ringing", "Blender", "Cat", "Dishes", "Dog",
+                 "Electric_shaver_toothbrush", "Frying", "Running_water", "Speech",
+                 "Vacuum_cleaner")
+BASELINE_COLUMNS = (*DESED_CLASSES, *MAESTRO_CLASSES)  # the baseline's 27 score columns
+
+# file → (scene, duration in s, {class: soft value per 1 s segment})
+MAESTRO_FILES = {
+    "cafe_restaurant_00": ("cafe_restaurant", 12.0, {
+        "people talking": [0.9, 1.0, 0.6, 0.5, 0.7, 0.8, 0, 0, 0, 0, 0, 0.2],
+        "cutlery and dishes": [0, 0, 0.4, 0.8, 0.8],
+        "furniture dragging": [0, 0, 0, 0, 0, 0, 1.0],  # not one of the 11 evaluated
+    }),
+    "metro_station_01": ("metro_station", 9.5, {
+        "metro approaching": [0.9, 0.9, 0.9],
+        "metro leaving": [0, 0, 0, 0, 0, 0, 0, 0.55, 0.75, 0.75],
+    }),
+}
+# the hard reference (soft > 0.5) of the 11 evaluated classes, computed by hand
+MAESTRO_EVENTS = [
+    ("cafe_restaurant_00", 0.0, 3.0, "people talking"),
+    ("cafe_restaurant_00", 4.0, 6.0, "people talking"),
+    ("cafe_restaurant_00", 3.0, 5.0, "cutlery and dishes"),
+    ("metro_station_01", 0.0, 3.0, "metro approaching"),
+    ("metro_station_01", 7.0, 9.5, "metro leaving"),
+]
+SAMPLE_RATE = 16_000
+
+
+def write_maestro(root: Path, *, audio: bool = True) -> Path:
+    """``root/development_annotation/soft_labels_<scene>/<file>.txt`` (no header, tab-separated
+    ``onset offset label soft``, one row per non-zero segment) and
+    ``root/development_audio/<scene>/<file>.wav``."""
+    for file, (scene, duration, labels) in MAESTRO_FILES.items():
+        folder = root / "development_annotation" / f"soft_labels_{scene}"
+        folder.mkdir(parents=True, exist_ok=True)
+        lines = []
+        for k in range(int(np.ceil(duration))):
+            for label, values in labels.items():
+                if k < len(values) and values[k] > 0:
+                    lines.append(f"{k:.1f}\t{min(k + 1.0, duration):.1f}\t{label}\t{values[k]}")
+        (folder / f"{file}.txt").write_text("\n".join(lines) + "\n")
+        if audio:
+            wav = root / "development_audio" / scene / f"{file}.wav"
+            wav.parent.mkdir(parents=True, exist_ok=True)
+            rng = np.random.default_rng(len(file))
+            soundfile.write(wav, 0.05 * rng.standard_normal(int(duration * SAMPLE_RATE)),
+                            SAMPLE_RATE, subtype="PCM_16")
+    return root
+
+BASELINE_FRAME = 0.064  # s: 16 kHz, hop 256, pooled by 4
+BASELINE_FRAMES = 156   # per 10 s chunk, never trimmed to a shorter chunk
+
+
+def baseline_scores(events: list[tuple[float, float, str]], start: float = 0.0) -> np.ndarray:
+    """``[156, 27]`` scores of one chunk starting at ``start`` s of its file: 0.9 where a
+    frame's centre lies inside an event of its class (file time), else 0.1."""
+    centres = start + (np.arange(BASELINE_FRAMES) + 0.5) * BASELINE_FRAME
+    scores = np.full((BASELINE_FRAMES, len(BASELINE_COLUMNS)), 0.1)
+    for onset, offset, label in events:
+        scores[(centres >= onset) & (centres < offset), BASELINE_COLUMNS.index(label)] = 0.9
+    return scores
+
+
+def write_score_file(path: Path, scores: np.ndarray) -> None:
+    """A sed_scores_eval score tsv as the baseline writes it: ``onset offset <27 classes>``,
+    frame times relative to the clip, no index column."""
+    times = np.arange(len(scores) + 1) * BASELINE_FRAME
+    lines = ["\t".join(("onset", "offset", *BASELINE_COLUMNS))]
+    lines += ["\t".join([f"{times[k]:.3f}", f"{times[k + 1]:.3f}",
+                         *(f"{v:.6f}" for v in scores[k])]) for k in range(len(scores))]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n")
+
+
+def write_baseline(exp: Path, desed: dict[str, list[tuple[float, float, str]]],
+                   maestro: dict[str, list[tuple[float, float, str]]],
+                   maestro_durations: dict[str, float]) -> Path:
+    """``exp/metrics_test/student_scores/postprocessed/<clip>.tsv`` as the baseline's
+    evaluation writes them: one file per DESED clip, and one per 10 s MAESTRO chunk every 5 s
+    (``<file>-<start cs>-<end cs>``, the last one shorter but scored on 156 frames)."""
+    folder = exp / "metrics_test" / "student_scores" / "postprocessed"
+    for clip, events in desed.items():
+        write_score_file(folder / f"{clip}.tsv", baseline_scores(events))
+    for file, events in maestro.items():
+        start = 0.0
+        while True:
+            end = min(start + 10.0, maestro_durations[file])
+            chunk = f"{file}-{round(start * 100):06d}-{round(end * 100):06d}"
+            write_score_file(folder / f"{chunk}.tsv", baseline_scores(events, start))
+            if end >= maestro_durations[file]:
+                break
+            start += 5.0
+    return folder

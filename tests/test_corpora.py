@@ -1,0 +1,373 @@
+"""Real corpora on miniature fixtures in their exact public layouts: MAESTRO Real soft labels
+to hard references (hand-computed), windows and their merge, the DCASE 2024 Task 4 baseline's
+score directory ingested with a class map (a hand-computed vector), and every bad input named
+by file and row."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from sedcontract.audit import audit
+from sedcontract.cli import main
+from sedcontract.data.maestro import CLASSES, EVALUATED, folds, index_corpus, read_corpus
+from sedcontract.errors import SedContractError, TraceFormatError
+from sedcontract.traces import EventList, read_events
+from sedcontract.traces.classmap import read_class_map
+from sedcontract.traces.scores import DecisionPolicy, read_score_dir, tables_to_events
+from sedcontract.traces.soft import read_soft_tsv
+from sedcontract.traces.windows import Piece, overlap_average, parse_window_id, window_starts
+from tests.corpora import (
+    BASELINE_COLUMNS,
+    MAESTRO_EVENTS,
+    MAESTRO_FILES,
+    write_baseline,
+    write_maestro,
+)
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "src" / "sedcontract" / "examples"
+DESED_MAP, MAESTRO_MAP = EXAMPLES / "dcase2024_desed.tsv", EXAMPLES / "dcase2024_maestro.tsv"
+MAESTRO_DURATIONS = {f: d for f, (_, d, _) in MAESTRO_FILES.items()}
+
+
+def events_of(rows):
+    return sorted((c, round(a, 6), round(b, 6), lab) for c, a, b, lab in rows)
+
+
+def maestro_by_file():
+    out: dict[str, list] = {}
+    for clip, on, off, label in MAESTRO_EVENTS:
+        out.setdefault(clip, []).append((on, off, label))
+    return out
+
+
+@pytest.fixture
+def maestro(tmp_path, capsys):
+    """The MAESTRO tree, what ``sedcontract data maestro`` makes of it, and what it says."""
+    root = write_maestro(tmp_path / "maestro")
+    out = tmp_path / "prepared"
+    assert main(["data", "maestro", "--root", str(root), "--out", str(out)]) == 0
+    return root, out, capsys.readouterr().out
+
+
+# -- MAESTRO Real ------------------------------------------------------------------------------
+def test_soft_labels_give_the_hand_computed_reference(maestro):
+    root, out, said = maestro
+    assert "2 files, 11 classes, 5 hard reference events" in said
+    ref = read_events(out / "maestro_real.tsv")
+    assert events_of(ref.to_rows()) == events_of(MAESTRO_EVENTS)
+    durations = (out / "maestro_real_durations.tsv").read_text().split()
+    assert durations[2:] == ["cafe_restaurant_00.wav", "12.0", "metro_station_01.wav", "9.5"]
+    # soft > 0.5 strictly: the 0.5 segment of 'people talking' (3–4 s) splits its events
+    corpus = read_corpus(root, classes="all")
+    assert ("cafe_restaurant_00", 6.0, 7.0, "furniture dragging") in corpus.reference.to_rows()
+    assert corpus.soft.classes == CLASSES and len(EVALUATED) == 11
+    # each event names the annotation file and row of its first segment
+    rows = corpus.reference.to_rows()
+    talking = corpus.reference.where(rows.index(("cafe_restaurant_00", 0.0, 3.0,
+                                                 "people talking")))
+    assert talking["path"].endswith("soft_labels_cafe_restaurant/cafe_restaurant_00.txt")
+    assert talking["row"] == 1
+    dishes = corpus.reference.where(rows.index(("cafe_restaurant_00", 3.0, 5.0,
+                                                "cutlery and dishes")))
+    assert dishes["row"] == 6  # rows by segment: talking 0.9, 1.0, 0.6, dishes 0.4, talking 0.5
+
+
+def test_the_soft_tsv_round_trips_to_the_same_files(maestro, tmp_path):
+    _, out, _ = maestro
+    again = tmp_path / "again"
+    assert main(["data", "maestro", "--soft", str(out / "maestro_real_soft.tsv"),
+                 "--durations", str(out / "maestro_real_durations.tsv"),
+                 "--out", str(again)]) == 0
+    for name in ("maestro_real.tsv", "maestro_real_durations.tsv", "maestro_real_soft.tsv"):
+        assert (again / name).read_bytes() == (out / name).read_bytes()
+
+
+def test_union_and_typed_counts_of_the_fixture(maestro):
+    """Typed: 5 reference intervals; union: people talking 0–3 and 4–6 s and cutlery 3–5 s
+    join into 0–6 s, metro 0–3 and 7–9.5 s stay apart: 3 intervals. A system that names the
+    cutlery 'people talking' passes the union trace and fails the typed one."""
+    _, out, _ = maestro
+    ref, durations = out / "maestro_real.tsv", out / "maestro_real_durations.tsv"
+    same = audit(ref, ref, durations=durations, classes=EVALUATED)
+    assert same.modes["typed"].micro("missed").obligations == 5
+    assert same.modes["union"].micro("missed").obligations == 3
+    swapped = EventList.from_rows([(c, a, b, "people talking" if lab == "cutlery and dishes"
+                                    else lab) for c, a, b, lab in MAESTRO_EVENTS])
+    report = audit(ref, swapped, durations=durations, classes=EVALUATED)
+    typed, union = report.modes["typed"], report.modes["union"]
+    assert (typed.micro("missed").satisfied, typed.micro("missed").obligations) == (4, 5)
+    assert (union.micro("missed").satisfied, union.micro("missed").obligations) == (3, 3)
+    assert union.micro("false").satisfied == union.micro("false").obligations
+
+
+def test_folds_deal_each_scene_to_every_fold(maestro):
+    files = index_corpus(maestro[0])
+    assert [f.scene for f in files] == ["cafe_restaurant", "metro_station"]
+    assert folds(files) == {"cafe_restaurant_00": 0, "metro_station_01": 0}
+    assert all(f.audio is not None for f in files)
+
+
+# -- windows -----------------------------------------------------------------------------------
+def test_windows_cover_the_file_and_name_themselves():
+    assert window_starts(12.0, 10.0, 5.0) == [(0.0, 10.0), (5.0, 12.0)]
+    assert window_starts(9.5, 10.0, 5.0) == [(0.0, 9.5)]
+    assert window_starts(25.0, 10.0, 10.0) == [(0.0, 10.0), (10.0, 20.0), (20.0, 25.0)]
+    assert parse_window_id("cafe_restaurant_13-000500-001500") == ("cafe_restaurant_13", 5, 15)
+    assert parse_window_id("Y-abc_0") is None and parse_window_id("a-000500-000100") is None
+    with pytest.raises(TraceFormatError, match="0 < hop <= length"):
+        window_starts(10.0, 5.0, 6.0)
+
+
+def test_overlap_average_means_the_covering_frames():
+    first = Piece(np.array([0.0, 1.0]), np.array([1.0, 2.0]), np.array([[0.2], [0.8]]))
+    second = Piece(np.array([1.5]), np.array([3.0]), np.array([[0.4]]))
+    merged = overlap_average([first, second])
+    assert merged.onset.tolist() == [0.0, 1.0, 1.5, 2.0]
+    assert merged.offset.tolist() == [1.0, 1.5, 2.0, 3.0]
+    assert merged.scores[:, 0].tolist() == pytest.approx([0.2, 0.8, 0.6, 0.4])
+    gap = Piece(np.array([4.0]), np.array([5.0]), np.array([[1.0]]))
+    with pytest.raises(TraceFormatError, match="no window covers 3–4 s"):
+        overlap_average([first, second, gap], where="scores")
+
+
+def test_windowed_grid_scores_merge_back_to_the_reference():
+    """Frame scores of each 10 s window (hop 20 ms), cut from the reference's activity, merged
+    back to file time and decided, give the reference events exactly."""
+    hop, pieces = 0.02, {}
+    for file, duration in MAESTRO_DURATIONS.items():
+        for start, end in window_starts(duration, 10.0, 5.0):
+            frames = round((end - start) / hop)
+            centres = start + (np.arange(frames) + 0.5) * hop
+            scores = np.zeros((frames, len(EVALUATED)))
+            for clip, on, off, label in MAESTRO_EVENTS:
+                if clip == file:
+                    scores[(centres >= on) & (centres < off), EVALUATED.index(label)] = 1.0
+            onset = start + np.arange(frames) * hop
+            pieces.setdefault(file, []).append(Piece(onset, onset + hop, scores))
+    rows = []
+    for file, parts in pieces.items():
+        merged = overlap_average(parts)
+        active = merged.scores > 0.5
+        for j, label in enumerate(EVALUATED):
+            padded = np.r_[False, active[:, j], False].astype(int)
+            for s, e in zip(np.flatnonzero(np.diff(padded) == 1),
+                            np.flatnonzero(np.diff(padded) == -1), strict=True):
+                rows.append((file, merged.onset[s], merged.offset[e - 1], label))
+    assert events_of(rows) == events_of(MAESTRO_EVENTS)
+
+
+# -- the DCASE 2024 Task 4 baseline ------------------------------------------------------------
+DESED_REF = ("filename\tonset\toffset\tevent_label\n"
+             "Y1.wav\t0.64\t1.92\tDog\nY1.wav\t3.2\t5.12\tSpeech\n")
+DESED_DURATIONS = "filename\tduration\nY1.wav\t10.0\nY2.wav\t10.0\n"  # Y2 has no events
+
+
+@pytest.fixture
+def baseline(tmp_path):
+    """A baseline score folder holding DESED clips (Y1: Dog found, Speech missed; Y2: a false
+    Cat) and MAESTRO chunks (scores from the reference), with the DESED ground truth."""
+    folder = write_baseline(tmp_path / "exp", {"Y1": [(0.64, 1.92, "Dog")],
+                                               "Y2": [(2.0, 3.0, "Cat")]},
+                            maestro_by_file(), MAESTRO_DURATIONS)
+    (tmp_path / "desed.tsv").write_text(DESED_REF)
+    (tmp_path / "desed_durations.tsv").write_text(DESED_DURATIONS)
+    return folder
+
+
+def vector(report_json):
+    return {(m, name): (c["satisfied"], c["obligations"])
+            for m, mode in report_json["modes"].items()
+            for name, c in mode["coordinates"].items()}
+
+
+def test_the_desed_track_vector_equals_the_hand_computation(baseline, tmp_path, capsys):
+    """At hop 0.064 s (the baseline's frames; eps 200 ms = 3 frames, 157 frames a clip):
+    typed rows are Cat, Dog, Speech of Y1 and Y2. Silence obligations are the frames farther
+    than 3 frames from reference activity: Y1 Dog 157 − 26, Y1 Speech 157 − 36, Y1 Cat 157,
+    Y2 3 × 157: 880, of which the false Cat (frames 31–46) breaks 16. Union: Y1 157 − 62,
+    Y2 157: 252, 16 broken."""
+    args = ["audit", "--ref", str(tmp_path / "desed.tsv"), "--durations",
+            str(tmp_path / "desed_durations.tsv"), "--clips", "durations", "--pred-scores",
+            str(baseline), "--class-map", str(DESED_MAP), "--skip-unlisted", "--hop", "0.064",
+            "--classes", "Cat,Dog,Speech", "--format", "json"]
+    assert main(args) == 0
+    captured = capsys.readouterr()
+    assert "skipped 3 score file(s)" in captured.err  # the MAESTRO chunks
+    got = vector(json.loads(captured.out))
+    expected = {"missed": (1, 2), "false": (1, 2), "onset": (1, 2), "offset": (1, 2),
+                "duration": (1, 1), "fragmentation": (1, 1)}
+    for mode in ("typed", "union"):
+        for name, counts in expected.items():
+            assert got[(mode, name)] == counts, (mode, name)
+    assert got[("typed", "silence")] == (864, 880)
+    assert got[("union", "silence")] == (236, 252)
+
+
+def test_the_maestro_track_merges_the_chunks(baseline, maestro, capsys):
+    _, out, _ = maestro
+    args = ["audit", "--ref", str(out / "maestro_real.tsv"), "--durations",
+            str(out / "maestro_real_durations.tsv"), "--pred-scores", str(baseline),
+            "--windows", "--class-map", str(MAESTRO_MAP), "--skip-unlisted", "--format", "json"]
+    assert main(args) == 0
+    got = vector(json.loads(capsys.readouterr().out))
+    assert got[("typed", "missed")] == (5, 5) and got[("union", "missed")] == (3, 3)
+    assert all(s == o for s, o in got.values())
+    # the short last chunks (7–12 s, 0–9.5 s) were scored on 156 frames: cut at their ends
+    tables = read_score_dir(baseline, ["cafe_restaurant_00", "metro_station_01"],
+                            class_map=read_class_map(MAESTRO_MAP), windows=True, skipped=[])
+    assert tables["cafe_restaurant_00"][0].offset[-1] == 12.0
+    assert tables["metro_station_01"][0].offset[-1] == 9.5
+    assert tables["metro_station_01"][0].classes == read_class_map(MAESTRO_MAP).kept
+    events = tables_to_events(tables, DecisionPolicy(), baseline)
+    assert {(c, lab) for c, _, _, lab in events.to_rows()} == \
+        {(c, lab) for c, _, _, lab in MAESTRO_EVENTS}
+
+
+def test_baseline_detection_tsv_header_order_is_read(tmp_path):
+    """The baseline writes ``event_label onset offset filename`` (and an index column)."""
+    path = tmp_path / "predictions_th_0.49.tsv"
+    path.write_text("event_label\tonset\toffset\tfilename\tindex\nDog\t0.5\t1.2\tY1.wav\t1\n")
+    assert read_events(path).to_rows() == [("Y1", 0.5, 1.2, "Dog")]
+
+
+def test_softness_rows_and_the_mechanism_column(maestro, tmp_path, capsys):
+    """cutlery and dishes: segments 0.4, 0.8, 0.8 → ambiguity 0.8 + 0.4 + 0.4 = 1.6 of 3."""
+    _, out, _ = maestro
+    ref = str(out / "maestro_real.tsv")
+    assert main(["audit", "--ref", ref, "--durations", str(out / "maestro_real_durations.tsv"),
+                 "--pred", ref, "--format", "csv", "--soft",
+                 str(out / "maestro_real_soft.tsv"), "--out", str(tmp_path / "rows.csv")]) == 0
+    rows = list(csv.DictReader(io.StringIO((tmp_path / "rows.csv").read_text())))
+    soft = {(r["clip"], r["class"]): (int(r["satisfied"]), int(r["obligations"]))
+            for r in rows if r["coordinate"] == "softness"}
+    assert soft[("cafe_restaurant_00", "cutlery and dishes")] == (1600, 3000)
+    assert soft[("metro_station_01", "metro approaching")] == (600, 3000)
+    report = tmp_path / "report"
+    assert main(["report", str(tmp_path / "rows.csv"), "--out", str(report)]) == 0
+    table = list(csv.DictReader(io.StringIO((report / "mechanism.csv").read_text())))
+    by_class = {r["class"]: r["softness"] for r in table}
+    assert float(by_class["cutlery and dishes"]) == pytest.approx(1600 / 3000, abs=1e-4)
+    # people talking: 0.9 1.0 0.6 0.5 0.7 0.8 0.2 → 0.2 0 0.8 1 0.6 0.4 0.4 = 3.4 of 7
+    assert float(by_class["people talking"]) == pytest.approx(3.4 / 7, abs=1e-4)
+
+
+# -- bad input ---------------------------------------------------------------------------------
+def annotation(tmp_path, text):
+    folder = tmp_path / "m" / "development_annotation" / "soft_labels_city_center"
+    folder.mkdir(parents=True)
+    (folder / "city_center_00.txt").write_text(text)
+    return tmp_path / "m"
+
+
+@pytest.mark.parametrize("text, message", [
+    ("0.0\t1.0\tcar\t1.3\n", "row 1, column 'soft': soft value '1.3' is outside [0, 1]"),
+    ("0.0\t1.0\tcar\t-0.1\n", "outside [0, 1]"),
+    ("0.0\t1.0\tcar\t0.7\n0.0\t1.0\tcar\t0.4\n",
+     "row 2, column 'confidence': segment 0–1 s of 'car' has soft value 0.4 here and 0.7 on "
+     "row 1"),
+    ("0.0\t1.0\tdragon\t0.7\n", "row 1, column 'event_label': unknown class 'dragon'"),
+    ("0.3\t1.3\tcar\t0.7\n", "row 1, column 'onset': onset '0.3' is not on the 1 s grid"),
+    ("0.0\t2.0\tcar\t0.7\n", "not one segment of at most 1 s"),
+    ("0.0\t1.0\tcar\n", "row 1: 3 columns"),
+    ("0.0\t1.0\tcar\tmuch\n", "'much' is not a finite number"),
+])
+def test_bad_soft_labels_name_file_and_row(tmp_path, text, message):
+    root = annotation(tmp_path, text)
+    with pytest.raises(TraceFormatError) as info:
+        read_corpus(root, classes="all")
+    assert message in str(info.value)
+    assert "city_center_00.txt" in str(info.value)
+
+
+def test_repeated_identical_rows_are_counted_not_refused(tmp_path):
+    root = annotation(tmp_path, "0.0\t1.0\tcar\t0.7\n0.0\t1.0\tcar\t0.7\n")
+    corpus = read_corpus(root)
+    assert corpus.soft.duplicates == 1
+    assert corpus.reference.to_rows() == [("city_center_00", 0.0, 1.0, "car")]
+
+
+def test_a_missing_tree_and_a_soft_file_as_reference_are_refused(tmp_path, maestro):
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(SedContractError, match="no MAESTRO Real annotations under"):
+        read_corpus(tmp_path / "empty")
+    soft = maestro[1] / "maestro_real_soft.tsv"
+    with pytest.raises(TraceFormatError, match=r"soft labels .* sedcontract data maestro"):
+        read_events(soft)
+    with pytest.raises(TraceFormatError, match="header"):
+        read_soft_tsv(maestro[1] / "maestro_real.tsv")
+
+
+def test_class_map_errors_name_file_row_and_column(tmp_path, baseline, capsys):
+    incomplete = tmp_path / "map.tsv"
+    incomplete.write_text("source\ttarget\nDog\tDog\n")
+    with pytest.raises(TraceFormatError) as info:
+        read_score_dir(baseline, class_map=read_class_map(incomplete), skipped=None)
+    assert "column 'Alarm_bell_ringing': class 'Alarm_bell_ringing' is not in the class map" \
+        in str(info.value)
+    twice = tmp_path / "twice.tsv"
+    twice.write_text("source\ttarget\nDog\tDog\nCat\t-\nDog\tCat\n")
+    with pytest.raises(TraceFormatError, match=r"twice.tsv, row 4, column 'source': class 'Dog'"
+                                               r" is mapped twice \(first on row 2\)"):
+        read_class_map(twice)
+    for text, message in (("Dog\tDog\n", "header 'source<TAB>target'"),
+                          ("source\ttarget\nDog\n", "row 2: expected 'source<TAB>target'"),
+                          ("source\ttarget\nDog\t-\n", "keeps no class")):
+        bad = tmp_path / "bad.tsv"
+        bad.write_text(text)
+        with pytest.raises(TraceFormatError, match=message):
+            read_class_map(bad)
+    # an event file whose label the map does not name: the event file's row
+    pred = tmp_path / "pred.tsv"
+    pred.write_text("filename\tonset\toffset\tevent_label\nY1.wav\t0\t1\tDog\nY1.wav\t2\t3\tOwl\n")
+    assert main(["audit", "--ref", str(tmp_path / "desed.tsv"), "--pred", str(pred),
+                 "--class-map", str(DESED_MAP)]) == 2
+    assert "pred.tsv, row 3, column 'event_label': class 'Owl' is not in the class map" in \
+        capsys.readouterr().err
+    # a reference label the map's targets do not declare
+    assert main(["audit", "--ref", str(tmp_path / "desed.tsv"), "--durations",
+                 str(tmp_path / "desed_durations.tsv"), "--pred-scores", str(baseline),
+                 "--class-map", str(MAESTRO_MAP), "--skip-unlisted"]) == 2
+    assert "desed.tsv, row 2, column 'event_label': label 'Dog' is not one of the declared" in \
+        capsys.readouterr().err
+
+
+def test_score_folder_mistakes_are_refused(baseline, tmp_path, capsys):
+    ref, durations = str(tmp_path / "desed.tsv"), str(tmp_path / "desed_durations.tsv")
+    # without --skip-unlisted the MAESTRO chunks are clips the DESED reference does not list
+    assert main(["audit", "--ref", ref, "--durations", durations, "--clips", "durations",
+                 "--pred-scores", str(baseline), "--class-map", str(DESED_MAP)]) == 2
+    assert "which the reference does not list" in capsys.readouterr().err
+    assert main(["audit", "--ref", ref, "--pred", ref, "--windows"]) == 2
+    assert "--windows merges score files" in capsys.readouterr().err
+    assert main(["audit", "--ref", ref, "--pred", ref, "--clips", "durations"]) == 2
+    assert "--clips durations needs --durations" in capsys.readouterr().err
+    # a chunk missing from the middle of a file leaves time no window covers
+    chunks = sorted(baseline.glob("cafe_restaurant_00-*.tsv"))
+    longer = baseline / "cafe_restaurant_00-001500-002000.tsv"
+    longer.write_text(chunks[0].read_text())
+    with pytest.raises(TraceFormatError, match="no window covers 12–15 s"):
+        read_score_dir(baseline, class_map=read_class_map(DESED_MAP), windows=True)
+
+
+def test_same_class_overlaps_in_a_ground_truth_are_merged_and_named(tmp_path, capsys):
+    ref = tmp_path / "gt.tsv"
+    ref.write_text("filename\tonset\toffset\tevent_label\nY1.wav\t0.5\t2\tDog\n"
+                   "Y1.wav\t1.5\t3\tDog\nY1.wav\t3\t4\tDog\nY1.wav\t3.5\t4.5\tCat\n")
+    assert main(["audit", "--ref", str(ref), "--pred", str(ref), "--format", "json"]) == 0
+    captured = capsys.readouterr()
+    assert "2 reference event(s) overlap or touch an earlier event of their clip and class " \
+           f"and are merged with it (first: {ref}, row 3)" in captured.err
+    assert json.loads(captured.out)["traces"]["merged"]["ref"] == 2
+    assert read_events(ref).overlapping().tolist() == [1, 2]
+
+
+def test_the_baseline_column_order_is_desed_then_maestro():
+    assert len(BASELINE_COLUMNS) == 27 and BASELINE_COLUMNS[10:] == CLASSES
+    kept = read_class_map(MAESTRO_MAP).kept
+    assert sorted(kept) == sorted(EVALUATED)
