@@ -320,14 +320,14 @@ def scores_json(report: GuardReport | ScoresReport) -> str:
 
 
 def write_report(report: GuardReport, directory: str | Path, stem: str,
-                 system: str = "system") -> list[Path]:
+                 system: str = "system", soft: SoftLabels | None = None) -> list[Path]:
     """Write ``<stem>.json`` (the report), ``<stem>.md``, ``<stem>.csv`` (source rows, named
-    ``system``) and, when the report has them, ``<stem>_scores.json`` (standard scores with
-    their policy)."""
+    ``system``, with softness rows from ``soft``) and, when the report has them,
+    ``<stem>_scores.json`` (standard scores with their policy)."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     texts = {f"{stem}.json": to_json(report), f"{stem}.md": to_markdown(report),
-             f"{stem}.csv": to_csv(report, system)}
+             f"{stem}.csv": to_csv(report, system, soft)}
     if report.scores is not None:
         texts[f"{stem}_scores.json"] = scores_json(report)
     return [atomic_write(directory / name, text) for name, text in texts.items()]

@@ -5,6 +5,7 @@ and metadata. No Lightning here; the training layer wraps it."""
 from __future__ import annotations
 
 import wave
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,20 @@ def read_wav(path: Path) -> tuple[np.ndarray, int]:
             raise SedContractError(f"{path}: expected 16-bit mono wav")
         data = np.frombuffer(f.readframes(f.getnframes()), dtype="<i2")
         return (data / 32768.0).astype(np.float32), f.getframerate()
+
+
+def frame_targets(events: EventList, clip: str, duration: float, *, hop: float,
+                  classes: tuple[str, ...], projection: str, edges: str
+                  ) -> dict[str, torch.Tensor]:
+    """Activity, onset and offset targets ``[classes, frames]`` of one clip's events, from the
+    projection the monitor uses."""
+    traces = TraceSet.from_events(events, EventList.from_rows([], clips=(clip,)), hop=hop,
+                                  durations={clip: duration}, classes=classes,
+                                  projection=projection)
+    active = traces.dense("ref")[0]
+    return {"activity": torch.from_numpy(active.astype(np.float32)),
+            "onset": torch.from_numpy(onset(active, edges).astype(np.float32)),
+            "offset": torch.from_numpy(offset(active, edges).astype(np.float32))}
 
 
 class ControlledDataset(Dataset):
@@ -60,17 +75,18 @@ class ControlledDataset(Dataset):
                                       for on, off, label in item["events"]
                                       if label in self.classes],
                                      clips=(item["id"],))
-        traces = TraceSet.from_events(events, EventList.from_rows([], clips=(item["id"],)),
-                                      hop=self.hop, durations={item["id"]: duration},
-                                      classes=self.classes, projection=self.projection)
-        active = traces.dense("ref")[0]  # [classes, frames]
         return {
             "id": item["id"],
             "waveform": torch.from_numpy(audio),
             "sample_rate": sr,
-            "activity": torch.from_numpy(active.astype(np.float32)),
-            "onset": torch.from_numpy(onset(active, self.edges).astype(np.float32)),
-            "offset": torch.from_numpy(offset(active, self.edges).astype(np.float32)),
+            **frame_targets(events, item["id"], duration, hop=self.hop, classes=self.classes,
+                            projection=self.projection, edges=self.edges),
             "events": item["events"],
             "perturbation": item["perturbation"],
         }
+
+    def waveforms(self) -> Iterator[tuple[torch.Tensor, int]]:
+        """Every clip's waveform and sample rate, in order (what an encoder cache needs)."""
+        for item in self.items:
+            audio, sr = read_wav(self.folder / item["audio"])
+            yield torch.from_numpy(audio), sr

@@ -156,14 +156,10 @@ def read_corpus(root: str | Path | None = None, *, soft: str | Path | None = Non
 
 
 def folds(files: Sequence[MaestroFile], count: int = FOLDS) -> dict[str, int]:
-    """A fold per file: within each scene, files in id order are dealt to folds in turn, so
-    every fold holds every scene."""
-    out: dict[str, int] = {}
-    for scene in SCENES:
-        for k, item in enumerate(sorted((f for f in files if f.scene == scene),
-                                        key=lambda f: f.file)):
-            out[item.file] = k % count
-    return out
+    """A fold per file: files ordered by scene, then id, are dealt to the folds in turn, so
+    each scene's files spread over the folds."""
+    ordered = sorted(files, key=lambda f: (SCENES.index(f.scene), f.file))
+    return {item.file: k % count for k, item in enumerate(ordered)}
 
 
 FILES = {"reference": "maestro_real.tsv", "durations": "maestro_real_durations.tsv",

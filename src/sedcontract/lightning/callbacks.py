@@ -68,7 +68,12 @@ class ReportFiles(Callback):
     def on_validation_end(self, trainer: Trainer, pl_module: LightningModule) -> None:
         if _ready(trainer, pl_module):
             system = type(getattr(pl_module, "net", pl_module)).__name__
-            written = write_report(pl_module.report, self.dirpath, self.stem, system)
+            datamodule = trainer.datamodule
+            soft = datamodule.soft(datamodule.val_split) if hasattr(datamodule, "soft") \
+                else None  # soft-labelled corpora: softness rows for the mechanism table
+            if soft is not None:
+                soft = soft.select([c for c in pl_module.report.clips if c in soft.clips])
+            written = write_report(pl_module.report, self.dirpath, self.stem, system, soft)
             predicted = getattr(pl_module, "predicted", None)
             if predicted is not None:  # the decided events, for sweeps and timelines
                 written.append(atomic_write(self.dirpath / f"{self.stem}_pred.tsv",

@@ -1,6 +1,7 @@
-"""The controlled benchmark as a ``LightningDataModule``: builds it on first use (or says how),
-batches waveforms with frame targets on the contract grid, and hands the exact monitor the
-split's reference events and durations."""
+"""The corpora as ``LightningDataModule``s: the controlled benchmark (built on first use, or
+says how) and MAESTRO Real (windows of long files). Each batches waveforms with frame targets
+on the contract grid and hands the exact monitor the split's reference events, durations and
+(for windowed corpora) the windows to merge."""
 
 from __future__ import annotations
 
@@ -110,6 +111,10 @@ class ControlledDataModule(LightningDataModule):
             events = events.select(classes=self.classes)
         return events, read_durations(self.folder / f"{split}_durations.tsv")
 
+    def windows(self, split: str) -> None:
+        """The controlled benchmark's clips are whole: no windows to merge."""
+        return None
+
     def check_split(self, split: str) -> None:
         """Refuse a split the benchmark does not have, naming the ones it has."""
         splits = list(self.sizes or SPLITS)
@@ -130,3 +135,121 @@ class ControlledDataModule(LightningDataModule):
 
     def test_dataloader(self) -> DataLoader:
         return self.dataloader(self.test_split)
+
+
+def collate_files(items: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """A batch of whole files: every window of each file, as :func:`collate` stacks them."""
+    return collate([window for item in items for window in item["windows"]])
+
+
+class MaestroDataModule(LightningDataModule):
+    """MAESTRO Real development files (see :mod:`sedcontract.data.maestro`): a 5-fold split
+    by scene, one fold held out for validation (and test: the evaluation set's labels are not
+    public). Training batches are windows; evaluation batches are whole files whose window
+    scores the monitor merges back to file time."""
+
+    def __init__(self, root: str | Path, *, classes: str | Sequence[str] = "evaluated",
+                 hop: float = 0.02, projection: str = "center", edges: str = "open",
+                 batch_size: int = 16, eval_files: int = 1, num_workers: int = 0,
+                 window: float = 10.0, train_hop: float = 5.0, eval_hop: float = 5.0,
+                 fold: int = 0, folds: int = 5, durations: str | None = None,
+                 sample_rate: int = 16_000, train_split: str = "train",
+                 val_split: str = "validation", test_split: str = "test") -> None:
+        super().__init__()
+        from sedcontract.data.maestro import class_list
+
+        for name, value, least in (("batch_size", batch_size, 1), ("eval_files", eval_files, 1),
+                                   ("num_workers", num_workers, 0), ("folds", folds, 2)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < least:
+                raise SedContractError(f"data.{name} must be an integer >= {least}, got "
+                                       f"{value!r}")
+        if not (isinstance(fold, int) and 0 <= fold < folds):
+            raise SedContractError(f"data.fold must be one of 0 … {folds - 1}, got {fold!r}")
+        hop_us = round(hop * 1e6)
+        for name, value in (("window", window), ("train_hop", train_hop),
+                            ("eval_hop", eval_hop)):
+            if not value > 0 or round(value * 1e6) % hop_us:
+                raise SedContractError(f"data.{name} must be a positive multiple of the grid "
+                                       f"hop {hop:g} s, got {value!r}")
+        if train_hop > window or eval_hop > window:
+            raise SedContractError("window hops longer than the window leave time unseen")
+        self.root, self.hop, self.projection, self.edges = Path(root), hop, projection, edges
+        self.classes: tuple[str, ...] = class_list(classes if isinstance(classes, str)
+                                                   else list(classes))
+        self.batch_size, self.eval_files, self.num_workers = batch_size, eval_files, num_workers
+        self.window, self.train_hop, self.eval_hop = window, train_hop, eval_hop
+        self.fold, self.folds, self.durations_path = fold, folds, durations
+        self.sample_rate = sample_rate
+        self.train_split, self.val_split, self.test_split = train_split, val_split, test_split
+        self.corpus = None
+        self.datasets: dict[str, Any] = {}
+
+    def prepare_data(self) -> None:
+        """Read the corpus once (nothing is downloaded: scripts/fetch_maestro_real.py does)."""
+        self.load()
+
+    def load(self) -> Any:
+        from sedcontract.data.maestro import read_corpus
+
+        if self.corpus is None:
+            self.corpus = read_corpus(self.root, classes=self.classes,
+                                      durations=self.durations_path)
+        return self.corpus
+
+    def files(self, split: str) -> list[Any]:
+        """The files of ``split``: the held-out fold for validation and test, the rest for
+        training."""
+        from sedcontract.data.maestro import folds
+
+        if split not in (self.train_split, self.val_split, self.test_split):
+            raise SedContractError(f"unknown split {split!r}; MAESTRO Real has "
+                                   f"{self.train_split}, {self.val_split}, {self.test_split}")
+        corpus = self.load()
+        fold_of = folds(corpus.files, self.folds)
+        held_out = split != self.train_split
+        return [f for f in corpus.files if (fold_of[f.file] == self.fold) == held_out]
+
+    def dataset(self, split: str) -> Any:
+        from sedcontract.data.maestro_dataset import MaestroFiles, MaestroWindows
+
+        if split not in self.datasets:
+            corpus = self.load()
+            training = split == self.train_split
+            windows = MaestroWindows(self.files(split), corpus.reference, corpus.durations,
+                                     length=self.window,
+                                     hop=self.train_hop if training else self.eval_hop,
+                                     grid=self.hop, classes=self.classes,
+                                     projection=self.projection, edges=self.edges,
+                                     sample_rate=self.sample_rate)
+            self.datasets[split] = windows if training else MaestroFiles(windows)
+        return self.datasets[split]
+
+    def reference(self, split: str) -> tuple[EventList, dict[str, float]]:
+        """File-level reference events and durations of ``split``."""
+        corpus = self.load()
+        names = [f.file for f in self.files(split)]
+        return corpus.reference.select(clips=names), {n: corpus.durations[n] for n in names}
+
+    def soft(self, split: str) -> Any:
+        """The soft labels of ``split``'s files (for the report's softness rows)."""
+        return self.load().soft.select([f.file for f in self.files(split)
+                                        if f.file in self.load().soft.clips])
+
+    def windows(self, split: str) -> dict[str, tuple[str, float, float]]:
+        return self.dataset(split).by_id()
+
+    def train_dataloader(self) -> DataLoader:
+        return DataLoader(self.dataset(self.train_split), batch_size=self.batch_size,
+                          shuffle=True, num_workers=self.num_workers, collate_fn=collate,
+                          persistent_workers=self.num_workers > 0)
+
+    def eval_dataloader(self, split: str) -> DataLoader:
+        return DataLoader(self.dataset(split), batch_size=self.eval_files,
+                          num_workers=self.num_workers, collate_fn=collate_files,
+                          persistent_workers=self.num_workers > 0)
+
+    def val_dataloader(self) -> DataLoader:
+        return self.eval_dataloader(self.val_split)
+
+    def test_dataloader(self) -> DataLoader:
+        return self.eval_dataloader(self.test_split)

@@ -25,6 +25,7 @@ from sedcontract.errors import SedContractError
 from sedcontract.traces import EventList
 from sedcontract.traces.grid import frames_covering, to_us
 from sedcontract.traces.scores import DecisionPolicy, activity_to_events, decide
+from sedcontract.traces.windows import Piece, overlap_average
 
 log = logging.getLogger(__name__)
 
@@ -49,8 +50,15 @@ class ContractMonitor(Metric):
 
     def __init__(self, reference: EventList, durations: Mapping[str, float],
                  classes: Sequence[str], policy: AuditPolicy | None = None, *,
-                 source: str = "") -> None:
+                 source: str = "",
+                 windows: Mapping[str, tuple[str, float, float]] | None = None) -> None:
         super().__init__()
+        # clips the batches name may be windows of the reference's files (id → file, start,
+        # end): a batch then holds every window of its files, merged back to file time
+        self.windows = dict(windows) if windows is not None else None
+        self.window_ids: dict[str, set[str]] = {}
+        for wid, (file, _, _) in (self.windows or {}).items():
+            self.window_ids.setdefault(file, set()).add(wid)
         missing = [c for c in reference.clips if c not in durations]
         if missing:
             raise SedContractError(f"no duration for clip {missing[0]!r} of the reference")
@@ -101,7 +109,10 @@ class ContractMonitor(Metric):
                                    clips=clips)
 
     def update(self, scores: torch.Tensor, clips: Sequence[str]) -> None:
-        """Audit a batch of clips (named by id) from their frame scores; keep their counts."""
+        """Audit a batch of clips (named by id) from their frame scores; keep their counts.
+        With ``windows``, the batch's clips are windows, merged to their files first."""
+        if self.windows is not None:
+            scores, clips = self.merged(scores, clips)
         pred = self.decided(scores, clips)
         batch = tuple(dict.fromkeys(clips))
         take = np.concatenate([self.events_of[c] for c in batch])
@@ -119,6 +130,44 @@ class ContractMonitor(Metric):
         rows = torch.tensor([self.index[c] for c in batch], device=self.seen.device)
         self.counts[rows] = torch.from_numpy(matrix).to(self.counts)
         self.seen[rows] = 1
+
+    def merged(self, scores: torch.Tensor, clips: Sequence[str]
+               ) -> tuple[torch.Tensor, list[str]]:
+        """Window scores ``[windows, classes, frames]`` merged into file scores (the mean of
+        the windows covering each frame); every window of a file must be in the batch."""
+        groups: dict[str, list[int]] = {}
+        for k, clip in enumerate(clips):
+            if clip not in self.windows:
+                raise SedContractError(f"clip {clip!r} is not a window of this split")
+            groups.setdefault(self.windows[clip][0], []).append(k)
+        hop_us = int(to_us(self.hop))
+        values = scores.detach().float().cpu().numpy()
+        files, merged = list(groups), []
+        for file, ks in groups.items():
+            if {clips[k] for k in ks} != self.window_ids[file]:
+                raise SedContractError(
+                    f"the batch holds {len(ks)} of the {len(self.window_ids[file])} windows "
+                    f"of {file!r}: evaluation batches hold whole files")
+            pieces = []
+            for k in ks:
+                _, start, end = self.windows[clips[k]]
+                first = int(to_us(start)) // hop_us
+                n = (int(to_us(end)) - int(to_us(start))) // hop_us
+                if n > values.shape[-1]:
+                    raise SedContractError(f"scores of {values.shape[-1]} frames for window "
+                                           f"{clips[k]!r} of {n} whole frames of {self.hop:g} s")
+                frames = (first + np.arange(n)) * self.hop
+                pieces.append(Piece(frames, frames + self.hop, values[k, :, :n].T))
+            piece = overlap_average(pieces, where=f"windows of {file!r}")
+            index = np.rint(piece.onset / self.hop).astype(np.int64)
+            if not np.array_equal(index, np.arange(len(index))):
+                raise SedContractError(f"the windows of {file!r} do not start on the "
+                                       f"{self.hop:g} s grid or leave its start uncovered")
+            merged.append(piece.scores.T)
+        out = torch.zeros(len(files), len(self.classes), max(m.shape[1] for m in merged))
+        for i, m in enumerate(merged):
+            out[i, :, :m.shape[1]] = torch.from_numpy(m)
+        return out, files
 
     def decided(self, scores: torch.Tensor, clips: Sequence[str]) -> EventList:
         """The events of a batch's frame scores ``[batch, classes, frames]`` under the decision

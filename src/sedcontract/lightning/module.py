@@ -177,7 +177,8 @@ class DetectorModule(LightningModule):
                                        f"the policy's {getattr(self.policy, name)!r}")
         reference, durations = datamodule.reference(split)
         return ContractMonitor(reference, durations, datamodule.classes, self.policy,
-                               source=self.score_source).to(self.device)
+                               source=self.score_source,
+                               windows=datamodule.windows(split)).to(self.device)
 
     def on_validation_start(self) -> None:
         # built afresh for every validation run: the datamodule or split may have changed

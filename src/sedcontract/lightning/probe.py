@@ -88,8 +88,7 @@ class ProbeModule(DetectorModule):
         dataset = self.trainer.datamodule.dataset(split)
         self.encoder.to(self.device)
         before = self.cache.encoder_calls
-        self.cache.fill((item["waveform"], int(item["sample_rate"]))
-                        for item in (dataset[i] for i in range(len(dataset))))
+        self.cache.fill(dataset.waveforms())
         log.info("%s features of %s: %d clips encoded, %d cached (%s)", self.encoder.family,
                  split, self.cache.encoder_calls - before, len(dataset), self.cache.path)
 

@@ -1,0 +1,127 @@
+"""MAESTRO Real in the training framework: windows with targets cut from the file reference,
+the monitor merging a file's window scores back to file time (equal to ``audit`` on the merged
+events), and ``train.py`` / ``evaluate.py`` with ``data=maestro_real`` on the fixture tree."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import numpy as np
+import pytest
+
+from sedcontract.audit import AuditPolicy, audit
+from sedcontract.data.maestro import EVALUATED
+from sedcontract.errors import SedContractError
+from sedcontract.evaluation import evaluate
+from sedcontract.lightning.datamodule import MaestroDataModule, collate_files
+from sedcontract.lightning.metric import ContractMonitor
+from sedcontract.training import train
+from tests.corpora import MAESTRO_EVENTS, write_maestro
+from tests.test_training import compose_config
+
+HOP = 0.02
+
+
+@pytest.fixture
+def tree(tmp_path):
+    return write_maestro(tmp_path / "maestro")
+
+
+def module(root, **options):
+    data = MaestroDataModule(root, hop=HOP, **options)
+    data.prepare_data()
+    return data
+
+
+def test_windows_carry_the_file_reference_cut_to_them(tree):
+    data = module(tree, fold=1)  # validation: metro_station_01; training: cafe_restaurant_00
+    train_set = data.dataset("train")
+    assert [w[1:] for w in train_set.windows] == [(0.0, 10.0), (5.0, 12.0)]
+    second = train_set[1]
+    assert second["id"] == "cafe_restaurant_00-000500-001200"
+    assert second["waveform"].shape == (7 * 16_000,)
+    talking = second["activity"][EVALUATED.index("people talking")]
+    # people talking 4–6 s of the file is 0–1 s of the window starting at 5 s
+    assert talking.shape == (350,) and talking[:50].all() and not talking[50:].any()
+    assert second["onset"][EVALUATED.index("people talking")].sum() == 0  # begun before
+    files = data.dataset("validation")
+    assert files.ids == ["metro_station_01"] and len(files[0]["windows"]) == 1
+    ref, durations = data.reference("validation")
+    assert ref.clips == ("metro_station_01",) and durations == {"metro_station_01": 9.5}
+
+
+def reference_scores(batch):
+    """Window scores equal to the window targets (what a perfect detector outputs)."""
+    return batch["activity"].clone()
+
+
+def test_the_monitor_merges_windows_into_the_file_report(tree):
+    data = module(tree, fold=0, eval_hop=5.0)  # validation: cafe_restaurant_00, 2 windows
+    ref, durations = data.reference("validation")
+    policy = AuditPolicy(hop=HOP)
+    monitor = ContractMonitor(ref, durations, data.classes, policy,
+                              windows=data.windows("validation"))
+    batch = collate_files([data.dataset("validation")[0]])
+    assert batch["id"] == ["cafe_restaurant_00-000000-001000",
+                           "cafe_restaurant_00-000500-001200"]
+    scores = reference_scores(batch)
+    car = EVALUATED.index("car")
+    scores[1, car, 400:] = 1.0  # past window 2's 350 frames: batch padding, never merged
+    scores[1, car, 300:340] = 1.0  # window 2's 6–6.8 s = file 11–11.8 s
+    monitor.update(scores, batch["id"])
+    report = monitor.compute().report
+    events = monitor.predicted()
+    # 11–11.8 s is covered by window 2 alone: its score stands
+    assert ("cafe_restaurant_00", 11.0, 11.8, "car") in \
+        [(c, round(a, 6), round(b, 6), lab) for c, a, b, lab in events.to_rows()]
+    expected = audit(ref, events, policy, durations=durations, classes=data.classes)
+    assert json.dumps(report.arrays(), default=str) == json.dumps(expected.arrays(), default=str)
+    truth = {(c, a, b, lab) for c, a, b, lab in MAESTRO_EVENTS if c == "cafe_restaurant_00"}
+    assert truth <= {(c, round(a, 6), round(b, 6), lab) for c, a, b, lab in events.to_rows()}
+
+
+def test_a_batch_missing_a_window_of_its_file_is_refused(tree):
+    data = module(tree, fold=0)
+    ref, durations = data.reference("validation")
+    monitor = ContractMonitor(ref, durations, data.classes, AuditPolicy(hop=HOP),
+                              windows=data.windows("validation"))
+    batch = collate_files([data.dataset("validation")[0]])
+    with pytest.raises(SedContractError, match="holds 1 of the 2 windows of 'cafe_restaurant_00'"):
+        monitor.update(batch["activity"][:1], batch["id"][:1])
+    with pytest.raises(SedContractError, match="not a window of this split"):
+        monitor.update(batch["activity"][:1], ["cafe_restaurant_00"])
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"window": 10.01}, "data.window must be a positive multiple of the grid hop"),
+    ({"train_hop": 12.0}, "longer than the window"),
+    ({"fold": 5}, "data.fold must be one of 0 … 4"),
+    ({"classes": ["car", "dragon"]}, "unknown MAESTRO class"),
+])
+def test_bad_options_are_refused(tree, options, message):
+    with pytest.raises(SedContractError, match=message):
+        MaestroDataModule(tree, hop=HOP, **options)
+
+
+def test_train_and_evaluate_on_the_fixture(tree, tmp_path):
+    overrides = [f"paths.output_dir={tmp_path / 'run'}", "data=maestro_real",
+                 f"data.root={tree}", "data.num_workers=0", "data.batch_size=2",
+                 "data.fold=0", "trainer=cpu", "logger=csv", "trainer.max_epochs=1",
+                 "model=temporal_cnn", "+trainer.enable_progress_bar=false",
+                 "+trainer.enable_model_summary=false"]
+    metrics, _ = train(compose_config("train", overrides))
+    assert 0.0 <= metrics["val/logic"] <= 1.0
+    rows = list(csv.DictReader(open(tmp_path / "run" / "val_report.csv")))
+    assert {r["clip"] for r in rows} == {"cafe_restaurant_00"}  # files, not windows
+    soft = {r["class"]: r for r in rows if r["coordinate"] == "softness"}
+    assert soft["cutlery and dishes"]["satisfied"] == "1600"
+    assert soft["people talking"]["obligations"] == "7000"
+    checkpoint = next((tmp_path / "run" / "checkpoints").glob("*.ckpt"))
+    eval_overrides = [f"paths.output_dir={tmp_path / 'eval'}", "data=maestro_real",
+                      f"data.root={tree}", "data.num_workers=0", "data.fold=0",
+                      "trainer=cpu", f"ckpt_path={checkpoint}", "split=test"]
+    metrics, _ = evaluate(compose_config("eval", eval_overrides))
+    report = json.loads((tmp_path / "eval" / "test_report.json").read_text())
+    assert report["traces"]["clips"] == 1
+    assert np.isclose(metrics["test/logic"], report["modes"]["typed"]["logic"])
