@@ -5,6 +5,7 @@ events), and ``train.py`` / ``evaluate.py`` with ``data=maestro_real`` on the fi
 from __future__ import annotations
 
 import csv
+import io
 import json
 
 import numpy as np
@@ -112,7 +113,7 @@ def test_train_and_evaluate_on_the_fixture(tree, tmp_path):
                  "+trainer.enable_model_summary=false"]
     metrics, _ = train(compose_config("train", overrides))
     assert 0.0 <= metrics["val/logic"] <= 1.0
-    rows = list(csv.DictReader(open(tmp_path / "run" / "val_report.csv")))
+    rows = list(csv.DictReader(io.StringIO((tmp_path / "run" / "val_report.csv").read_text())))
     assert {r["clip"] for r in rows} == {"cafe_restaurant_00"}  # files, not windows
     soft = {r["class"]: r for r in rows if r["coordinate"] == "softness"}
     assert soft["cutlery and dishes"]["satisfied"] == "1600"
