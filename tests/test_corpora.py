@@ -371,3 +371,29 @@ def test_the_baseline_column_order_is_desed_then_maestro():
     assert len(BASELINE_COLUMNS) == 27 and BASELINE_COLUMNS[10:] == CLASSES
     kept = read_class_map(MAESTRO_MAP).kept
     assert sorted(kept) == sorted(EVALUATED)
+
+
+def test_psds_of_the_mapped_scores_equals_psds_of_files_with_those_columns(baseline, tmp_path,
+                                                                          capsys):
+    """PSDS from the baseline's 27-column files through the class map and the declared classes
+    equals PSDS from score files holding only those columns (sed_scores_eval reads both)."""
+    common = ["--ref", str(tmp_path / "desed.tsv"), "--durations",
+              str(tmp_path / "desed_durations.tsv"), "--classes", "Dog,Speech",
+              "--with-scores", "--format", "json"]
+    assert main(["audit", *common, "--pred-scores", str(baseline), "--class-map",
+                 str(DESED_MAP), "--skip-unlisted"]) == 0
+    mapped = json.loads(capsys.readouterr().out)
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    for clip in ("Y1",):
+        table = read_score_dir(baseline, ["Y1"], class_map=read_class_map(DESED_MAP),
+                               skipped=[])[clip][0]
+        keep = [table.classes.index(c) for c in ("Dog", "Speech")]
+        lines = ["onset\toffset\tDog\tSpeech"] + [
+            f"{float(a)!r}\t{float(b)!r}\t" + "\t".join(repr(float(v)) for v in row[keep])
+            for a, b, row in zip(table.onset, table.offset, table.scores, strict=True)]
+        (plain / f"{clip}.tsv").write_text("\n".join(lines) + "\n")
+    assert main(["audit", *common, "--pred-scores", str(plain)]) == 0
+    direct = json.loads(capsys.readouterr().out)
+    assert mapped["psds"] == direct["psds"] and "value" in mapped["psds"]["psds1"]
+    assert mapped["modes"] == direct["modes"]

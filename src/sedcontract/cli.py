@@ -41,6 +41,7 @@ from sedcontract.traces.scores import (
     DecisionPolicy,
     read_score_dir,
     score_files,
+    select_columns,
     tables_to_events,
 )
 from sedcontract.traces.soft import read_soft_tsv
@@ -103,6 +104,10 @@ def _predictions(args: argparse.Namespace, ref: EventList
     if skipped:
         print(f"sedcontract: skipped {len(skipped)} score file(s) of clips the reference does "
               f"not list (first: {Path(skipped[0]).name})", file=sys.stderr)
+    declared = _classes(args)
+    if declared is not None:  # the declared classes' columns only (PSDS scores each column)
+        tables = {clip: (select_columns(table, declared, path), path)
+                  for clip, (table, path) in tables.items()}
     pred = tables_to_events(tables, decision, args.pred_scores)
     return pred, decision, tables if args.with_scores else None
 

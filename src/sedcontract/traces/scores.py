@@ -251,6 +251,17 @@ def read_score_dir(directory: str | Path, expected: Sequence[str] | None = None,
     return dict(sorted(tables.items()))
 
 
+def select_columns(table: ScoreTable, classes: Sequence[str], path: str) -> ScoreTable:
+    """The table's columns of ``classes``, in that order; a class without a column is an
+    error naming the file."""
+    missing = [c for c in classes if c not in table.classes]
+    if missing:
+        raise TraceFormatError(f"no score column for declared class {missing[0]!r} (the "
+                               f"columns are {', '.join(table.classes)})", path=path, row=1)
+    index = [table.classes.index(c) for c in classes]
+    return replace(table, classes=tuple(classes), scores=table.scores[:, index])
+
+
 def tables_to_events(tables: dict[str, tuple[ScoreTable, str]], policy: DecisionPolicy,
                      directory: str | Path) -> EventList:
     """Events of score tables (:func:`read_score_dir`) under the decision policy; each event
