@@ -9,11 +9,9 @@ from pathlib import Path
 import numpy as np
 import soundfile
 
+from sedcontract.data.desed import CLASSES as DESED_CLASSES
 from sedcontract.data.maestro import CLASSES as MAESTRO_CLASSES
 
-DESED_CLASSES = ("Alarm_bell_ringing", "Blender", "Cat", "Dishes", "Dog",
-                 "Electric_shaver_toothbrush", "Frying", "Running_water", "Speech",
-                 "Vacuum_cleaner")
 BASELINE_COLUMNS = (*DESED_CLASSES, *MAESTRO_CLASSES)  # the baseline's 27 score columns
 
 # file → (scene, duration in s, {class: soft value per 1 s segment})

@@ -15,6 +15,7 @@ import pytest
 
 from sedcontract.audit import audit
 from sedcontract.cli import main
+from sedcontract.data.desed import CLASSES as DESED_CLASSES
 from sedcontract.data.maestro import CLASSES, EVALUATED, folds, index_corpus, read_corpus
 from sedcontract.errors import SedContractError, TraceFormatError
 from sedcontract.traces import EventList, read_events
@@ -367,10 +368,15 @@ def test_same_class_overlaps_in_a_ground_truth_are_merged_and_named(tmp_path, ca
     assert read_events(ref).overlapping().tolist() == [1, 2]
 
 
-def test_the_baseline_column_order_is_desed_then_maestro():
+def test_the_shipped_maps_name_the_baseline_columns_in_order():
+    """The baseline's 27 columns: the 10 DESED classes, then the 17 MAESTRO ones; each map
+    names every one and keeps its corpus's evaluated classes."""
     assert len(BASELINE_COLUMNS) == 27 and BASELINE_COLUMNS[10:] == CLASSES
-    kept = read_class_map(MAESTRO_MAP).kept
-    assert sorted(kept) == sorted(EVALUATED)
+    for path, kept in ((DESED_MAP, DESED_CLASSES), (MAESTRO_MAP, EVALUATED)):
+        mapping = read_class_map(path)
+        assert tuple(mapping.targets) == BASELINE_COLUMNS
+        assert sorted(mapping.kept) == sorted(kept)
+        assert all(t in (s, None) for s, t in mapping.targets.items())
 
 
 def test_psds_of_the_mapped_scores_equals_psds_of_files_with_those_columns(baseline, tmp_path,

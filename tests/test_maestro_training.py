@@ -94,6 +94,18 @@ def test_a_batch_missing_a_window_of_its_file_is_refused(tree):
         monitor.update(batch["activity"][:1], ["cafe_restaurant_00"])
 
 
+def test_training_without_the_audio_is_refused_by_name(tmp_path):
+    """Annotations alone are enough to audit (durations from the last segment), not to
+    train."""
+    root = write_maestro(tmp_path / "annotations", audio=False)
+    data = module(root, fold=0)
+    # the last annotated segments end at 12 s and 9.5 s (a short last segment)
+    assert data.load().durations == {"cafe_restaurant_00": 12.0, "metro_station_01": 9.5}
+    assert "2 from the last annotated segment" in data.load().duration_source
+    with pytest.raises(SedContractError, match=r"no audio for MAESTRO file.* metro_station_01"):
+        data.dataset("train")
+
+
 @pytest.mark.parametrize("options, message", [
     ({"window": 10.01}, "data.window must be a positive multiple of the grid hop"),
     ({"train_hop": 12.0}, "longer than the window"),
