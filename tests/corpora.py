@@ -9,10 +9,9 @@ from pathlib import Path
 import numpy as np
 import soundfile
 
-from sedcontract.data.desed import CLASSES as DESED_CLASSES
-from sedcontract.data.maestro import CLASSES as MAESTRO_CLASSES
-
-BASELINE_COLUMNS = (*DESED_CLASSES, *MAESTRO_CLASSES)  # the baseline's 27 score columns
+from sedcontract.data.dcase_baseline import COLUMNS as BASELINE_COLUMNS
+from sedcontract.data.dcase_baseline import FRAME as BASELINE_FRAME
+from sedcontract.data.dcase_baseline import FRAMES as BASELINE_FRAMES
 
 # file → (scene, duration in s, {class: soft value per 1 s segment})
 MAESTRO_FILES = {
@@ -57,10 +56,6 @@ def write_maestro(root: Path, *, audio: bool = True) -> Path:
             soundfile.write(wav, 0.05 * rng.standard_normal(int(duration * SAMPLE_RATE)),
                             SAMPLE_RATE, subtype="PCM_16")
     return root
-
-BASELINE_FRAME = 0.064  # s: 16 kHz, hop 256, pooled by 4
-BASELINE_FRAMES = 156   # per 10 s chunk, never trimmed to a shorter chunk
-
 
 def baseline_scores(events: list[tuple[float, float, str]], start: float = 0.0) -> np.ndarray:
     """``[156, 27]`` scores of one chunk starting at ``start`` s of its file: 0.9 where a

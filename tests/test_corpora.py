@@ -8,13 +8,13 @@ from __future__ import annotations
 import csv
 import io
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from sedcontract.audit import audit
 from sedcontract.cli import main
+from sedcontract.data.dcase_baseline import CLASS_MAPS
 from sedcontract.data.desed import CLASSES as DESED_CLASSES
 from sedcontract.data.maestro import CLASSES, EVALUATED, folds, index_corpus, read_corpus
 from sedcontract.errors import SedContractError, TraceFormatError
@@ -31,8 +31,7 @@ from tests.corpora import (
     write_maestro,
 )
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "src" / "sedcontract" / "examples"
-DESED_MAP, MAESTRO_MAP = EXAMPLES / "dcase2024_desed.tsv", EXAMPLES / "dcase2024_maestro.tsv"
+DESED_MAP, MAESTRO_MAP = CLASS_MAPS["desed"], CLASS_MAPS["maestro"]
 MAESTRO_DURATIONS = {f: d for f, (_, d, _) in MAESTRO_FILES.items()}
 
 

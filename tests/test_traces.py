@@ -369,6 +369,11 @@ SCORES = "onset\toffset\tdog\n"
     ("0\t0.02\t0.9\n0\t0.02\t0.9\n", 3, "(an overlap with it)"),
     ("0\t0\t0.9\n", 2, "offset 0.0 is not after onset 0.0"),
     ("0\t0.02\t1_0\n", 2, "'1_0' is not a number"),
+    # what Python's float reads but the format does not: never taken by the fast reader
+    ("0\t0.02\t0.5\n0.02\t0.04\t\u0663\n", 3, "'\u0663' is not a number"),
+    ("0\t0.02\t0.5\n0.02\t0.04\t0x1\n", 3, "'0x1' is not a number"),
+    ("0\t0.02\tinf\n", 2, "'inf' is not a finite number"),
+    ("0\t0.02\t1e10\n", 2, "'1e10' is not a finite number within"),
 ])
 def test_score_frames_must_tile_time(tmp_path, body, row, fragment):
     folder = scores_folder(tmp_path, {"a.tsv": SCORES + body})

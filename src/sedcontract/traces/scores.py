@@ -81,7 +81,13 @@ def read_scores(path: str | Path) -> ScoreTable:
             raise TraceFormatError(f"the header names class {column!r} twice", path=str(path),
                                    row=header_row, column=column)
     lines_of = np.array([line for line, _ in numbered], dtype=np.int64)
-    values = np.empty((len(numbered), len(header)))
+    values = _fast_values(numbered, len(header))
+    if values is not None and np.isfinite(values).all() and \
+            (np.abs(values) <= MAX_SECONDS).all():
+        _check_tiling(values[:, 0], values[:, 1], lines_of, path)
+        return ScoreTable(values[:, 0], values[:, 1], tuple(header[2:]), values[:, 2:],
+                          lines_of)
+    values = np.empty((len(numbered), len(header)))  # a bad value: find and name it
     for k, (r, fields) in enumerate(numbered):
         if len(fields) != len(header):
             raise TraceFormatError(f"{len(fields)} columns, the header has {len(header)}",
@@ -98,6 +104,22 @@ def read_scores(path: str | Path) -> ScoreTable:
             values[k, c] = number
     _check_tiling(values[:, 0], values[:, 1], lines_of, path)
     return ScoreTable(values[:, 0], values[:, 1], tuple(header[2:]), values[:, 2:], lines_of)
+
+
+def _fast_values(numbered: list[tuple[int, list[str]]], width: int) -> np.ndarray | None:
+    """Every field as a number at once when the rows are all ``width`` wide and hold only
+    ASCII without underscores (where Python's ``float`` reads exactly the decimal numbers of
+    :func:`~sedcontract.traces.tsv.parse_number`); None otherwise, or when a field is not a
+    number, so the slow path names it."""
+    rows = [fields for _, fields in numbered]
+    if any(len(fields) != width for fields in rows):
+        return None
+    try:
+        values = np.array(rows, dtype=np.float64) if rows else np.empty((0, width))
+    except ValueError:
+        return None
+    text = "".join("".join(fields) for fields in rows)
+    return values if text.isascii() and "_" not in text else None
 
 
 def _check_tiling(onset: np.ndarray, offset: np.ndarray, lines: np.ndarray, path: Path) -> None:

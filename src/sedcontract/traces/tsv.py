@@ -60,7 +60,10 @@ def read_fields(path: Path) -> list[tuple[int, list[str]]]:
             raise TraceFormatError(f"{shorten(line)!r} starts with '#': the format has no "
                                    "comment lines; delete the line", path=str(path),
                                    row=index + 1)
-        table.append((index + 1, [_unquote(f, path, index + 1) for f in line.split("\t")]))
+        if '"' in line or " " in line:
+            table.append((index + 1, [_unquote(f, path, index + 1) for f in line.split("\t")]))
+        else:  # nothing to strip or unquote (score files: all numbers)
+            table.append((index + 1, line.split("\t")))
     return table
 
 
