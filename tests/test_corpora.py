@@ -12,7 +12,8 @@ import json
 import numpy as np
 import pytest
 
-from sedcontract.audit import audit
+from sedcontract.audit import AuditPolicy, audit
+from sedcontract.audit.confidence import STRATA, by_confidence
 from sedcontract.cli import main
 from sedcontract.data.dcase_baseline import CLASS_MAPS
 from sedcontract.data.desed import CLASSES as DESED_CLASSES
@@ -237,7 +238,8 @@ def test_baseline_detection_tsv_header_order_is_read(tmp_path):
 
 
 def test_softness_rows_and_the_mechanism_column(maestro, tmp_path, capsys):
-    """cutlery and dishes: segments 0.4, 0.8, 0.8 → ambiguity 0.8 + 0.4 + 0.4 = 1.6 of 3."""
+    """cutlery and dishes: segments 0.4, 0.8, 0.8 → ambiguity 0.8 + 0.4 + 0.4 = 1.6 of 3. The
+    report also rebuilds the vector by annotation confidence from the rows."""
     _, out, _ = maestro
     ref = str(out / "maestro_real.tsv")
     assert main(["audit", "--ref", ref, "--durations", str(out / "maestro_real_durations.tsv"),
@@ -255,6 +257,10 @@ def test_softness_rows_and_the_mechanism_column(maestro, tmp_path, capsys):
     assert float(by_class["cutlery and dishes"]) == pytest.approx(1600 / 3000, abs=1e-4)
     # people talking: 0.9 1.0 0.6 0.5 0.7 0.8 0.2 → 0.2 0 0.8 1 0.6 0.4 0.4 = 3.4 of 7
     assert float(by_class["people talking"]) == pytest.approx(3.4 / 7, abs=1e-4)
+    strata = {r["coordinate"]: r for r in csv.DictReader(
+        io.StringIO((report / "by_confidence.csv").read_text()))}
+    assert [strata["missed"][f"soft {s}"] for s in STRATA] == ["", "", "1.0000", "1.0000"]
+    assert [strata["offset"][f"soft {s}"] for s in STRATA] == ["1.0000", "1.0000", "", ""]
 
 
 # -- bad input ---------------------------------------------------------------------------------
@@ -402,3 +408,40 @@ def test_psds_of_the_mapped_scores_equals_psds_of_files_with_those_columns(basel
     direct = json.loads(capsys.readouterr().out)
     assert mapped["psds"] == direct["psds"] and "value" in mapped["psds"]["psds1"]
     assert mapped["modes"] == direct["modes"]
+
+
+def test_obligations_by_annotation_confidence(maestro, tmp_path, capsys):
+    """Event strata by the mean soft value over the event: people talking 0–3 s (0.83),
+    cutlery 3–5 s (0.8), metro approaching (0.9) are firm; people talking 4–6 s (0.75) and
+    metro leaving 7–9.5 s (0.55, 0.75, 0.75 over 50, 50, 25 frames: 0.67) are soft. A system
+    missing people talking 0–3 s and metro leaving misses one of each."""
+    _, out, _ = maestro
+    ref, durations = out / "maestro_real.tsv", out / "maestro_real_durations.tsv"
+    soft = read_soft_tsv(out / "maestro_real_soft.tsv")
+    kept = [e for e in MAESTRO_EVENTS if e[1:] not in ((0.0, 3.0, "people talking"),
+                                                       (7.0, 9.5, "metro leaving"))]
+    pred = EventList.from_rows(kept, clips=tuple(MAESTRO_FILES))
+    policy = AuditPolicy()
+    table = by_confidence(ref, pred, policy, soft, durations=durations, classes=EVALUATED)
+    assert STRATA == ("0", "(0, 0.5]", "(0.5, 0.75]", "(0.75, 1]")
+    sat, obl = table.total("missed")
+    assert obl.tolist() == [0, 0, 2, 3] and sat.tolist() == [0, 0, 1, 2]
+    # every clause's strata add up to the guard report's counts
+    report = audit(ref, pred, policy, durations=durations, classes=EVALUATED, mode="typed")
+    for name in table.coordinates:
+        sat, obl = table.total(name)
+        cell = report.modes["typed"].micro(name)
+        assert (int(sat.sum()), int(obl.sum())) == (cell.satisfied, cell.obligations), name
+    # the same through the command line, in Markdown and as rows for the report
+    args = ["audit", "--ref", str(ref), "--durations", str(durations), "--pred", str(ref),
+            "--soft", str(out / "maestro_real_soft.tsv"), "--classes", ",".join(EVALUATED)]
+    assert main(args) == 0
+    assert "| missed | vacuous (0/0) | vacuous (0/0) | 1.000 (2/2) | 1.000 (3/3) |" in \
+        capsys.readouterr().out
+    assert main([*args, "--format", "json"]) == 2
+    assert "--soft adds the table by annotation confidence" in capsys.readouterr().err
+    other = tmp_path / "other_soft.tsv"
+    other.write_text("filename\tonset\toffset\tevent_label\tconfidence\nx.wav\t0\t1\tcar\t1\n")
+    assert main([*args[:-4], "--soft", str(other)]) == 2
+    assert "the soft labels name no segment of clip 'cafe_restaurant_00'" in \
+        capsys.readouterr().err

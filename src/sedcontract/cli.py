@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from sedcontract.audit import AuditPolicy, ScoreSettings, audit, score, to_csv, to_json, to_markdown
-from sedcontract.audit.render import psds_line, scores_json, scores_markdown
+from sedcontract.audit.render import policy_id, psds_line, scores_json, scores_markdown
 from sedcontract.audit.shards import corpus_key, merge_shards, parse_shard, shard_json
 from sedcontract.contracts import (
     ROUNDINGS,
@@ -157,12 +157,29 @@ def _audit(args: argparse.Namespace) -> str:
             return scores_json(report)
         text = scores_markdown(report.scores)
         return text + (psds_line(report.psds) + "\n" if report.psds is not None else "")
+    soft = read_soft_tsv(args.soft) if getattr(args, "soft", None) else None
+    confidence = None
+    if soft is not None:
+        if args.format == "json":
+            raise SedContractError("--soft adds the table by annotation confidence (--format "
+                                   "md) or softness and confidence rows (--format csv)")
+        from sedcontract.audit.confidence import by_confidence
+
+        confidence = by_confidence(ref, pred, policy, soft, durations=args.durations,
+                                   classes=_classes(args))
     if args.format in SYSTEM_FORMATS:
-        soft = read_soft_tsv(args.soft) if getattr(args, "soft", None) else None
-        return to_csv(report, _system(args), soft)
-    if getattr(args, "soft", None):
-        raise SedContractError("--soft adds softness rows to the source rows: add --format csv")
-    return RENDER[args.format](report)
+        extra = ()
+        if confidence is not None:
+            from sedcontract.audit.confidence import confidence_rows
+
+            extra = confidence_rows(confidence, _system(args), policy_id(report.policy))
+        return to_csv(report, _system(args), soft, extra)
+    text = RENDER[args.format](report)
+    if confidence is not None:
+        from sedcontract.audit.confidence import confidence_markdown
+
+        text += "\n" + confidence_markdown(confidence)
+    return text
 
 
 def _system(args: argparse.Namespace) -> str:
@@ -504,8 +521,9 @@ def build_parser() -> argparse.ArgumentParser:
                           "prediction file's stem)")
     run.add_argument("--soft", default=None,
                      help="soft labels of the reference (tsv filename onset offset event_label "
-                          "confidence, e.g. sedcontract data maestro's): adds softness rows "
-                          "(--format csv) for the report's mechanism table")
+                          "confidence, e.g. sedcontract data maestro's): adds the vector by "
+                          "annotation confidence (md), or softness and confidence rows (csv) "
+                          "for the report")
     run.add_argument("--shard", default=None, metavar="I/N",
                      help="audit block I (from 0) of N consecutive blocks of the clips and write "
                           "a JSON shard report; sedcontract merge joins all N")

@@ -11,7 +11,7 @@ import io
 import json
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -205,11 +205,14 @@ def to_rows(report: GuardReport, system: str = "system",
     return rows
 
 
-def to_csv(report: GuardReport, system: str = "system", soft: SoftLabels | None = None) -> str:
+def to_csv(report: GuardReport, system: str = "system", soft: SoftLabels | None = None,
+           extra: Iterable[dict[str, Any]] = ()) -> str:
+    """The source rows of :func:`to_rows` as CSV, then ``extra`` rows (same columns)."""
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=ROW_FIELDS, lineterminator="\n")
     writer.writeheader()
     writer.writerows(to_rows(report, system, soft))
+    writer.writerows(extra)
     return out.getvalue()
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sedcontract.audit.confidence import STRATA
 from sedcontract.audit.figures import png, pyplot
 from sedcontract.audit.render import ROW_FIELDS, table_text
 from sedcontract.errors import SedContractError, TraceFormatError
@@ -258,8 +259,9 @@ def report_tables(rows: Sequence[dict[str, Any]],
 
 def _extra_tables(rows: Sequence[dict[str, Any]], systems: Sequence[tuple[str, str]]
                   ) -> list[Table]:
-    """The standard scores (micro precision, recall and F1 from the ``score:`` rows) and the
-    matching audit (greedy pairs of the maximum, from the ``matching:`` rows)."""
+    """The standard scores (micro precision, recall and F1 from the ``score:`` rows), the
+    matching audit (greedy pairs of the maximum, from the ``matching:`` rows) and the vector
+    by annotation confidence (from the ``confidence:`` rows)."""
     sums: dict[tuple, list[int]] = defaultdict(lambda: [0, 0])
     for row in rows:
         cell = sums[(row["system"], row["policy"], row["mode"], row["coordinate"])]
@@ -298,6 +300,22 @@ def _extra_tables(rows: Sequence[dict[str, Any]], systems: Sequence[tuple[str, s
                         audit.rows.append((system, policy, mode, name.split(":", 1)[1], greedy,
                                            exact, _score(greedy, exact)))
         out.append(audit)
+    # the rows' order: strata, and clauses in the contract's order
+    stratified = list(dict.fromkeys(k[3] for k in sums if k[3].startswith("confidence:")))
+    if stratified:
+        strata = list(dict.fromkeys(c.split(":", 1)[1].rsplit("/", 1)[0] for c in stratified))
+        strata.sort(key=lambda label: STRATA.index(label) if label in STRATA else len(STRATA))
+        clauses = list(dict.fromkeys(c.rsplit("/", 1)[1] for c in stratified))
+        table = Table("by_confidence", "Obligations by annotation confidence (typed): each "
+                      "coordinate's score where the soft label of its obligation lies in each "
+                      "stratum", ("system", "policy", "coordinate",
+                                  *(f"soft {label}" for label in strata)), [])
+        for system, policy in systems:
+            for clause in clauses:
+                table.rows.append((system, policy, clause, *(
+                    _score(*sums.get((system, policy, "typed", f"confidence:{label}/{clause}"),
+                                     (0, 0))) for label in strata)))
+        out.append(table)
     return out
 
 
