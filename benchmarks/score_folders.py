@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import sys
 import tempfile
-import time
 import warnings
 from pathlib import Path
 
@@ -20,6 +19,7 @@ from _memory import peak_mb
 from sedcontract.data.dcase_baseline import CLASS_MAPS, COLUMNS, FRAME, FRAMES
 from sedcontract.traces.classmap import read_class_map
 from sedcontract.traces.scores import read_score_dir
+from standard_scores import timed
 
 
 def write_folder(folder: Path, desed: int, maestro: int, seed: int = 0) -> list[str]:
@@ -41,15 +41,6 @@ def write_folder(folder: Path, desed: int, maestro: int, seed: int = 0) -> list[
         for start in range(0, 175, 5):
             write(f"{file}-{start * 100:06d}-{min(start + 10, 180) * 100:06d}")
     return files
-
-
-def timed(fn, repeat: int):
-    best = float("inf")
-    for _ in range(repeat):
-        start = time.perf_counter()
-        value = fn()
-        best = min(best, time.perf_counter() - start)
-    return best, value
 
 
 def main(argv: list[str] | None = None) -> int:
