@@ -11,6 +11,7 @@ import json
 
 import numpy as np
 import pytest
+import soundfile
 
 from sedcontract.audit import AuditPolicy, audit
 from sedcontract.audit.confidence import STRATA, by_confidence
@@ -443,5 +444,30 @@ def test_obligations_by_annotation_confidence(maestro, tmp_path, capsys):
     other = tmp_path / "other_soft.tsv"
     other.write_text("filename\tonset\toffset\tevent_label\tconfidence\nx.wav\t0\t1\tcar\t1\n")
     assert main([*args[:-4], "--soft", str(other)]) == 2
-    assert "the soft labels name no segment of clip 'cafe_restaurant_00'" in \
+    assert "the soft labels name none of the audited clips (first: 'cafe_restaurant_00')" in \
         capsys.readouterr().err
+
+
+def test_a_file_annotated_with_no_rows_is_a_file_without_events(tmp_path, capsys):
+    root = write_maestro(tmp_path / "m")
+    folder = root / "development_annotation" / "soft_labels_city_center"
+    folder.mkdir()
+    (folder / "city_center_05.txt").write_text("")
+    with pytest.raises(SedContractError, match=r"city_center_05\.txt has no rows and the file "
+                                               r"has no audio or listed duration"):
+        read_corpus(root)
+    wav = root / "development_audio" / "city_center" / "city_center_05.wav"
+    wav.parent.mkdir()
+    soundfile.write(wav, np.zeros(16_000 * 4), 16_000, subtype="PCM_16")
+    out = tmp_path / "prepared"
+    assert main(["data", "maestro", "--root", str(root), "--out", str(out)]) == 0
+    ref = read_events(out / "maestro_real.tsv")
+    assert "city_center_05" in ref.clips and len(ref.select(clips=["city_center_05"])) == 0
+    rows = tmp_path / "rows.csv"
+    assert main(["audit", "--ref", str(out / "maestro_real.tsv"), "--pred",
+                 str(out / "maestro_real.tsv"), "--durations",
+                 str(out / "maestro_real_durations.tsv"), "--soft",
+                 str(out / "maestro_real_soft.tsv"), "--format", "csv", "--out", str(rows)]) == 0
+    soft = [r for r in csv.DictReader(io.StringIO(rows.read_text()))
+            if r["coordinate"] == "softness" and r["clip"] == "city_center_05"]
+    assert soft and all(r["obligations"] == "0" for r in soft)

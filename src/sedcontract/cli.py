@@ -417,7 +417,8 @@ def _cmd_maestro(args: argparse.Namespace) -> int:
     ref, durations, soft = written
     print(f"audit a system with: sedcontract audit --ref {ref} --durations {durations} "
           f"--pred <events.tsv> (or --pred-scores <dir> [--windows] [--class-map <map.tsv>]); "
-          f"add --format csv --soft {soft} for the report's softness column")
+          f"add --soft {soft} for the vector by annotation confidence (and, with --format "
+          "csv, the report's softness and confidence rows)")
     return 0
 
 

@@ -21,7 +21,6 @@ from sedcontract.contracts.contract import check_atom_classes, clause_outcomes
 from sedcontract.contracts.contract import needed_signals as contract_signals
 from sedcontract.contracts.policy import AuditPolicy
 from sedcontract.contracts.runs import RunTable
-from sedcontract.errors import SedContractError
 from sedcontract.traces import EventList
 from sedcontract.traces.intervals import Intervals
 from sedcontract.traces.soft import SEGMENT, SoftLabels
@@ -54,10 +53,10 @@ class ConfidenceTable:
 
 
 def _soft_rows(soft: SoftLabels, rows: Sequence[tuple[str, str]]) -> list[np.ndarray]:
-    """Each row's soft values per segment (empty for a class without soft labels)."""
+    """Each row's soft values per segment (empty for a clip or class without soft labels)."""
     column = {c: k for k, c in enumerate(soft.classes)}
-    return [soft.clips[clip].values[:, column[cls]] if cls in column else np.zeros(0)
-            for clip, cls in rows]
+    return [soft.clips[clip].values[:, column[cls]]
+            if clip in soft.clips and cls in column else np.zeros(0) for clip, cls in rows]
 
 
 def _frame_values(values: np.ndarray, start: int, end: int, hop: float) -> np.ndarray:
@@ -96,10 +95,7 @@ def by_confidence(ref: EventList | str | Path, pred: EventList | str | Path,
     confidence. The counts of each clause over all strata are the guard report's."""
     prepared = prepare_traces(ref, pred, policy, durations=durations, classes=classes)
     traces = prepared.traces
-    missing = [c for c in traces.clips if c not in soft.clips]
-    if missing:
-        raise SedContractError(f"the soft labels name no segment of clip {missing[0]!r}; "
-                               "give the soft labels of the audited reference")
+    soft.check_covers(traces.clips)
     contract = policy.parsed
     check_atom_classes(contract, traces.classes)
     needed = contract_signals(contract) | {"ref.active"}

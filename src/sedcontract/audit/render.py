@@ -19,7 +19,6 @@ import numpy as np
 
 from sedcontract.audit.guard import Cell, GuardReport, ModeReport, ScoresReport
 from sedcontract.audit.scores import Counts, MetricResult
-from sedcontract.errors import SedContractError
 from sedcontract.outputs import atomic_write
 from sedcontract.traces.soft import SoftLabels
 
@@ -187,13 +186,9 @@ def to_rows(report: GuardReport, system: str = "system",
             add(name, mode.rows, "activity", "facts", "frame", active.reshape(-1), frames)
     if soft is not None:
         facts = report.facts
-        known = [c for c in facts.clips if c in soft.clips]
-        missing = [c for c in facts.clips if c not in soft.clips]
-        if missing:
-            raise SedContractError(f"the soft labels name no segment of clip {missing[0]!r}; "
-                                   "give the soft labels of the audited reference")
-        units, counts = soft.select(known).softness(facts.classes)
-        labels = [(clip, cls) for clip in known for cls in facts.classes]
+        soft.check_covers(facts.clips)
+        units, counts = soft.softness(facts.clips, facts.classes)
+        labels = [(clip, cls) for clip in facts.clips for cls in facts.classes]
         add("typed", labels, "softness", "facts", "segment", units.reshape(-1),
             1000 * counts.reshape(-1))
     for name, result in (report.scores or {}).items():  # true positives of references/outputs

@@ -71,8 +71,6 @@ class ReportFiles(Callback):
             datamodule = trainer.datamodule
             soft = datamodule.soft(datamodule.val_split) if hasattr(datamodule, "soft") \
                 else None  # soft-labelled corpora: softness rows for the mechanism table
-            if soft is not None:
-                soft = soft.select([c for c in pl_module.report.clips if c in soft.clips])
             written = write_report(pl_module.report, self.dirpath, self.stem, system, soft)
             predicted = getattr(pl_module, "predicted", None)
             if predicted is not None:  # the decided events, for sweeps and timelines

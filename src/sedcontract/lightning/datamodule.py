@@ -16,10 +16,13 @@ from torch.utils.data import DataLoader
 
 from sedcontract.data.build import build_controlled
 from sedcontract.data.dataset import TARGETS, ControlledDataset
+from sedcontract.data.maestro import MaestroCorpus, MaestroFile, class_list, folds, read_corpus
+from sedcontract.data.maestro_dataset import MaestroFiles, MaestroWindows
 from sedcontract.data.options import SPLITS, check_sizes
 from sedcontract.data.scenes import CLASSES
 from sedcontract.errors import SedContractError
 from sedcontract.traces import EventList, read_durations, read_events
+from sedcontract.traces.soft import SoftLabels
 
 log = logging.getLogger(__name__)
 
@@ -156,8 +159,6 @@ class MaestroDataModule(LightningDataModule):
                  sample_rate: int = 16_000, train_split: str = "train",
                  val_split: str = "validation", test_split: str = "test") -> None:
         super().__init__()
-        from sedcontract.data.maestro import class_list
-
         for name, value, least in (("batch_size", batch_size, 1), ("eval_files", eval_files, 1),
                                    ("num_workers", num_workers, 0), ("folds", folds, 2)):
             if isinstance(value, bool) or not isinstance(value, int) or value < least:
@@ -181,26 +182,23 @@ class MaestroDataModule(LightningDataModule):
         self.fold, self.folds, self.durations_path = fold, folds, durations
         self.sample_rate = sample_rate
         self.train_split, self.val_split, self.test_split = train_split, val_split, test_split
-        self.corpus = None
-        self.datasets: dict[str, Any] = {}
+        self.corpus: MaestroCorpus | None = None
+        self.datasets: dict[str, MaestroWindows | MaestroFiles] = {}
 
     def prepare_data(self) -> None:
         """Read the corpus once (nothing is downloaded: scripts/fetch_maestro_real.py does)."""
         self.load()
 
-    def load(self) -> Any:
-        from sedcontract.data.maestro import read_corpus
-
+    def load(self) -> MaestroCorpus:
+        """The corpus, read on first use."""
         if self.corpus is None:
             self.corpus = read_corpus(self.root, classes=self.classes,
                                       durations=self.durations_path)
         return self.corpus
 
-    def files(self, split: str) -> list[Any]:
+    def files(self, split: str) -> list[MaestroFile]:
         """The files of ``split``: the held-out fold for validation and test, the rest for
         training."""
-        from sedcontract.data.maestro import folds
-
         if split not in (self.train_split, self.val_split, self.test_split):
             raise SedContractError(f"unknown split {split!r}; MAESTRO Real has "
                                    f"{self.train_split}, {self.val_split}, {self.test_split}")
@@ -209,9 +207,7 @@ class MaestroDataModule(LightningDataModule):
         held_out = split != self.train_split
         return [f for f in corpus.files if (fold_of[f.file] == self.fold) == held_out]
 
-    def dataset(self, split: str) -> Any:
-        from sedcontract.data.maestro_dataset import MaestroFiles, MaestroWindows
-
+    def dataset(self, split: str) -> MaestroWindows | MaestroFiles:
         if split not in self.datasets:
             corpus = self.load()
             training = split == self.train_split
@@ -230,10 +226,9 @@ class MaestroDataModule(LightningDataModule):
         names = [f.file for f in self.files(split)]
         return corpus.reference.select(clips=names), {n: corpus.durations[n] for n in names}
 
-    def soft(self, split: str) -> Any:
+    def soft(self, split: str) -> SoftLabels:
         """The soft labels of ``split``'s files (for the report's softness rows)."""
-        return self.load().soft.select([f.file for f in self.files(split)
-                                        if f.file in self.load().soft.clips])
+        return self.load().soft.select([f.file for f in self.files(split)])
 
     def windows(self, split: str) -> dict[str, tuple[str, float, float]]:
         return self.dataset(split).by_id()

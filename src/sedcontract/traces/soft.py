@@ -81,20 +81,31 @@ class SoftLabels:
                                    clip_rows={c: (s.path, 1) for c, s in self.clips.items()})
 
     def select(self, clips: Sequence[str]) -> SoftLabels:
-        """The soft labels of ``clips``, in that order."""
-        return SoftLabels(self.classes, {c: self.clips[c] for c in clips}, self.duplicates)
+        """The soft labels of those of ``clips`` that have any, in that order."""
+        return SoftLabels(self.classes, {c: self.clips[c] for c in clips if c in self.clips},
+                          self.duplicates)
 
-    def softness(self, classes: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-        """Per clip × class of ``classes``: the summed ambiguity ``1 − |2s − 1|`` of the
-        annotated segments (``s > 0``) in thousandths, and their number. Their ratio (over
-        clips) is the class's mean ambiguity: 0 when every annotated segment is certain
-        (``s = 1``), 1 when every one sits at 0.5."""
-        units = np.zeros((len(self.clips), len(classes)), dtype=np.int64)
+    def check_covers(self, clips: Sequence[str]) -> None:
+        """Refuse soft labels that name none of ``clips`` (those of another corpus); a clip
+        they do not name has no annotated segment."""
+        if clips and not any(c in self.clips for c in clips):
+            raise TraceFormatError(f"the soft labels name none of the audited clips (first: "
+                                   f"{clips[0]!r}); give the soft labels of the audited "
+                                   "reference")
+
+    def softness(self, clips: Sequence[str], classes: Sequence[str]
+                 ) -> tuple[np.ndarray, np.ndarray]:
+        """Per clip × class: the summed ambiguity ``1 − |2s − 1|`` of the annotated segments
+        (``s > 0``) in thousandths, and their number (0 for a clip or class without soft
+        labels). Their ratio (over clips) is the class's mean ambiguity: 0 when every
+        annotated segment is certain (``s = 1``), 1 when every one sits at 0.5."""
+        units = np.zeros((len(clips), len(classes)), dtype=np.int64)
         counts = np.zeros_like(units)
         column = {c: k for k, c in enumerate(self.classes)}
-        for i, soft in enumerate(self.clips.values()):
+        for i, clip in enumerate(clips):
+            soft = self.clips.get(clip)
             for j, cls in enumerate(classes):
-                if cls not in column:
+                if soft is None or cls not in column:
                     continue
                 values = soft.values[:, column[cls]]
                 values = values[values > 0]
