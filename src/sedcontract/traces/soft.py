@@ -133,7 +133,7 @@ def _number(text: str, path: str, line: int, column: str) -> float:
     return value
 
 
-def soft_rows(fields: Sequence[str], file: str, path: str, line: int,
+def soft_row(fields: Sequence[str], file: str, path: str, line: int,
               names: Sequence[str]) -> SoftRow:
     """One row's fields (``onset offset label soft`` of ``file``) checked: times on the
     segment grid, a value in [0, 1]."""
@@ -207,7 +207,7 @@ def annotation_rows(path: str | Path, clip: str) -> list[SoftRow]:
         if len(fields) != 4:
             raise TraceFormatError(f"{len(fields)} columns; a soft-label row is 'onset offset "
                                    "label soft' (tab-separated)", path=str(path), row=line)
-        out.append(soft_rows(fields, clip, str(path), line,
+        out.append(soft_row(fields, clip, str(path), line,
                              ("onset", "offset", "label", "soft")))
     return out
 
@@ -232,7 +232,7 @@ def read_soft_tsv(path: str | Path, classes: Sequence[str] | None = None,
         if not values[0]:
             raise TraceFormatError("missing value", path=str(path), row=line,
                                    column="filename")
-        rows.append(soft_rows(values[1:], clip_id(values[0]), str(path), line,
+        rows.append(soft_row(values[1:], clip_id(values[0]), str(path), line,
                               SOFT_COLUMNS[1:]))
     return collect(rows, classes, known)
 
