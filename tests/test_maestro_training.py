@@ -106,6 +106,16 @@ def test_training_without_the_audio_is_refused_by_name(tmp_path):
         data.dataset("train")
 
 
+def test_named_validation_files_replace_the_fold(tree):
+    data = module(tree, validation_files=["metro_station_01"])
+    assert [f.file for f in data.files("validation")] == ["metro_station_01"]
+    assert [f.file for f in data.files("train")] == ["cafe_restaurant_00"]
+    wrong = module(tree, validation_files=["metro_station_99"])
+    with pytest.raises(SedContractError, match="names 'metro_station_99', which is not one of "
+                                               "the 2 annotated files"):
+        wrong.files("validation")
+
+
 @pytest.mark.parametrize("options, message", [
     ({"window": 10.01}, "data.window must be a positive multiple of the grid hop"),
     ({"train_hop": 12.0}, "longer than the window"),

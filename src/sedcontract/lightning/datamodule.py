@@ -155,7 +155,8 @@ class MaestroDataModule(LightningDataModule):
                  hop: float = 0.02, projection: str = "center", edges: str = "open",
                  batch_size: int = 16, eval_files: int = 1, num_workers: int = 0,
                  window: float = 10.0, train_hop: float = 5.0, eval_hop: float = 5.0,
-                 fold: int = 0, folds: int = 5, durations: str | None = None,
+                 fold: int = 0, folds: int = 5,
+                 validation_files: Sequence[str] | None = None, durations: str | None = None,
                  sample_rate: int = 16_000, train_split: str = "train",
                  val_split: str = "validation", test_split: str = "test") -> None:
         super().__init__()
@@ -180,6 +181,7 @@ class MaestroDataModule(LightningDataModule):
         self.batch_size, self.eval_files, self.num_workers = batch_size, eval_files, num_workers
         self.window, self.train_hop, self.eval_hop = window, train_hop, eval_hop
         self.fold, self.folds, self.durations_path = fold, folds, durations
+        self.validation_files = None if validation_files is None else list(validation_files)
         self.sample_rate = sample_rate
         self.train_split, self.val_split, self.test_split = train_split, val_split, test_split
         self.corpus: MaestroCorpus | None = None
@@ -197,15 +199,25 @@ class MaestroDataModule(LightningDataModule):
         return self.corpus
 
     def files(self, split: str) -> list[MaestroFile]:
-        """The files of ``split``: the held-out fold for validation and test, the rest for
-        training."""
+        """The files of ``split``: the held-out ones (``validation_files``, else fold
+        ``fold``) for validation and test, the rest for training."""
         if split not in (self.train_split, self.val_split, self.test_split):
             raise SedContractError(f"unknown split {split!r}; MAESTRO Real has "
                                    f"{self.train_split}, {self.val_split}, {self.test_split}")
         corpus = self.load()
-        fold_of = folds(corpus.files, self.folds)
+        if self.validation_files is not None:
+            known = {f.file for f in corpus.files}
+            unknown = [f for f in self.validation_files if f not in known]
+            if unknown:
+                raise SedContractError(f"data.validation_files names {unknown[0]!r}, which is "
+                                       f"not one of the {len(known)} annotated files under "
+                                       f"{self.root}")
+            held = set(self.validation_files)
+        else:
+            fold_of = folds(corpus.files, self.folds)
+            held = {f.file for f in corpus.files if fold_of[f.file] == self.fold}
         held_out = split != self.train_split
-        return [f for f in corpus.files if (fold_of[f.file] == self.fold) == held_out]
+        return [f for f in corpus.files if (f.file in held) == held_out]
 
     def dataset(self, split: str) -> MaestroWindows | MaestroFiles:
         if split not in self.datasets:
