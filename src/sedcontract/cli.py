@@ -36,7 +36,7 @@ from sedcontract.traces import (
     read_durations,
     read_events,
 )
-from sedcontract.traces.classmap import read_class_map
+from sedcontract.traces.classmap import ClassMap, read_class_map
 from sedcontract.traces.scores import (
     DecisionPolicy,
     read_score_dir,
@@ -77,19 +77,19 @@ def _reference(args: argparse.Namespace) -> EventList:
     return ref
 
 
-def _classes(args: argparse.Namespace) -> list[str] | None:
-    """The declared classes: ``--classes``, else the targets of ``--class-map``, else those
+def _classes(args: argparse.Namespace, class_map: ClassMap | None) -> list[str] | None:
+    """The declared classes: ``--classes``, else the targets of the class map, else those
     the files name (None)."""
     if getattr(args, "classes", None):
         return [c.strip() for c in args.classes.split(",")]
-    return list(read_class_map(args.class_map).kept) if args.class_map else None
+    return list(class_map.kept) if class_map is not None else None
 
 
-def _predictions(args: argparse.Namespace, ref: EventList
+def _predictions(args: argparse.Namespace, ref: EventList, class_map: ClassMap | None,
+                 declared: list[str] | None
                  ) -> tuple[EventList | str, DecisionPolicy | None, dict | None]:
     """The system's events (a path when nothing needs changing), the decision policy of
     scores, and the score tables when PSDS is asked for."""
-    class_map = read_class_map(args.class_map) if args.class_map else None
     if args.pred_scores is None:
         if args.windows:
             raise SedContractError("--windows merges score files (--pred-scores); events of "
@@ -104,7 +104,6 @@ def _predictions(args: argparse.Namespace, ref: EventList
     if skipped:
         print(f"sedcontract: skipped {len(skipped)} score file(s) of clips the reference does "
               f"not list (first: {Path(skipped[0]).name})", file=sys.stderr)
-    declared = _classes(args)
     if declared is not None:  # the declared classes' columns only (PSDS scores each column)
         tables = {clip: (select_columns(table, declared, path), path)
                   for clip, (table, path) in tables.items()}
@@ -127,7 +126,9 @@ def _overlap_warnings(events: EventList | str | Path, name: str) -> None:
 
 def _audit(args: argparse.Namespace) -> str:
     ref = _reference(args)
-    pred, decision, psds_scores = _predictions(args, ref)
+    class_map = read_class_map(args.class_map) if args.class_map else None
+    classes = _classes(args, class_map)
+    pred, decision, psds_scores = _predictions(args, ref, class_map, classes)
     _overlap_warnings(ref, "reference")
     policy = _policy(args, decision)
     shard = getattr(args, "shard", None)
@@ -138,11 +139,11 @@ def _audit(args: argparse.Namespace) -> str:
                                    "add --format json")
     if args.command == "scores":  # the score functions alone: no contract runs
         report = score(ref, pred, policy, durations=args.durations, psds_scores=psds_scores,
-                       classes=_classes(args))
+                       classes=classes)
     else:
         report = audit(ref, pred, policy, durations=args.durations, mode=args.mode,
                        coordinates=args.coordinates, psds_scores=psds_scores,
-                       classes=_classes(args),
+                       classes=classes,
                        backend=args.backend, jobs=args.jobs, shard=shard)
     for warning in report.traces["warnings"]:
         print(f"sedcontract: warning: {warning}", file=sys.stderr)
@@ -166,7 +167,7 @@ def _audit(args: argparse.Namespace) -> str:
         from sedcontract.audit.confidence import by_confidence
 
         confidence = by_confidence(ref, pred, policy, soft, durations=args.durations,
-                                   classes=_classes(args))
+                                   classes=classes)
     if args.format in SYSTEM_FORMATS:
         extra = ()
         if confidence is not None:
