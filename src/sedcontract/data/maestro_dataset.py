@@ -51,10 +51,12 @@ class MaestroWindows(Dataset):
         import torchaudio
 
         path = self.files[file].audio
-        try:
-            rate = soundfile.info(str(path)).samplerate
-            data, _ = soundfile.read(str(path), start=round(start * rate),
-                                     stop=round(end * rate), dtype="float32", always_2d=True)
+        try:  # one open: the rate, then only the window's samples
+            with soundfile.SoundFile(str(path)) as f:
+                rate = f.samplerate
+                f.seek(round(start * rate))
+                data = f.read(round(end * rate) - round(start * rate), dtype="float32",
+                              always_2d=True)
         except RuntimeError as exc:
             raise SedContractError(f"{path}: cannot read audio ({exc})") from None
         wave = torch.from_numpy(data.mean(axis=1))
