@@ -8,7 +8,9 @@ tests or default paths calls the download.
     sedcontract audit --ref <ground truth> --durations <durations> --clips durations --pred …
 
 Each archive's sha256 is checked against ``--sha256 HEX`` when given; otherwise the first
-download records it in ``DEST/checksums.json`` and later runs must match it.
+successful fetch records it in ``DEST/checksums.json`` and later runs must match it. Extraction
+takes regular files and folders only, all members or none, bounded by ``--max-bytes`` and
+``--max-ratio`` (see ``sedcontract.data.fetch``); errors exit with status 2.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 from sedcontract.data.desed import locate, write_durations_of
-from sedcontract.data.fetch import fetch
+from sedcontract.data.fetch import add_limit_options, fetch, sha256_arg
 from sedcontract.errors import SedContractError
 
 URL = "https://zenodo.org/records/4560759/files/DESED_public_eval.tar.gz?download=1"
@@ -29,12 +31,15 @@ ARCHIVE = "DESED_public_eval.tar.gz"
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dest", default="data/desed_public_eval", type=Path)
-    parser.add_argument("--sha256", default=None, help="expected sha256 of the archive")
+    parser.add_argument("--sha256", default=None, type=sha256_arg, metavar="HEX",
+                        help="expected sha256 of the archive (64 hexadecimal digits)")
     parser.add_argument("--keep-archives", action="store_true",
                         help="keep the archive this run downloads")
+    add_limit_options(parser)
     args = parser.parse_args(argv)
     try:
-        fetch(URL, args.dest, ARCHIVE, expected=args.sha256, keep=args.keep_archives)
+        fetch(URL, args.dest, ARCHIVE, expected=args.sha256, keep=args.keep_archives,
+              max_bytes=args.max_bytes, max_ratio=args.max_ratio)
         truth, audio = locate(args.dest)
         durations = write_durations_of(audio, args.dest / "durations.tsv")
     except SedContractError as exc:

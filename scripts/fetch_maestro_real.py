@@ -9,7 +9,9 @@ or default paths calls the download.
 
 ``--annotations-only`` skips the audio archive (enough to audit systems' outputs). Each
 archive's sha256 is checked against ``--sha256 NAME=HEX`` when given; otherwise the first
-download records it in ``DEST/checksums.json`` and later runs must match it.
+successful fetch records it in ``DEST/checksums.json`` and later runs must match it. Extraction
+takes regular files and folders only, all members or none, bounded by ``--max-bytes`` and
+``--max-ratio`` (see ``sedcontract.data.fetch``); errors exit with status 2.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-from sedcontract.data.fetch import fetch
+from sedcontract.data.fetch import add_limit_options, expected_sha256, fetch, named_sha256_arg
 from sedcontract.data.maestro import read_corpus, write_corpus_files
 from sedcontract.errors import SedContractError
 
@@ -33,17 +35,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--annotations-only", action="store_true",
                         help="skip development_audio.zip (durations come from the last "
                              "annotated segment then)")
-    parser.add_argument("--sha256", action="append", default=[],
+    parser.add_argument("--sha256", action="append", default=[], type=named_sha256_arg,
+                        metavar="NAME=HEX",
                         help="NAME=HEX expected checksum, e.g. development_audio.zip=…")
     parser.add_argument("--keep-archives", action="store_true",
                         help="keep the archives this run downloads")
+    add_limit_options(parser)
     args = parser.parse_args(argv)
-    expected = dict(item.split("=", 1) for item in args.sha256)
+    expected = expected_sha256(parser, args.sha256, ARCHIVES)
     archives = ARCHIVES[:1] if args.annotations_only else ARCHIVES
     try:
         for name in archives:
             fetch(URL.format(name=name), args.dest, name,
-                  expected=expected.get(name), keep=args.keep_archives)
+                  expected=expected.get(name), keep=args.keep_archives,
+                  max_bytes=args.max_bytes, max_ratio=args.max_ratio)
         corpus = read_corpus(args.dest)
         written = write_corpus_files(args.dest / "prepared", corpus)
     except SedContractError as exc:

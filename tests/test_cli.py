@@ -209,3 +209,136 @@ def test_deep_contracts_are_refused_by_check_and_long_ones_run(tmp_path, capsys)
     assert main(["audit", f"--ref={ref}", f"--pred={ref}", f"--contract={long}",
                  "--format", "json"]) == 0
     assert '"satisfied": 50' in capsys.readouterr().out
+
+
+# ---- every command declares what it reads and writes ---------------------------------------
+
+def _calibration(tmp_path):
+    from tests.test_selection import calibration
+
+    folder, _ = calibration(tmp_path, {"fragmentation": [2, 3], "late_onset": [0.1],
+                                       "missed": [1.0]})
+    risk = tmp_path / "risk.yaml"
+    risk.write_text("order: [missed, fragmentation, late_onset]\nhigh: 2\n")
+    return folder, risk
+
+
+def _contract(tmp_path):
+    from sedcontract.contracts.contract import LIBRARY
+
+    path = tmp_path / "mine.contract"
+    path.write_text((LIBRARY / "standard.contract").read_text())
+    return path
+
+
+def test_no_command_writes_over_its_contract(tmp_path, capsys):
+    folder, risk = _calibration(tmp_path)
+    contract = _contract(tmp_path)
+    before = contract.read_text()
+    ref, pred = folder / "ref.tsv", folder / "pred.tsv"
+    clip = ref.read_text().splitlines()[1].split("\t")[0].removesuffix(".wav")
+    runs = {
+        "select --out": ["select", "--calibration", str(folder), "--risk-order", str(risk),
+                         "--out", str(contract)],
+        "sweep --out": ["sweep", "--ref", str(ref), "--pred", str(pred), "--eps", "0,10",
+                        "--out", str(contract)],
+        "sweep --figure": ["sweep", "--ref", str(ref), "--pred", str(pred), "--eps", "0,10",
+                           "--figure", str(contract)],
+        "show --out": ["show", "--ref", str(ref), "--pred", str(pred), "--clip", clip,
+                       "--out", str(contract)],
+    }
+    for name, argv in runs.items():
+        assert main([*argv, "--contract", str(contract)]) == 2, name
+        err = capsys.readouterr().err
+        assert "also an input of this command (--contract" in err, name
+        assert contract.read_text() == before, name
+
+
+def test_two_outputs_naming_one_file_are_refused(tmp_path, capsys):
+    folder, risk = _calibration(tmp_path)
+    target = tmp_path / "out.md"
+    argv = {"select": ["select", "--calibration", str(folder), "--risk-order", str(risk),
+                       "--out", str(target), "--table", str(tmp_path / "." / "out.md")],
+            "sweep": ["sweep", "--ref", str(folder / "ref.tsv"), "--pred",
+                      str(folder / "pred.tsv"), "--eps", "0,10", "--out", str(target),
+                      "--csv", str(target)]}
+    for name, args in argv.items():
+        assert main(args) == 2, name
+        err = capsys.readouterr().err
+        assert "name the same file" in err and "--out" in err, name
+        assert not target.exists(), name
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cal", "risk.yaml"]
+
+
+def _rows(tmp_path):
+    import sedcontract
+    from sedcontract.audit import to_csv
+
+    ref = tsv(tmp_path, "ref.tsv", "a.wav\t0.5\t1.5\tspeech\n")
+    pred = tsv(tmp_path, "pred.tsv", "a.wav\t0.6\t1.2\tspeech\n")
+    rows = tmp_path / "rows.csv"
+    rows.write_text(to_csv(sedcontract.audit(ref, pred), "sys"))
+    return rows
+
+
+def _snapshot(folder):
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*"))
+            if p.is_file()}
+
+
+def test_a_refused_report_leaves_the_earlier_one_whole(tmp_path, capsys):
+    rows = _rows(tmp_path)
+    out = tmp_path / "report"
+    assert main(["report", str(rows), "--out", str(out)]) == 0
+    inside = out / "rows.csv"
+    inside.write_bytes(rows.read_bytes().replace(b"sys", b"other"))
+    before = _snapshot(out)
+    assert main(["report", str(inside), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "cannot write the folder" in err and "holds" in err and "rows.csv" in err
+    assert _snapshot(out) == before
+    # a run that fails after its work began (a bad --sweep file) changes nothing either
+    bad = tmp_path / "sweep.csv"
+    bad.write_text("not sweep rows\n")
+    assert main(["report", str(rows), "--out", str(out), "--sweep", str(bad)]) == 2
+    assert _snapshot(out) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        ["ref.tsv", "pred.tsv", "rows.csv", "report", "sweep.csv"])  # no staging left
+
+
+def test_a_report_replaces_its_earlier_folder_whole(tmp_path, capsys):
+    rows = _rows(tmp_path)
+    out = tmp_path / "report"
+    assert main(["report", str(rows), "--out", str(out)]) == 0
+    (out / "stale.md").write_text("from an older version")
+    assert main(["report", str(rows), "--out", str(out)]) == 0
+    assert not (out / "stale.md").exists() and (out / "report.html").is_file()
+    assert "wrote " + str(out) in capsys.readouterr().err
+
+
+def test_select_searches_among_named_coordinates(tmp_path, capsys):
+    folder, risk = _calibration(tmp_path)
+    out = tmp_path / "selected.contract"
+    wide = tmp_path / "wide.contract"
+    clauses = "".join(f"clause c{i}: on ref.onset require N[{i}] pred.onset\n"
+                      for i in range(25))
+    wide.write_text(clauses)
+    base = ["select", "--calibration", str(folder), "--risk-order", str(risk), "--out", str(out)]
+    assert main([*base, "--contract", str(wide)]) == 2
+    err = capsys.readouterr().err
+    assert "25 coordinates" in err and "select --coordinates" in err and not out.exists()
+    assert main([*base, "--coordinates", "missed,fragmentation"]) == 0
+    assert "missed, fragmentation" in capsys.readouterr().out
+    assert main([*base, "--coordinates", "missed,laziness"]) == 2
+    assert "among the contract's" in capsys.readouterr().err
+
+
+def test_score_files_without_a_reference_class_are_refused_by_audit(tmp_path, capsys):
+    ref = tsv(tmp_path, "ref.tsv", "a.wav\t0.5\t1.5\tdog\na.wav\t2.0\t3.0\tcat\n")
+    scores = tmp_path / "scores"
+    scores.mkdir()
+    (scores / "a.tsv").write_text("onset\toffset\tdog\tbird\n" + "".join(
+        f"{k * 0.5:g}\t{(k + 1) * 0.5:g}\t0.9\t0.1\n" for k in range(8)))
+    assert main(["audit", "--ref", str(ref), "--pred-scores", str(scores)]) == 2
+    err = capsys.readouterr().err
+    assert "'cat'" in err and "a.tsv" in err and "Traceback" not in err

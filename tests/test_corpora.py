@@ -115,6 +115,20 @@ def test_folds_deal_the_files_in_scene_order(maestro):
     assert all(f.audio is not None for f in files)
 
 
+def test_folds_order_files_by_scene_before_their_ids():
+    """File ids that do not follow the scenes: the folds deal by scene first, then by id."""
+    from pathlib import Path
+
+    from sedcontract.data.maestro import MaestroFile
+
+    files = [MaestroFile("metro_station", "a_metro", Path("a_metro.txt"), None),
+             MaestroFile("cafe_restaurant", "c_cafe", Path("c_cafe.txt"), None),
+             MaestroFile("cafe_restaurant", "b_cafe", Path("b_cafe.txt"), None),
+             MaestroFile("city_center", "z_city", Path("z_city.txt"), None)]
+    assert folds(files) == {"b_cafe": 0, "c_cafe": 1, "z_city": 2, "a_metro": 3}
+    assert folds(files, count=2) == {"b_cafe": 0, "c_cafe": 1, "z_city": 0, "a_metro": 1}
+
+
 # -- windows -----------------------------------------------------------------------------------
 def test_windows_cover_the_file_and_name_themselves():
     assert window_starts(12.0, 10.0, 5.0) == [(0.0, 10.0), (5.0, 12.0)]
@@ -136,6 +150,18 @@ def test_overlap_average_means_the_covering_frames():
     gap = Piece(np.array([4.0]), np.array([5.0]), np.array([[1.0]]))
     with pytest.raises(TraceFormatError, match="no window covers 3–4 s"):
         overlap_average([first, second, gap], where="scores")
+
+
+def test_a_gap_inside_one_window_adds_nothing_there():
+    """A window whose frames skip 1–2 s contributes nothing to that span: the mean there is
+    the other window's alone, and with no other window the gap is an error."""
+    gappy = Piece(np.array([0.0, 2.0]), np.array([1.0, 3.0]), np.array([[0.2], [0.6]]))
+    filler = Piece(np.array([1.0]), np.array([2.0]), np.array([[0.4]]))
+    merged = overlap_average([gappy, filler])
+    assert merged.onset.tolist() == [0.0, 1.0, 2.0] and merged.offset.tolist() == [1.0, 2.0, 3.0]
+    assert merged.scores[:, 0].tolist() == pytest.approx([0.2, 0.4, 0.6])
+    with pytest.raises(TraceFormatError, match="no window covers 1–2 s"):
+        overlap_average([gappy], where="scores")
 
 
 def test_windowed_grid_scores_merge_back_to_the_reference():
@@ -283,6 +309,8 @@ def annotation(tmp_path, text):
     ("0.0\t2.0\tcar\t0.7\n", "not one segment of at most 1 s"),
     ("0.0\t1.0\tcar\n", "row 1: 3 columns"),
     ("0.0\t1.0\tcar\tmuch\n", "'much' is not a finite number"),
+    ("1000000000000.0\t1000000000001.0\tcar\t0.1\n",
+     "row 1, column 'offset': time '1000000000001.0' s is past the latest supported time"),
 ])
 def test_bad_soft_labels_name_file_and_row(tmp_path, text, message):
     root = annotation(tmp_path, text)
@@ -297,6 +325,27 @@ def test_repeated_identical_rows_are_counted_not_refused(tmp_path):
     corpus = read_corpus(root)
     assert corpus.soft.duplicates == 1
     assert corpus.reference.to_rows() == [("city_center_00", 0.0, 1.0, "car")]
+
+
+def test_soft_values_of_exactly_zero_and_one_are_valid(tmp_path):
+    root = annotation(tmp_path, "0.0\t1.0\tcar\t0\n1.0\t2.0\tcar\t1\n2.0\t3.0\tcar\t0.0\n")
+    corpus = read_corpus(root)
+    assert corpus.reference.to_rows() == [("city_center_00", 1.0, 2.0, "car")]
+    assert corpus.durations == {"city_center_00": 3.0}  # the last annotated segment's end
+
+
+def test_an_annotation_may_end_within_one_segment_after_the_audio(tmp_path):
+    """Annotated up to 5 s: a file of 4.2 s (within one segment) is read, its last event cut at
+    4.2 s; a file of 3.9 s (more than one segment short) is refused."""
+    root = annotation(tmp_path, "3.0\t4.0\tcar\t0.7\n4.0\t5.0\tcar\t0.8\n")
+    durations = tmp_path / "durations.tsv"
+    durations.write_text("filename\tduration\ncity_center_00.wav\t4.2\n")
+    corpus = read_corpus(root, durations=durations)
+    assert corpus.reference.to_rows() == [("city_center_00", 3.0, 4.2, "car")]
+    assert corpus.durations == {"city_center_00": 4.2}
+    durations.write_text("filename\tduration\ncity_center_00.wav\t3.9\n")
+    with pytest.raises(TraceFormatError, match=r"annotated up to 5 s but the file lasts 3\.9 s"):
+        read_corpus(root, durations=durations)
 
 
 def test_a_missing_tree_and_a_soft_file_as_reference_are_refused(tmp_path, maestro):
@@ -342,6 +391,22 @@ def test_class_map_errors_name_file_row_and_column(tmp_path, baseline, capsys):
                  "--class-map", str(MAESTRO_MAP), "--skip-unlisted"]) == 2
     assert "desed.tsv, row 2, column 'event_label': label 'Dog' is not one of the declared" in \
         capsys.readouterr().err
+
+
+def test_several_sources_of_one_target_give_their_maximum_score():
+    from sedcontract.traces.classmap import ClassMap
+
+    mapping = ClassMap({"Dog": "animal", "Cat": "animal", "Fan": None, "Speech": "voice"})
+    scores = np.array([[0.9, 0.2, 0.7, 0.1],
+                       [0.3, 0.8, 0.7, 0.5],
+                       [0.4, 0.4, 0.1, 0.6]])
+    kept, out = mapping.columns(["Dog", "Cat", "Fan", "Speech"], scores, path="scores.tsv")
+    assert kept == ("animal", "voice")
+    assert out.tolist() == [[0.9, 0.1], [0.8, 0.5], [0.4, 0.6]]
+    # the order of the sources does not matter
+    _, swapped = mapping.columns(["Cat", "Dog", "Fan", "Speech"], scores[:, [1, 0, 2, 3]],
+                                 path="scores.tsv")
+    assert swapped.tolist() == out.tolist()
 
 
 def test_score_folder_mistakes_are_refused(baseline, tmp_path, capsys):
@@ -448,6 +513,26 @@ def test_obligations_by_annotation_confidence(maestro, tmp_path, capsys):
         capsys.readouterr().err
 
 
+def test_frames_take_the_soft_value_of_the_segment_holding_their_centre(tmp_path):
+    """At the DCASE baseline's hop of 64 ms frames straddle the 1 s segments: frame 31 covers
+    1.984–2.048 s, its centre (2.016 s) lies in segment 2. Reference 0–3 s, soft values 1.0,
+    0.6, 0.3: frames 0–15, 16–30 and 31–46 by their centres (16, 15, 16 frames)."""
+    from sedcontract.contracts import parse_contract
+
+    (tmp_path / "soft.tsv").write_text(
+        "filename\tonset\toffset\tevent_label\tconfidence\n"
+        "a.wav\t0.0\t1.0\tcar\t1.0\na.wav\t1.0\t2.0\tcar\t0.6\na.wav\t2.0\t3.0\tcar\t0.3\n")
+    soft = read_soft_tsv(tmp_path / "soft.tsv")
+    ref = EventList.from_rows([("a", 0.0, 3.0, "car")])
+    pred = EventList.from_rows([("a", 0.0, 2.0, "car")])  # active up to frame 30 (centre 1.952)
+    contract = parse_contract("clause act: on ref.active require pred.active\n", name="test")
+    table = by_confidence(ref, pred, AuditPolicy(hop=0.064, contract=contract), soft,
+                          durations={"a": 4.0})
+    sat, obl = table.total("act")
+    assert obl.tolist() == [0, 16, 15, 16]  # strata 0, (0, 0.5], (0.5, 0.75], (0.75, 1]
+    assert sat.tolist() == [0, 0, 15, 16]
+
+
 def test_a_file_annotated_with_no_rows_is_a_file_without_events(tmp_path, capsys):
     root = write_maestro(tmp_path / "m")
     folder = root / "development_annotation" / "soft_labels_city_center"
@@ -471,3 +556,83 @@ def test_a_file_annotated_with_no_rows_is_a_file_without_events(tmp_path, capsys
     soft = [r for r in csv.DictReader(io.StringIO(rows.read_text()))
             if r["coordinate"] == "softness" and r["clip"] == "city_center_05"]
     assert soft and all(r["obligations"] == "0" for r in soft)
+
+
+def test_soft_labels_far_out_cost_their_rows_not_their_span(tmp_path):
+    """One row at 1e8 s (a soft tsv, and an annotation file of a tree) is kept as rows, not as
+    a per-second array of 8 GiB: reading, the hard reference and writing fit in 600 MiB."""
+    from tests.limits import run_limited
+
+    soft = tmp_path / "soft.tsv"
+    soft.write_text("filename\tonset\toffset\tevent_label\tconfidence\nf.wav\t0\t1\tcar\t0.9\n"
+                    "f.wav\t100000000\t100000001\tcar\t0.7\nf.wav\t100000001\t100000002\tcar\t"
+                    "0.6\nf.wav\t5\t6\tcar\t0.4\n")
+    root = annotation(tmp_path, "0.0\t1.0\tcar\t0.9\n100000000.0\t100000001.0\tcar\t0.8\n")
+    code = (
+        "from sedcontract.data.maestro import read_corpus, write_corpus_files\n"
+        f"a = read_corpus(soft={str(soft)!r})\n"
+        f"b = read_corpus({str(root)!r})\n"
+        f"write_corpus_files({str(tmp_path / 'out')!r}, a)\n"
+        "print(a.reference.to_rows(), b.reference.to_rows())\n"
+        "print(a.soft.softness(['f'], ['car'])[1].tolist(), len(a.soft.rows()))\n")
+    result = run_limited(["-c", code], limit_mb=600)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.splitlines() == [
+        "[('f', 0.0, 1.0, 'car'), ('f', 100000000.0, 100000002.0, 'car')] "
+        "[('city_center_00', 0.0, 1.0, 'car'), ('city_center_00', 100000000.0, 100000001.0, "
+        "'car')]", "[[4]] 4"]
+    assert "f.wav\t100000001.0\t100000002.0\tcar\t0.6" in \
+        (tmp_path / "out" / "maestro_real_soft.tsv").read_text()
+
+
+@pytest.mark.parametrize("name", ["development_annotation/soft_labels_city_center/x.txt",
+                                  "development_audio/city_center/city_center_00.wav"])
+def test_a_pipe_in_a_maestro_tree_is_refused_not_read(tmp_path, name):
+    """A FIFO named like an annotation or audio file would block the reader forever: only
+    regular files are read, anything else is an error naming it."""
+    import os
+
+    from tests.limits import run_limited
+
+    root = annotation(tmp_path, "0.0\t1.0\tcar\t0.9\n")
+    pipe = root / name
+    pipe.parent.mkdir(parents=True, exist_ok=True)
+    os.mkfifo(pipe)
+    code = ("from sedcontract.data.maestro import read_corpus\n"
+            "from sedcontract.errors import SedContractError\n"
+            "try:\n"
+            f"    read_corpus({str(root)!r})\n"
+            "except SedContractError as exc:\n"
+            "    print(exc)\n")
+    result = run_limited(["-c", code], limit_mb=1000, timeout=20)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert f"{pipe}: not a regular file" in result.stdout
+
+
+def test_a_missing_first_or_last_window_or_a_window_scored_twice_is_refused(tmp_path):
+    """Uncovered time at a file's start (always) or end (with its duration) is an error naming
+    the file and the span; two files of one window are refused naming both, not averaged."""
+    from tests.corpora import baseline_scores, write_score_file
+
+    def folder(name, *chunks):
+        out = tmp_path / name
+        for chunk in chunks:
+            write_score_file(out / f"{chunk}.tsv", baseline_scores([], 0.0))
+        return out
+
+    read = {"class_map": read_class_map(DESED_MAP), "windows": True}
+    late = folder("late", "f-000500-001500")
+    with pytest.raises(TraceFormatError, match=r"f-000500-001500\.tsv: no window covers 0–5 s "
+                                               r"of file 'f'"):
+        read_score_dir(late, **read)
+    short = folder("short", "f-000000-001000")
+    with pytest.raises(TraceFormatError, match=r"f-000000-001000\.tsv: no window covers "
+                                               r"10–15 s of file 'f' \(its duration 15 s\)"):
+        read_score_dir(short, durations={"f": 15.0}, **read)
+    assert read_score_dir(short, durations={"f": 10.004}, **read)  # names are centiseconds
+    assert read_score_dir(short, **read)  # no duration known: only the start is checked
+    twice = folder("twice", "f-000000-001000", "f-000000-001000.wav")
+    with pytest.raises(TraceFormatError, match=r"f-000000-001000\.tsv and f-000000-001000\.wav"
+                                               r"\.tsv are both the scores of window 0–10 s "
+                                               r"of file 'f'"):
+        read_score_dir(twice, **read)

@@ -5,6 +5,8 @@ whose span holds it most; bad checkpoints are named errors; nothing is downloade
 from __future__ import annotations
 
 import json
+import re
+import shutil
 
 import pytest
 import torch
@@ -16,6 +18,7 @@ from sedcontract.models.encoders import (
     step_seconds,
 )
 from tests.encoder_fixtures import tiny_checkpoint
+from tests.test_training import Payload
 
 STEP = {"wav2vec2": 0.02, "ast": 0.1, "htsat": 0.3125, "beats": 0.16}
 
@@ -177,3 +180,55 @@ def test_a_fused_clap_model_is_refused(tmp_path):
     ClapAudioModel(config).save_pretrained(tmp_path / "fused")
     with pytest.raises(EncoderError, match="fused CLAP model"):
         load_encoder("htsat", tmp_path / "fused")
+
+
+def pickled_wav2vec2(checkpoint, root, payload):
+    """A copy of a wav2vec2 directory whose weights are a ``pytorch_model.bin`` of
+    ``payload``."""
+    copy = root / "wav2vec2"
+    shutil.copytree(checkpoint, copy)
+    (copy / "model.safetensors").unlink()
+    torch.save(payload, copy / "pytorch_model.bin")
+    return copy
+
+
+def test_a_data_only_pytorch_model_bin_still_loads(checkpoints, tmp_path):
+    from safetensors.torch import load_file
+
+    weights = load_file(checkpoints["wav2vec2"] / "model.safetensors")
+    bin_dir = pickled_wav2vec2(checkpoints["wav2vec2"], tmp_path, weights)
+    assert load_encoder("wav2vec2", bin_dir).dim == load_encoder("wav2vec2",
+                                                                 checkpoints["wav2vec2"]).dim
+
+
+@pytest.mark.parametrize("reader", ["wav2vec2", "beats", "run"])
+@pytest.mark.parametrize("payload", [True, False], ids=["payload", "no-pickle"])
+def test_a_pickle_payload_is_refused_in_one_line_without_running(reader, payload, checkpoints,
+                                                                 tmp_path):
+    """Every file read with torch.load (an encoder's weights, a BEATs .pt, a run checkpoint)
+    refuses a pickle that would run code: nothing runs, and the one-line message names the
+    file and never repeats torch's advice to load it with weights_only=False; a file that is
+    no pickle at all is unreadable, not refused."""
+    from sedcontract.errors import SedContractError
+    from sedcontract.lightning.checkpoints import read_checkpoint
+
+    marker = tmp_path / "pwned"
+    if reader == "wav2vec2":
+        named = pickled_wav2vec2(checkpoints["wav2vec2"], tmp_path, {}) / "pytorch_model.bin"
+    else:
+        named = tmp_path / "evil.pt"
+    if payload:
+        torch.save({"cfg": {}, "model": Payload(marker), "state_dict": {}}, named)
+    else:
+        named.write_bytes(b"not a checkpoint")
+    expected = "refused: the .*could run code; " if payload else \
+        r"not a readable .*\(Unsupported operand"
+    with pytest.raises(SedContractError, match=f"^{re.escape(str(named))}: {expected}") as refused:
+        if reader == "run":
+            read_checkpoint(named)
+        else:
+            load_encoder(reader, named.parent if reader == "wav2vec2" else named)
+    message = str(refused.value)
+    assert "\n" not in message and "weights_only" not in message and "succeed" not in message
+    assert isinstance(refused.value, EncoderError) == (reader != "run")
+    assert not marker.exists()

@@ -264,6 +264,49 @@ def test_collar_scores_of_crowded_clips_equal_sed_eval(seed, matching, onset, of
     assert_same_scores(ours, theirs)
 
 
+def test_offset_only_candidates_reach_a_fifth_of_long_references():
+    """Offsets only, events long enough that 20 % of their length exceeds the 0.2 s collar:
+    every pair here lies outside the collar but inside max(collar, 0.2 · length), one a hit
+    and two substitutions, as in sed_eval."""
+    ref = EventList.from_rows([("a", 1.0, 6.0, "x"), ("a", 7.0, 9.0, "y"),
+                               ("b", 0.5, 8.5, "x")])
+    pred = EventList.from_rows([("a", 1.0, 6.7, "x"), ("a", 7.9, 9.3, "x"),
+                                ("b", 2.0, 7.1, "y")])
+    for matching in ("optimal", "greedy"):
+        ours = event_metrics(ref, pred, classes=["x", "y"], t_collar=0.2,
+                             percentage_of_length=0.2, evaluate_onset=False,
+                             evaluate_offset=True, matching=matching)
+        metric = sed_eval.sound_event.EventBasedMetrics(
+            event_label_list=["x", "y"], t_collar=0.2, percentage_of_length=0.2,
+            evaluate_onset=False, evaluate_offset=True, event_matching_type=matching)
+        reference_results(metric, ref, pred, None, segment=False)
+        theirs = metric.overall
+        assert (ours.overall.tp, ours.overall.subs) == (1, 2)
+        assert (ours.overall.tp, ours.overall.subs, ours.overall.ref, ours.overall.sys) == \
+            (theirs["Ntp"], theirs["Nsubs"], theirs["Nref"], theirs["Nsys"])
+
+
+def test_the_last_partial_segment_is_scored_like_sed_eval():
+    """A 2.5 s clip in 1 s segments has three segments, the last one half long; events that
+    lie only in it count."""
+    ref = EventList.from_rows([("a", 2.1, 2.4, "x"), ("a", 0.5, 1.2, "y"),
+                               ("b", 3.6, 3.7, "y")])
+    pred = EventList.from_rows([("a", 2.2, 2.5, "x"), ("a", 2.3, 2.5, "y"),
+                                ("b", 3.2, 3.4, "y")])
+    durations = {"a": 2.5, "b": 3.7}
+    ours = segment_metrics(ref, pred, classes=["x", "y"], time_resolution=1.0,
+                           durations=durations)
+    metric = sed_eval.sound_event.SegmentBasedMetrics(event_label_list=["x", "y"],
+                                                      time_resolution=1.0)
+    reference_results(metric, ref, pred, durations, segment=True)
+    theirs = metric.overall
+    # x: segment 2 of a on both sides; y: a ref 0-1, pred 2; b ref 3, pred 3
+    assert (ours.overall.tp, ours.overall.ref, ours.overall.sys) == (2, 4, 3)
+    assert (ours.overall.tp, ours.overall.ref, ours.overall.sys) == \
+        (theirs["Ntp"], theirs["Nref"], theirs["Nsys"])
+    assert close(ours.error_rate, metric.results()["overall"]["error_rate"]["error_rate"])
+
+
 def test_scores_do_not_depend_on_the_order_of_classes_or_clips():
     """Regression: intersection scores searched merged events (sorted by clip and label name)
     as if sorted by row, so declaring classes or clips in another order changed the counts."""

@@ -98,3 +98,44 @@ def test_a_parsed_contract_is_named_by_its_own_name():
     contract = parse_contract("clause c: on ref.onset require N[2] pred.onset\n", name="mine")
     report = sedcontract.audit(REF, PRED, AuditPolicy(contract=contract), durations=DURATIONS)
     assert report.policy["contract"] == "mine" and report.coordinates == ("c",)
+
+
+def test_the_shipped_standard_policy_restates_the_dataclass_defaults():
+    """configs/contract/standard.yaml and the command-line options must not drift from the
+    dataclasses that declare each default."""
+    import argparse
+    from dataclasses import fields
+
+    import yaml
+
+    from sedcontract.cli import options
+
+    text = (Path(sedcontract.__file__).parent / "configs" / "contract" / "standard.yaml")
+    config = yaml.safe_load(text.read_text())
+    defaults = {f.name: f.default for f in fields(AuditPolicy)}
+    for name, value in config.items():
+        if name.startswith("_"):
+            continue
+        if name in ("decision", "scores"):
+            kind = DecisionPolicy if name == "decision" else ScoreSettings
+            own = {f.name: f.default for f in fields(kind)}
+            assert {k: own[k] for k in value} == value, name
+        else:
+            assert defaults[name] == value, name
+    parser = argparse.ArgumentParser()
+    for kind in (AuditPolicy, ScoreSettings, DecisionPolicy):
+        options.add_options(parser, kind)
+    args = parser.parse_args([])
+    assert to_json_policy(options.policy(args, scores=True)) == to_json_policy(
+        AuditPolicy(scores=ScoreSettings()))
+    assert options.build(DecisionPolicy, args) == DecisionPolicy()
+    changed = parser.parse_args(["--hop", "0.064", "--dtc", "0.7", "--no-evaluate-offset",
+                                 "--event-matching", "greedy", "--median-filter", "0.1"])
+    built = options.policy(changed, decision=options.build(DecisionPolicy, changed), scores=True)
+    assert (built.hop, built.scores.dtc_threshold, built.scores.evaluate_offset,
+            built.scores.matching, built.decision.median_filter) == (0.064, 0.7, False,
+                                                                     "greedy", 0.1)
+
+
+def to_json_policy(policy: AuditPolicy) -> dict:
+    return policy.report(policy.conversions())

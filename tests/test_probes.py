@@ -4,6 +4,10 @@ damaged cache file is recomputed); the encoder's weights never enter a run check
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import pytest
 import torch
 
@@ -12,7 +16,8 @@ from sedcontract.models.encoders import load_encoder
 from sedcontract.models.feature_cache import FeatureCache
 from sedcontract.training import build_model, train
 from tests.conftest import model_overrides
-from tests.test_training import compose_config
+from tests.test_encoders import pickled_wav2vec2
+from tests.test_training import ROOT, Payload, compose_config
 
 
 def test_steps_land_on_the_grid_by_their_time():
@@ -125,3 +130,21 @@ def test_evaluate_reproduces_a_probe_run_from_its_checkpoint(base, encoder_check
     assert to_json(evaluated["model"].report) == to_json(objects["model"].report)
     assert "frozen beats features" in json.loads(to_json(evaluated["model"].report)
                                                  )["policy"]["decision"]
+
+
+def test_train_py_refuses_a_pickled_encoder_checkpoint_in_one_line(base, encoder_checkpoints,
+                                                                  tmp_path):
+    """``train.py model=probe_wav2vec2 encoder.checkpoint=DIR`` on a ``pytorch_model.bin``
+    whose pickle would run code: nothing runs, one error line, no traceback, exit 2."""
+    marker = tmp_path / "pwned"
+    evil = pickled_wav2vec2(encoder_checkpoints["wav2vec2"], tmp_path, {"w": Payload(marker)})
+    run = subprocess.run([sys.executable, str(ROOT / "train.py"), *base, "model=probe_wav2vec2",
+                          f"encoder.checkpoint={evil}", f"paths.log_dir={tmp_path}"],
+                         capture_output=True, text=True, cwd=tmp_path, timeout=300,
+                         env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    assert run.returncode == 2, run.stderr[-2000:]
+    errors = [line for line in run.stderr.splitlines() if line.startswith("error: ")]
+    assert len(errors) == 1 and errors[0].startswith(f"error: {evil / 'pytorch_model.bin'}: "
+                                                     "refused: ")
+    assert "Traceback" not in run.stderr and "weights_only" not in run.stderr
+    assert not marker.exists()

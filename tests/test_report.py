@@ -5,14 +5,17 @@ rows (missing columns, counts out of range, repeated rows, mixed policies) name 
 from __future__ import annotations
 
 import csv
+import io
+import math
 from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
 
 import sedcontract
-from sedcontract.audit import ScoreSettings, to_csv
-from sedcontract.audit.report import read_rows, report_tables
+from sedcontract.audit import ScoreSettings, to_csv, to_markdown
+from sedcontract.audit.render import table_text
+from sedcontract.audit.report import read_groups, read_rows, report_tables
 from sedcontract.cli import main
 from sedcontract.data import pathology_set, write_pathology_set
 from sedcontract.errors import TraceFormatError
@@ -215,3 +218,94 @@ def test_the_sweep_and_timelines_join_the_report(systems, tmp_path):
     assert (tmp_path / "r" / "sweep.csv").read_text() == (tmp_path / "sweep.csv").read_text()
     assert sweep_csv(read_sweep(tmp_path / "sweep.csv")) == (tmp_path / "sweep.csv").read_text()
     assert report(root, tmp_path / "r2", "--timelines", str(tmp_path / "nothing")) == 2
+
+
+def test_rows_and_groups_files_that_cannot_be_read_are_named(systems, tmp_path):
+    """Non-UTF-8 bytes (the byte and its line), a field over the CSV field limit, a text file
+    named .parquet and a clip grouped twice are errors naming the file, never tracebacks."""
+    root, _ = systems
+    lines = (root / "corrupt.csv").read_text().splitlines()
+    data = ("\n".join(lines[:2]) + "\n").encode() + \
+        lines[2].replace("corrupt", "corr\xfcpt", 1).encode("latin-1") + b"\n"
+    (tmp_path / "latin1.csv").write_bytes(data)
+    offset = data.index(b"\xfc")
+    with pytest.raises(TraceFormatError, match=f"not UTF-8 .*byte {offset}") as info:
+        read_rows([tmp_path / "latin1.csv"])
+    assert (info.value.path, info.value.row) == (str(tmp_path / "latin1.csv"), 3)
+    clip = lines[1].split(",")[3]
+    (tmp_path / "long.csv").write_text("\n".join([lines[0], lines[1],
+                                                  lines[2].replace(clip, "x" * 200_000)]))
+    with pytest.raises(TraceFormatError, match="field larger than field limit") as info:
+        read_rows([tmp_path / "long.csv"])
+    assert (info.value.path, info.value.row) == (str(tmp_path / "long.csv"), 3)
+    (tmp_path / "short.csv").write_text("\n".join([lines[0], "a,b,typed"]) + "\n")
+    with pytest.raises(TraceFormatError, match="3 fields; the header has 10") as info:
+        read_rows([tmp_path / "short.csv"])
+    assert info.value.row == 2
+    labels = (root / "cal" / "labels.tsv").read_bytes().splitlines(keepends=True)
+    (tmp_path / "groups.tsv").write_bytes(b"".join(labels[:3]) + b"\xff\xfe" + labels[3])
+    with pytest.raises(TraceFormatError, match="not UTF-8") as info:
+        read_groups(tmp_path / "groups.tsv")
+    assert info.value.path == str(tmp_path / "groups.tsv")
+    (tmp_path / "twice.tsv").write_bytes(b"".join([*labels[:3], labels[1]]))
+    with pytest.raises(TraceFormatError, match=r"grouped twice .*row 2") as info:
+        read_groups(tmp_path / "twice.tsv")
+    assert info.value.row == 4
+
+
+def test_parquet_rows_are_checked_like_csv_rows(systems, tmp_path):
+    """One checker for both formats: fractional or infinite counts in Parquet are refused as
+    in CSV (never truncated), and a file that is not Parquet is named."""
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    root, _ = systems
+    rows = read_rows([root / "corrupt.csv"])[:3]
+    lines = (root / "corrupt.csv").read_text().splitlines()
+    for column, value in (("satisfied", 0.5), ("obligations", 1.5), ("obligations", math.inf),
+                          ("satisfied", None), ("obligations", True)):
+        records = [{**row, column: value} for row in rows]
+        path = tmp_path / "rows.parquet"
+        pq.write_table(pa.Table.from_pylist(records), path)
+        with pytest.raises(TraceFormatError, match="not a whole number") as info:
+            read_rows([path])
+        assert (info.value.path, info.value.row, info.value.column) == (str(path), 2, column)
+        fields = lines[1].split(",")
+        fields[-1 if column == "obligations" else -2] = "" if value is None else str(value)
+        (tmp_path / "rows.csv").write_text("\n".join([lines[0], ",".join(fields)]) + "\n")
+        with pytest.raises(TraceFormatError, match="not a whole number") as same:
+            read_rows([tmp_path / "rows.csv"])
+        assert same.value.message == info.value.message, value
+    (tmp_path / "text.parquet").write_text("system,policy\n")
+    with pytest.raises(TraceFormatError, match="not a Parquet file") as info:
+        read_rows([tmp_path / "text.parquet"])
+    assert info.value.path == str(tmp_path / "text.parquet")
+
+
+def test_markdown_escapes_html_in_names_and_csv_keeps_them_exact(systems):
+    """Markdown cells write &, <, > as entities (no renderer injects HTML from a name) and
+    ordinary names byte for byte as before; CSV cells are the names exactly, formula-like or
+    not (docs/report.md: the CSV files are data, not spreadsheets)."""
+    root, _ = systems
+    names = {"corrupt": "<script>alert(1)</script> & co", "perfect": "=HYPERLINK(\"x\")"}
+    rows = [{**row, "system": names.get(row["system"], row["system"])}
+            for row in read_rows([root / "corrupt.csv"])]
+    vectors = next(t for t in report_tables(rows) if t.name == "vectors")
+    markdown = vectors.markdown()
+    assert "<script>" not in markdown and "&lt;script&gt;alert(1)&lt;/script&gt; &amp; co" \
+        in markdown
+    assert {r["system"] for r in csv.DictReader(io.StringIO(vectors.csv()))} == \
+        {names["corrupt"]}
+    assert table_text("dog bark | cat's (1).wav") == "dog bark \\| cat's (1).wav"
+    formula = [{**row, "system": names["perfect"]} for row in read_rows([root / "perfect.csv"])]
+    logic = next(t for t in report_tables(formula) if t.name == "logic")
+    assert logic.csv().splitlines()[1].startswith('"=HYPERLINK(""x"")",')
+    # a coordinate name is a column of the group table; a class name is in the audit Markdown
+    odd = [{**row, "coordinate": "<b>onset</b>"} if row["coordinate"] == "onset" else row
+           for row in rows]
+    groups = {row["clip"]: "g" for row in rows}
+    by_group = next(t for t in report_tables(odd, groups) if t.name == "by_group")
+    assert "<b>" not in by_group.markdown() and "&lt;b&gt;onset" in by_group.markdown()
+    ref = sedcontract.EventList.from_rows([("a", 0.5, 1.0, "<img src=x onerror=alert(1)>")])
+    text = to_markdown(sedcontract.audit(ref, ref, durations={"a": 4.0}))
+    assert "<img" not in text and "&lt;img src=x onerror=alert(1)&gt;" in text

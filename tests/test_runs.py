@@ -166,3 +166,45 @@ def test_the_command_line_gives_the_same_report_bytes_on_either_backend(tmp_path
                      backend, "--jobs", jobs, "--out", str(out)]) == 0
         outputs.append(out.read_bytes())
     assert outputs[0] == outputs[1] == outputs[2]
+
+
+HUGE = "100000000000000000000000000000"
+
+
+@pytest.mark.parametrize(("text", "fragment"), [
+    (f"let eps = {HUGE}s\nclause onset: on ref.onset require N[eps] pred.onset\n",
+     "longer than the longest supported time"),
+    (f"clause onset: on ref.onset require N[{HUGE}] pred.onset\n", "more frames than"),
+    (f"let eps = {HUGE}ms\nclause d: each ref require dur(ref) <= eps\n",
+     "longer than the longest supported time"),
+    ("let eps = " + "9" * 5000 + "\nclause o: on ref.onset require F[eps] pred.onset\n",
+     "more frames than"),
+])
+def test_a_bound_too_large_to_run_is_refused_at_check_time_with_a_caret(text, fragment):
+    """`check` accepts exactly what `audit` runs: a bound beyond 1e9 s (or 10^15 frames) is a
+    check error pointing at it, with a hop or without, never an OverflowError in the audit."""
+    contract = sedcontract.parse_contract(text, name="big.contract")
+    first = text.split("\n")[0]
+    column = first.index(HUGE if HUGE in first else "9" * 10) + 1
+    for hop in (0.02, None):
+        with pytest.raises(ContractCheckError, match=fragment) as info:
+            sedcontract.check_contract(contract, hop=hop)
+        assert (info.value.line, info.value.column) == (1, column)
+    ref, pred, durations = random_events(np.random.default_rng(0), 1, 0.02)
+    with pytest.raises(ContractCheckError, match=fragment):
+        sedcontract.audit(ref, pred, contract=contract, durations=durations)
+
+
+def test_a_huge_binding_is_refused_naming_it_and_the_largest_bound_still_runs():
+    with pytest.raises(sedcontract.SedContractError, match=f"'eps' = '{HUGE}s'.*longer"):
+        sedcontract.AuditPolicy(eps=f"{HUGE}s")
+    with pytest.raises(sedcontract.SedContractError, match="'eps' = 1000000000000001 "
+                                                            "frames"):
+        sedcontract.AuditPolicy(eps=10**15 + 1)
+    with pytest.raises(sedcontract.SedContractError, match="finer than a microsecond"):
+        sedcontract.AuditPolicy(eps="1." + "0" * 30 + "1s")  # exact, not rounded to 28 digits
+    ref, pred, durations = random_events(np.random.default_rng(1), 2, 0.02)
+    for backend in ("runs", "dense"):  # 1e9 s, the longest supported time, is a usable radius
+        report = sedcontract.audit(ref, pred, durations=durations, eps="1000000000s",
+                                   backend=backend)
+        assert report.modes["typed"].micro("onset").obligations > 0

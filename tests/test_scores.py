@@ -195,6 +195,23 @@ def test_collar_matching_is_the_declared_one(matching, tp):
     assert ours.overall.tp == tp == round(theirs)
 
 
+def test_without_time_conditions_substitutions_are_the_fewer_leftovers():
+    """Onset and offset both off: per clip and class min(refs, outputs) hit; the leftovers of
+    a clip pair up across labels, so S = min(leftover refs, leftover outputs) per clip."""
+    from sedcontract.audit.scores import event_metrics
+
+    ref = EventList.from_rows([("a", 0.5, 1.0, "speech"), ("a", 2.0, 2.5, "speech"),
+                               ("a", 3.0, 3.2, "tone"), ("b", 0.1, 0.2, "tone")])
+    pred = EventList.from_rows([("a", 5.0, 6.0, "tone"), ("a", 7.0, 7.5, "burst"),
+                                ("b", 0.4, 0.5, "speech"), ("b", 1.0, 1.1, "tone")])
+    result = event_metrics(ref, pred, classes=["speech", "tone", "burst"],
+                           evaluate_onset=False, evaluate_offset=False)
+    # a: tone hits, 2 speech refs and 1 burst left: S = 1; b: tone hits, 1 output left: S = 0
+    assert result.subs.tolist() == [1, 0]
+    assert (result.overall.tp, result.overall.fn, result.overall.fp) == (2, 1, 1)
+    assert math.isclose(result.error_rate, (1 + 1 + 1) / 4)
+
+
 def test_boundary_and_intersection_criteria_hold_at_their_limits():
     # onsets 10 frames apart are within a tolerance of 10 frames; 11 are not
     ref = EventList.from_rows([("a", 0.4, 1.0, "x"), ("a", 2.0, 2.6, "x")])
@@ -213,6 +230,35 @@ def test_boundary_and_intersection_criteria_hold_at_their_limits():
     short = intersection_metrics(ref, EventList.from_rows([("a", 0.0, 0.999, "x")]),
                                  classes=["x"])
     assert (short.overall.tp, short.overall.sys) == (0, 1)  # just below: a false positive
+
+
+def test_a_zero_length_detection_is_neither_relevant_nor_a_false_positive():
+    from sedcontract.audit.scores import intersection_metrics
+
+    ref = EventList.from_rows([("a", 0.5, 1.5, "x")])
+    pred = EventList.from_rows([("a", 0.5, 1.5, "x"), ("a", 3.0, 3.0, "x")])
+    result = intersection_metrics(ref, pred, classes=["x"])
+    assert (result.overall.tp, result.overall.ref, result.overall.sys) == (1, 1, 1)
+    alone = intersection_metrics(ref, EventList.from_rows([("a", 3.0, 3.0, "x")]),
+                                 classes=["x"])
+    assert (alone.overall.tp, alone.overall.sys) == (0, 0)
+
+
+def test_closed_edges_put_an_offset_at_the_clip_end_on_the_last_frame():
+    """A reference running to the end of a 2 s clip (100 frames) has its closed-edge offset on
+    frame 99, where a prediction that stops one frame early (first inactive frame 99) has its
+    own: a hit with no tolerance. Open edges drop the reference offset."""
+    from sedcontract.audit.scores import boundary_metrics
+    from sedcontract.traces import TraceSet
+
+    ref = EventList.from_rows([("a", 1.0, 2.0, "x"), ("a", 0.0, 0.5, "y")])
+    pred = EventList.from_rows([("a", 1.0, 1.98, "x"), ("a", 1.5, 2.0, "y")])
+    traces = TraceSet.from_events(ref, pred, hop=0.02, durations={"a": 2.0}, classes=["x", "y"])
+    closed = boundary_metrics(traces, frames=0, kind="offset", edges="closed").per_class
+    assert (closed["x"].tp, closed["x"].ref, closed["x"].sys) == (1, 1, 1)
+    assert (closed["y"].tp, closed["y"].ref, closed["y"].sys) == (0, 1, 1)
+    opened = boundary_metrics(traces, frames=0, kind="offset", edges="open").per_class
+    assert (opened["x"].ref, opened["x"].sys, opened["y"].ref, opened["y"].sys) == (0, 1, 1, 0)
 
 
 def test_segment_scores_cost_what_the_events_cost():

@@ -113,6 +113,26 @@ def test_an_imperfect_separation_says_so(tmp_path):
     assert "No subset flags every high-risk case" in selection_markdown(selection)
 
 
+def test_coordinates_that_flag_nothing_are_not_chosen(tmp_path):
+    """When no coordinate flags a single high-risk case, the best subset of size one flags
+    nothing: nothing is chosen, and the written contract has no clause (not the top-ranked
+    coordinate that flags nothing)."""
+    from sedcontract.audit.selection import selected_contract
+    from sedcontract.contracts.policy import AuditPolicy
+
+    folder, data = calibration(tmp_path, {"late_onset": [0.1], "missed": [1.0]})
+    report = sedcontract.audit(data.ref, data.pred, durations=data.durations)
+    labels = read_labels(folder / "labels.tsv", data.ref.clips)
+    selection = select(report, labels, RiskOrder(("late_onset", "missed"),
+                                                 frozenset({"late_onset"})))
+    assert not any(choice.flags for choice in selection.choices.values())
+    assert selection.chosen == () and not selection.perfect
+    assert len(selection.unflagged) == sum(p == "late_onset" for _, p, _ in labels) == 6
+    text = selected_contract(AuditPolicy().parsed, selection)
+    assert parse_contract(text).clauses == ()
+    assert "risk order): none;" in selection_markdown(selection)
+
+
 def test_select_command_writes_a_contract_that_audits(tmp_path, capsys):
     folder, _ = calibration(tmp_path, {"fragmentation": [2, 3], "late_onset": [0.1],
                                        "missed": [1.0]})
@@ -141,6 +161,9 @@ def test_select_command_writes_a_contract_that_audits(tmp_path, capsys):
     ("order: [missed, missed]\nhigh: 1\n", "listed twice", 1),
     ("order: [missed, false]\n", "a risk order has 'order", None),
     ("order: missed\nhigh: 1\n", "must be a non-empty list", 1),
+    ("order: [missed, false]\nhigh: 1\norder: [false, missed]\n",
+     r"'order' is given twice \(first at line 1\)", 3),
+    ("order: [missed, false]\nhigh: 1\nhihg: 1\n", "unknown key 'hihg'", 3),
 ])
 def test_bad_risk_orders_name_the_file_and_line(tmp_path, text, message, row):
     path = tmp_path / "risk.yaml"
@@ -148,6 +171,23 @@ def test_bad_risk_orders_name_the_file_and_line(tmp_path, text, message, row):
     with pytest.raises(TraceFormatError, match=message) as info:
         read_risk_order(path, ["missed", "false", "onset", "fragmentation"])
     assert info.value.path == str(path) and info.value.row == row
+
+
+def test_risk_orders_and_labels_that_are_not_utf8_or_too_deep_are_named(tmp_path):
+    path = tmp_path / "risk.yaml"
+    path.write_bytes(b"# kinds\norder: [missed, f\xe4lse]\nhigh: 1\n")
+    with pytest.raises(TraceFormatError, match=r"not UTF-8 .*byte 25") as info:
+        read_risk_order(path, ["missed", "false"])
+    assert (info.value.path, info.value.row) == (str(path), 2)
+    path.write_text("order: " + "[" * 5000 + "]" * 5000 + "\nhigh: 1\n")
+    with pytest.raises(TraceFormatError, match="nested too deeply") as info:
+        read_risk_order(path, ["missed", "false"])
+    assert info.value.path == str(path)
+    labels = tmp_path / "labels.tsv"
+    labels.write_bytes(b"filename\tsource_clip\tpathology\tseverity\nr0.wav\tr0\tf\xe4lse\t1\n")
+    with pytest.raises(TraceFormatError, match="not UTF-8") as info:
+        read_labels(labels, ["r0"])
+    assert info.value.path == str(labels)
 
 
 def test_a_bare_false_in_the_risk_order_is_the_coordinate(tmp_path):

@@ -93,6 +93,19 @@ def test_joining_refuses_what_is_not_a_partition():
         sedcontract.audit(ref, pred, durations=durations, shard=(2, 2))
 
 
+def test_joining_refuses_reports_of_other_class_lists():
+    """Counts are columns per class: shards with another class list (an extra class, or the
+    same classes in another order) are refused, never added column by column."""
+    ref, pred, durations = corpus(2)
+    a = sedcontract.audit(ref, pred, durations=durations, shard=(0, 2))
+    assert a.facts.classes == ("burst", "speech", "tone")
+    for classes in (["speech", "tone", "burst"], ["burst", "speech", "tone", "dog"]):
+        b = sedcontract.audit(ref, pred, durations=durations, shard=(1, 2), classes=classes)
+        assert b.policy == a.policy
+        with pytest.raises(SedContractError, match="different classes"):
+            GuardReport.concat([a, b])
+
+
 def write_corpus(tmp_path: Path, seed: int = 0) -> list[str]:
     ref, pred, durations = corpus(seed)
     write_events(tmp_path / "ref.tsv", ref)
@@ -171,6 +184,28 @@ def test_merge_refuses_incomplete_mixed_or_broken_shards(tmp_path, capsys):
     assert code == 2 and "--format json" in err
 
 
+def test_shards_of_corpora_that_differ_only_in_durations_do_not_merge(tmp_path, capsys):
+    from sedcontract.audit.shards import corpus_key
+
+    ref, pred, durations = corpus(0)
+    classes = ["burst", "speech", "tone"]
+    longer = {**durations, "clip03": durations["clip03"] + 1.0}
+    assert corpus_key(ref, pred, classes, durations) == corpus_key(ref, pred, classes,
+                                                                   dict(durations))
+    assert corpus_key(ref, pred, classes, durations)["sha256"] != \
+        corpus_key(ref, pred, classes, longer)["sha256"]
+    inputs = write_corpus(tmp_path)
+    first = tmp_path / "a0.json"
+    assert run(["audit", *inputs, "--format", "json", "--shard", "0/2", "--out", str(first)],
+               capsys)[0] == 0
+    write_durations(tmp_path / "longer.tsv", longer)
+    second = tmp_path / "b1.json"
+    assert run(["audit", *inputs[:4], "--durations", str(tmp_path / "longer.tsv"),
+                "--format", "json", "--shard", "1/2", "--out", str(second)], capsys)[0] == 0
+    code, _, err = run(["merge", str(first), str(second)], capsys)
+    assert code == 2 and "another corpus" in err, err
+
+
 def test_the_dask_recipe_gives_the_unsharded_report(tmp_path, capsys):
     pytest.importorskip("distributed")
     inputs = write_corpus(tmp_path)
@@ -184,3 +219,55 @@ def test_the_dask_recipe_gives_the_unsharded_report(tmp_path, capsys):
     assert recipe.main([*inputs, "--with-scores", "--shards", "5", "--workers", "2",
                         "--out", str(out)]) == 0
     assert out.read_text() == whole
+
+
+def test_merge_refuses_deep_nesting_and_counts_that_ask_for_memory(tmp_path):
+    """Memory grows with what a shard holds, never with a number written in it: a huge or
+    fractional shard count, widths that do not fit the counts, counts that are not whole
+    numbers in range, satisfied above obligations and deep nesting are refused naming the
+    file."""
+    from sedcontract.audit.shards import corpus_key, merge_shards, shard_json
+
+    ref, pred, durations = corpus(0)
+    paths, texts = [], []
+    for i in range(2):
+        part = sedcontract.audit(ref, pred, durations=durations, shard=(i, 2))
+        paths.append(tmp_path / f"s{i}.json")
+        texts.append(shard_json(part, i, 2, corpus_key(ref, pred, part.facts.classes,
+                                                       durations)))
+        paths[-1].write_text(texts[-1])
+    assert to_json(merge_shards(paths)) == to_json(sedcontract.audit(ref, pred,
+                                                                     durations=durations))
+    for path, text in zip(paths, texts, strict=True):  # both shards say so
+        path.write_text(text.replace('"count": 2,', f'"count": {10**12},'))
+    with pytest.raises(SedContractError, match="shard\\(s\\) 2, 3, 4, 5, 6 and "
+                       f"{10**12 - 7} more of {10**12} missing"):
+        merge_shards(paths)
+    paths[0].write_text(texts[0])
+    original = json.loads(texts[1])
+    key, first = "typed/satisfied/onset", original["shard"]["clips"][0]
+
+    def edit(change) -> None:
+        data = json.loads(texts[1])
+        change(data)
+        paths[1].write_text(json.dumps(data))
+
+    cases = [
+        (lambda d: d["shard"].update(count=1e9), "'count' must be a whole number"),
+        (lambda d: d["shard"].update(index=-1), "'index' must be a whole number"),
+        (lambda d: d["shard"]["widths"].update({key: 10**18}), f"counts {key!r} are not"),
+        (lambda d: d["shard"]["counts"][key].__setitem__(0, 1.5), f"counts {key!r} are not"),
+        (lambda d: d["shard"]["counts"][key].__setitem__(0, 10**30), f"counts {key!r} are not"),
+        (lambda d: d["shard"]["counts"][key].__setitem__(0, 10**6),
+         f"satisfied above obligations .*clip {first!r}"),
+        (lambda d: d["shard"].update(clips=first), "'clips' must be a list of names"),
+        (lambda d: d["policy"].update(deep=json.loads("[" * 500 + "]" * 500)),
+         "nested too deeply"),
+    ]
+    for change, message in cases:
+        edit(change)
+        with pytest.raises(SedContractError, match=f"s1.json: .*{message}"):
+            merge_shards(paths)
+    paths[1].write_text('{"shard": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    with pytest.raises(SedContractError, match=r"s1.json: .*nested too deeply"):
+        merge_shards(paths)

@@ -120,6 +120,21 @@ def test_product_logic_on_soft_inputs_has_its_closed_form():
     assert until[0, t].item() == pytest.approx(1 - (1 - 0.2 * 0.1) * (1 - 0.2 * 0.7 * 0.3))
 
 
+def test_logit_signals_are_sigmoids_of_the_logit():
+    z = torch.tensor([[2.0, -1.0, 0.3, -4.0]], dtype=torch.float64)
+    signals = {"pred.active": Signal(z, "logit")}
+    active = soft_formula("pred.active", signals, dtype=torch.float64)
+    torch.testing.assert_close(active.value, torch.sigmoid(z))
+    torch.testing.assert_close(active.false, F.logsigmoid(-z))  # log(1 − p)
+    negated = soft_formula("!pred.active", signals, dtype=torch.float64).value
+    torch.testing.assert_close(negated, torch.sigmoid(-z))
+    # the same posteriors given as probabilities: the same values
+    both = soft_formula("pred.active & F[1:2] pred.active", signals, dtype=torch.float64).value
+    as_p = soft_formula("pred.active & F[1:2] pred.active", {"pred.active": torch.sigmoid(z)},
+                        dtype=torch.float64).value
+    torch.testing.assert_close(both, as_p)
+
+
 # ---- the sound semantics -----------------------------------------------------------------
 
 @pytest.mark.parametrize("epsilon", [0.05, 0.5])
@@ -249,6 +264,68 @@ def test_window_sums_use_disjoint_blocks():
         expected = [sum(x[0, s].item() for s in range(t + lo, t + hi + 1) if 0 <= s < 10)
                     for t in range(10)]
         assert window_reduce(x, lo, hi, torch.add, 0.0)[0].tolist() == expected, (lo, hi)
+
+
+def test_interval_sums_of_power_of_two_lengths():
+    """The longest interval is exactly a power of two frames: its top block must be taken."""
+    x = torch.arange(1.0, 9.0)[None]  # 1 … 8
+    row = torch.zeros(4, dtype=torch.long)
+    start, end = torch.tensor([0, 2, 4, 5]), torch.tensor([8, 6, 6, 6])
+    torch.testing.assert_close(interval_sums(x, row, start, end),
+                               torch.tensor([36.0, 18, 11, 6]))
+    assert interval_sums(x, row[:1], torch.tensor([3]), torch.tensor([7])).item() == 22.0
+
+
+def soft_events(reference: np.ndarray, lengths: list[int], p: torch.Tensor) -> SoftEvents:
+    return SoftEvents(reference, np.array(lengths), torch.log(p), torch.log1p(-p),
+                      np.zeros(len(reference), dtype=int), ("speech",),
+                      AuditPolicy().resolver())
+
+
+def test_duration_mass_stops_at_neighbouring_references_and_the_clip_end():
+    """Two same-class references 2 frames apart, dilated by 3: each dilated interval stops at
+    its neighbour (the end of the previous, the start of the next), the last one at its clip's
+    own length, and a row's last interval never reaches into the next row."""
+    ref = np.zeros((2, 16), dtype=bool)
+    ref[0, 2:5] = ref[0, 7:10] = True
+    ref[1, 3:6] = True
+    p = torch.arange(1, 33, dtype=torch.float64).reshape(2, 16) / 100  # frame t of row r
+    events = soft_events(ref, [12, 16], p)
+    mass = events.mass(torch.tensor([3, 3, 3]))
+    # [0, 7): clip start .. next start 7; [5, 12): previous end 5 .. clip length 12;
+    # row 1 [0, 9): its own start − 3 clipped at 0, end + 3
+    expected = [sum(range(1, 8)) / 100, sum(range(6, 13)) / 100, sum(range(17, 26)) / 100]
+    torch.testing.assert_close(mass, torch.tensor(expected, dtype=torch.float64))
+
+
+def test_pair_obligations_are_weighted_by_coverage_not_by_the_expected_count():
+    """Under p = 0.5 on a 3-frame reference the coverage is 1 − 0.5³ = 0.875 while the expected
+    count of predicted runs is 0.5 + 0.25 + 0.25 = 1: pair clauses weigh each reference by the
+    coverage."""
+    ref = np.zeros((1, 40), dtype=bool)
+    ref[0, 10:13] = True
+    events = soft_events(ref, [40], torch.full((1, 40), 0.5, dtype=torch.float64))
+    assert events.coverage().item() == pytest.approx(0.875)
+    assert events.count().item() == pytest.approx(1.0)
+    clauses = {c.name: c for c in AuditPolicy().parsed.clauses}
+    duration = events.clause(clauses["duration"])
+    assert duration.obligations.item() == pytest.approx(0.875)
+
+
+def test_count_at_least_one_is_the_coverage_not_the_clamped_count():
+    """``count(…) >= 1`` (and ``> 0``) is the coverage 0.875, not ``min(count, 1) = 1``."""
+    ref = np.zeros((1, 40), dtype=bool)
+    ref[0, 10:13] = True
+    events = soft_events(ref, [40], torch.full((1, 40), 0.5, dtype=torch.float64))
+    clauses = {c.name: c for c in AuditPolicy().parsed.clauses}
+    missed = events.clause(clauses["missed"])  # require count(pred overlapping ref) >= 1
+    assert missed.obligations.item() == 1.0
+    assert missed.violations.item() == pytest.approx(0.125)
+    # the fragmentation clause is obliged where count(…) >= 1: weight 0.875, not 1
+    assert events.clause(clauses["fragmentation"]).obligations.item() == pytest.approx(0.875)
+    strict = parse_contract_text(
+        "clause seen: each ref require count(pred overlapping ref) > 0\n").clauses[0]
+    assert events.clause(strict).violations.item() == pytest.approx(0.125)
 
 
 # ---- no NaN, no infinity -------------------------------------------------------------------
@@ -392,6 +469,29 @@ def test_weights_name_clauses_of_the_contract():
     assert [c.name for c in only.clauses] == ["onset"]
     default = ContractLoss(AuditPolicy(), CLASSES)
     assert [c.name for c in default.clauses] == list(GUARD)  # diagnostics are not trained
+
+
+def test_logits_are_recentred_on_the_decision_threshold():
+    """With threshold 0.8 a logit of logit(0.8) = log 4 is the decision boundary: soft truth
+    0.5. With no reference activity the silence loss is the mean posterior."""
+    from sedcontract.traces.scores import DecisionPolicy
+    policy = AuditPolicy(decision=DecisionPolicy(threshold=0.8))
+    loss = ContractLoss(policy, ("speech",), weights={"silence": 1.0})
+    ref = torch.zeros(1, 1, 50, dtype=torch.bool)
+    at_threshold = torch.full((1, 1, 50), math.log(4.0), dtype=torch.float64)
+    assert loss(at_threshold, ref, torch.tensor([50]))["silence"].item() == pytest.approx(0.5)
+    zero = torch.zeros(1, 1, 50, dtype=torch.float64)  # p = 0.5 < 0.8: soft truth 1/5
+    assert loss(zero, ref, torch.tensor([50]))["silence"].item() == pytest.approx(0.2)
+
+
+def test_the_total_loss_weighs_each_clause():
+    ref, lengths = reference_batch()
+    z = torch.randn(2, 3, 400, generator=torch.Generator().manual_seed(3), dtype=torch.float64)
+    out = ContractLoss(AuditPolicy(), CLASSES,
+                       weights={"silence": 2.0, "missed": 0.5, "onset": 1.0})(z, ref, lengths)
+    assert set(out) == {"silence", "missed", "onset", "total"}
+    expected = 2.0 * out["silence"] + 0.5 * out["missed"] + out["onset"]
+    assert out["total"].item() == pytest.approx(expected.item())
 
 
 def test_a_clause_without_relaxation_is_refused_by_name(tmp_path):

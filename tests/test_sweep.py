@@ -47,6 +47,23 @@ def test_radii_parse_with_ranges():
             parse_radii(bad)
 
 
+
+def test_radii_too_large_or_equal_after_conversion_are_refused_naming_them():
+    huge = "100000000000000000000000000000s"
+    with pytest.raises(SedContractError, match=f"{huge}.*longer than the longest supported"):
+        parse_radii(f"0,{huge}")
+    for text, first, second in (("20ms,0.02s", "20ms", "0.02s"), ("0,0ms", "0", "0ms"),
+                                ("0.5s,100ms,500ms", "0.5s", "500ms")):
+        with pytest.raises(SedContractError, match=f"{first} and {second} are the same radius"):
+            parse_radii(text)
+    with pytest.raises(SedContractError, match="finer than a microsecond"):
+        parse_radii("0.0000001s")
+    assert parse_radii("0,1000000000s") == ["0", "1000000000s"]
+    # steps are exact microseconds, written as bound texts at any size
+    assert parse_radii("0,500s,...,1500s") == ["0", "500s", "1000000ms", "1500000ms"]
+    assert parse_radii("0,0.1ms,...,0.3ms") == ["0", "0.1ms", "0.2ms", "0.3ms"]
+
+
 @pytest.mark.parametrize("seed", range(3))
 def test_onset_and_offset_never_fall_as_eps_grows(seed):
     """N[eps] windows grow with eps: satisfied counts never fall, obligations stay. The
@@ -93,6 +110,25 @@ def test_rank_reversals_are_marked():
     assert result.flips("offset") == []
 
 
+def test_sweep_rows_score_under_the_policys_aggregation():
+    """One speech event found, three tone events missed: per class 1/1 and 0/3, so the macro
+    score is 0.5 and the micro one 0.25 (the rows' counts are the pooled ones either way)."""
+    ref = EventList.from_rows([("a", 1.0, 2.0, "speech"), ("a", 3.0, 3.5, "tone"),
+                               ("a", 5.0, 5.5, "tone"), ("a", 7.0, 7.5, "tone")])
+    pred = EventList.from_rows([("a", 1.0, 2.0, "speech")], clips=("a",))
+    durations = {"a": 10.0}
+    for aggregation, expected in (("macro", 0.5), ("micro", 0.25)):
+        result = sweep(ref, {"s": pred}, AuditPolicy(aggregation=aggregation),
+                       ["0", "200ms"], durations=durations)
+        for radius in ("0", "200ms"):
+            for coordinate in ("missed", "onset", "offset"):
+                assert result.score("s", radius, coordinate) == pytest.approx(expected), \
+                    (aggregation, radius, coordinate)
+            row = next(r for r in result.rows if (r["eps"], r["coordinate"]) == (radius,
+                                                                                   "missed"))
+            assert (row["satisfied"], row["obligations"]) == (1, 4)
+
+
 def test_sweep_command_writes_tables_rows_and_a_figure(tmp_path, capsys):
     ref, durations = reference(1)
     write_events(tmp_path / "ref.tsv", ref)
@@ -133,3 +169,40 @@ def test_sweep_rows_are_the_same_bytes_for_the_same_inputs():
     second = sweep(ref, {"a": shifted(ref, 0.1, 0.0)}, AuditPolicy(), ["0", "100ms"],
                    durations=durations)
     assert sweep_csv(first) == sweep_csv(second)
+
+
+def test_sweep_rows_are_checked_naming_the_row(tmp_path):
+    """read_sweep (report --sweep) refuses counts out of range, a score other than
+    satisfied/obligations, a repeated or a missing row, a bad radius and non-UTF-8 bytes."""
+    from sedcontract.audit.sweep import read_sweep
+    from sedcontract.errors import TraceFormatError
+
+    ref, durations = reference(0, clips=2)
+    text = sweep_csv(sweep(ref, {"a": shifted(ref, 0.1, 0.0), "b": ref}, AuditPolicy(),
+                           ["0", "100ms"], durations=durations))
+    lines = text.splitlines()
+    path = tmp_path / "rows.csv"
+    path.write_text(text)
+    assert sweep_csv(read_sweep(path)) == text
+    head = "a,0,onset,"
+    cases = [
+        ([head + "5,2,"], "satisfied 5 is outside 0 … obligations 2", 2, "satisfied"),
+        ([head + "1,2,0.9"], "score 0.9 is not satisfied/obligations 1/2", 2, "score"),
+        ([head + "0,0,0.5"], "score 0.5 .*no obligations", 2, "score"),
+        ([head + "1,2,"], "blank score .*1/2", 2, "score"),
+        ([head + "1.5,2,0.75"], "not a whole number", 2, "satisfied"),
+        ([lines[1], lines[1]], "repeats row 2", 3, None),
+        (["a,abc,onset,0,18,0.0"], "radius 'abc'", 2, "eps"),
+        (["a,0,onset,0,18,0.0", "b,100ms,offset,0,18,0.0"], "no row for system a, eps 0, "
+         "coordinate offset", None, None),
+    ]
+    for body, message, row, column in cases:
+        path.write_text("\n".join([lines[0], *body]) + "\n")
+        with pytest.raises(TraceFormatError, match=message) as info:
+            read_sweep(path)
+        assert (info.value.path, info.value.row, info.value.column) == (str(path), row,
+                                                                         column), message
+    path.write_bytes(text.encode().replace(b"a,0,onset", b"\xe4,0,onset", 1))
+    with pytest.raises(TraceFormatError, match="not UTF-8") as info:
+        read_sweep(path)
+    assert info.value.row == 2

@@ -5,13 +5,15 @@ Every table is a pure function of the report; JSON is byte-identical across runs
 
 from __future__ import annotations
 
+import codecs
 import csv
 import hashlib
+import html
 import io
 import json
 import math
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,12 +21,84 @@ import numpy as np
 
 from sedcontract.audit.guard import Cell, GuardReport, ModeReport, ScoresReport
 from sedcontract.audit.scores import Counts, MetricResult
+from sedcontract.errors import TraceFormatError
 from sedcontract.outputs import atomic_write
+from sedcontract.traces.names import shorten
 from sedcontract.traces.soft import SoftLabels
 
 SCHEMA_VERSION = 1
 ROW_FIELDS = ("system", "policy", "mode", "clip", "class", "coordinate", "role", "sort",
               "satisfied", "obligations")
+MAX_COUNT = 2**63 - 1  # counts are summed as int64
+
+
+def read_text(path: str | Path) -> str:
+    """A text file as UTF-8 (a byte-order mark is not text); errors name the byte and line."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise TraceFormatError(f"cannot read ({exc.strerror})", path=str(path)) from None
+    body = data.removeprefix(codecs.BOM_UTF8)
+    try:
+        return body.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        at = exc.start + len(data) - len(body)
+        raise TraceFormatError(f"not UTF-8 text ({exc.reason} at byte {at})", path=str(path),
+                               row=data.count(b"\n", 0, at) + 1) from None
+
+
+def check_columns(header: Sequence[str], columns: Sequence[str], path: str | Path,
+                  what: str) -> None:
+    """Refuse a header that lacks one of ``columns`` or names one twice; ``what`` says which
+    rows and which command writes them."""
+    missing = [c for c in columns if c not in header]
+    if missing:
+        raise TraceFormatError(f"missing column(s) {', '.join(missing)}; {what} have "
+                               f"{', '.join(columns)}", path=str(path), row=1)
+    twice = [c for c in columns if list(header).count(c) > 1]
+    if twice:
+        raise TraceFormatError(f"the header names column {twice[0]!r} twice", path=str(path),
+                               row=1, column=twice[0])
+
+
+def read_csv(path: str | Path, columns: Sequence[str], what: str
+             ) -> list[tuple[int, dict[str, str]]]:
+    """The records of a CSV file whose header names ``columns`` (see :func:`check_columns`) as
+    ``(line, {column: text})``; blank lines are skipped, a record of another length is
+    refused."""
+    reader = csv.reader(io.StringIO(read_text(path), newline=""))
+    records = []
+    try:
+        header = next(reader, [])
+        check_columns(header, columns, path, what)
+        at = {c: header.index(c) for c in columns}
+        for record in reader:
+            if record and len(record) != len(header):
+                raise TraceFormatError(f"{len(record)} fields; the header has {len(header)}",
+                                       path=str(path), row=reader.line_num)
+            if record:
+                records.append((reader.line_num, {c: record[i] for c, i in at.items()}))
+    except csv.Error as exc:
+        raise TraceFormatError(f"not CSV ({exc})", path=str(path), row=reader.line_num) \
+            from None
+    return records
+
+
+def row_counts(row: dict[str, str], path: str | Path, line: int) -> tuple[int, int]:
+    """A row's ``satisfied`` and ``obligations``: digits, at most ``MAX_COUNT``, and
+    ``satisfied <= obligations``."""
+    out = []
+    for name in ("satisfied", "obligations"):
+        text = row[name]
+        if not (text.isascii() and text.isdigit() and len(text) < 20 and int(text) <= MAX_COUNT):
+            raise TraceFormatError(f"{name} {shorten(text)!r} is not a whole number of 0 … "
+                                   "2^63 − 1 (written in digits, e.g. 3)", path=str(path),
+                                   row=line, column=name)
+        out.append(int(text))
+    if out[0] > out[1]:
+        raise TraceFormatError(f"satisfied {out[0]} is outside 0 … obligations {out[1]}",
+                               path=str(path), row=line, column="satisfied")
+    return out[0], out[1]
 
 
 def _cell(cell: Cell) -> dict[str, Any]:
@@ -246,9 +320,15 @@ def vector_markdown(report: GuardReport) -> str:
     return "\n".join(out) + "\n"
 
 
+def markdown_text(text: str) -> str:
+    """Text as Markdown: ``&``, ``<``, ``>`` as entities (no HTML gets through from a name),
+    line breaks of any kind as spaces."""
+    return html.escape(_BREAKS.sub(" ", text), quote=False)
+
+
 def table_text(text: str) -> str:
-    """Text as one Markdown table cell: ``|`` escaped, line breaks of any kind as spaces."""
-    return _BREAKS.sub(" ", text).replace("|", "\\|")
+    """Text as one Markdown table cell (:func:`markdown_text`, and ``|`` escaped)."""
+    return markdown_text(text).replace("|", "\\|")
 
 
 _BREAKS = re.compile("[\r\n\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
@@ -258,7 +338,7 @@ def to_markdown(report: GuardReport) -> str:
     """Warnings first, then the guard vector (typed and union side by side), logic,
     diagnostics, per-class table, matching audit and policy."""
     modes = list(report.modes)
-    out = [f"> warning: {w}" for w in report.traces.get("warnings", [])]
+    out = [f"> warning: {markdown_text(w)}" for w in report.traces.get("warnings", [])]
     out += [""] if out else []
     out += vector_markdown(report).splitlines()
     line = _line(report)
@@ -296,14 +376,14 @@ def to_markdown(report: GuardReport) -> str:
                        f"{len(m.short_rows)} clip×class rows")
     p, t = report.policy, report.traces
     out += [
-        f"contract: {p['contract']} (sha256 {p['contract_sha256'][:12]}), eps {p['eps']}; "
-        f"bounds: {'; '.join(p['bounds']) or 'none'}",
+        f"contract: {markdown_text(p['contract'])} (sha256 {p['contract_sha256'][:12]}), "
+        f"eps {p['eps']}; bounds: {'; '.join(p['bounds']) or 'none'}",
         f"grid: hop {p['hop']:g} s, projection {p['projection']}, clip edges {p['edges']}, "
         f"rounding {p['rounding']}; predictions: {p['decision']}",
         f"clips: {t['clips']} (durations: {t['durations']}), classes: "
-        f"{', '.join(t['classes']) or 'none'}; merged events ref {t['merged']['ref']} / pred "
-        f"{t['merged']['pred']}, lost to projection ref {t['vanished']['ref']} / pred "
-        f"{t['vanished']['pred']}",
+        f"{markdown_text(', '.join(t['classes'])) or 'none'}; merged events ref "
+        f"{t['merged']['ref']} / pred {t['merged']['pred']}, lost to projection ref "
+        f"{t['vanished']['ref']} / pred {t['vanished']['pred']}",
         f"aggregation: {report.aggregation}; logic = {p['logic']}, shown after the vector.",
     ]
     return "\n".join(out) + "\n"

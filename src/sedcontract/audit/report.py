@@ -17,7 +17,7 @@ from typing import Any
 
 from sedcontract.audit.confidence import STRATA
 from sedcontract.audit.figures import png, pyplot
-from sedcontract.audit.render import ROW_FIELDS, table_text
+from sedcontract.audit.render import ROW_FIELDS, check_columns, read_csv, row_counts, table_text
 from sedcontract.errors import SedContractError, TraceFormatError
 from sedcontract.traces import MODES
 
@@ -34,7 +34,7 @@ class Table:
     rows: list[tuple[Any, ...]]
 
     def markdown(self) -> str:
-        lines = [f"**{self.caption}**", "", "| " + " | ".join(self.columns) + " |",
+        lines = [f"**{self.caption}**", "", "| " + " | ".join(map(table_text, self.columns)) + " |",
                  "|---" * len(self.columns) + "|"]
         lines += ["| " + " | ".join(table_text(_cell(v)) for v in row) + " |"
                   for row in self.rows]
@@ -111,44 +111,44 @@ def read_rows(paths: Iterable[str | Path], *, several_policies: bool = False
     return rows
 
 
+ROWS = "source rows (sedcontract audit --format csv)"
+
+
 def _read(path: Path) -> Iterable[tuple[int, dict[str, Any]]]:
-    if path.suffix == ".parquet":
-        try:
-            import pyarrow.parquet as pq
-        except ImportError as exc:
-            raise SedContractError(f"{path}: reading Parquet needs pyarrow (pip install "
-                                   "pyarrow), or give the CSV rows") from exc
+    """A file's rows, each checked by :func:`_check` whatever the format."""
+    records = _parquet(path) if path.suffix == ".parquet" else read_csv(path, ROW_FIELDS, ROWS)
+    for line, record in records:
+        yield line, _check(record, path, line)
+
+
+def _parquet(path: Path) -> list[tuple[int, dict[str, str]]]:
+    """Parquet records as the text CSV would hold (a null is an empty field), row 1 being the
+    header as in CSV."""
+    try:
+        import pyarrow
+        import pyarrow.parquet as pq
+    except ImportError as exc:
+        raise SedContractError(f"{path}: reading Parquet needs pyarrow (pip install "
+                               "pyarrow), or give the CSV rows") from exc
+    try:
         table = pq.read_table(path)
-        header, records = table.column_names, table.to_pylist()
-        lines: Iterable[tuple[int, Mapping[str, Any]]] = enumerate(records, start=2)
-    else:
-        with open(path, encoding="utf-8", newline="") as handle:
-            reader = csv.DictReader(handle)
-            header = reader.fieldnames or []
-            records = list(reader)
-        lines = enumerate(records, start=2)
-    missing = [c for c in ROW_FIELDS if c not in header]
-    if missing:
-        raise TraceFormatError(f"missing column(s) {', '.join(missing)}; source rows have "
-                               f"{', '.join(ROW_FIELDS)} (sedcontract audit --format csv)",
-                               path=str(path), row=1)
-    for line, record in lines:
-        row = {k: record[k] if k in ("satisfied", "obligations") else str(record[k])
-               for k in ROW_FIELDS}  # names are text whatever a Parquet writer inferred
-        for name in ("satisfied", "obligations"):
-            try:
-                row[name] = int(row[name])
-            except (TypeError, ValueError):
-                raise TraceFormatError(f"{name} {row[name]!r} is not a whole number",
-                                       path=str(path), row=line, column=name) from None
-        if not 0 <= row["satisfied"] <= row["obligations"]:
-            raise TraceFormatError(f"satisfied {row['satisfied']} is outside 0 … obligations "
-                                   f"{row['obligations']}", path=str(path), row=line,
-                                   column="satisfied")
-        if row["mode"] not in MODES:
-            raise TraceFormatError(f"unknown mode {row['mode']!r}; modes are typed and union",
-                                   path=str(path), row=line, column="mode")
-        yield line, row
+        records = table.to_pylist()
+    except (pyarrow.ArrowException, OSError, ValueError) as exc:
+        raise TraceFormatError(f"not a Parquet file of source rows ({exc})",
+                               path=str(path)) from None
+    check_columns(table.column_names, ROW_FIELDS, path, ROWS)
+    return [(line, {k: "" if r[k] is None else str(r[k]) for k in ROW_FIELDS})
+            for line, r in enumerate(records, start=2)]
+
+
+def _check(record: dict[str, str], path: Path, line: int) -> dict[str, Any]:
+    """One row of text: whole counts with ``0 <= satisfied <= obligations`` and a known mode."""
+    row: dict[str, Any] = dict(record)
+    row["satisfied"], row["obligations"] = row_counts(record, path, line)
+    if row["mode"] not in MODES:
+        raise TraceFormatError(f"unknown mode {row['mode']!r}; modes are typed and union",
+                               path=str(path), row=line, column="mode")
+    return row
 
 
 def _score(sat: int, obl: int) -> float:
@@ -402,20 +402,26 @@ def report_files(rows: Sequence[dict[str, Any]],
 
 def read_groups(path: str | Path) -> dict[str, str]:
     """Clip → group from a tsv whose first column names the clip and whose header names the
-    group column: ``labels.tsv`` of a pathology set (pathology) or any ``filename<TAB>group``."""
-    from sedcontract.traces.tsv import clip_id
+    group column: ``labels.tsv`` of a pathology set (pathology) or any ``filename<TAB>group``;
+    read by the tsv rules (docs/guard-report.md), each clip once."""
+    from sedcontract.traces.tsv import clip_id, read_fields
 
-    with open(path, encoding="utf-8", newline="") as f:
-        reader = csv.reader(f, delimiter="\t")
-        header = next(reader, None)
-        if not header or len(header) < 2:
-            raise TraceFormatError("expected a header: filename, then a group column (e.g. "
-                                   "labels.tsv's pathology)", path=str(path), row=1)
-        column = header.index("pathology") if "pathology" in header else 1
-        out = {}
-        for line, row in enumerate(reader, start=2):
-            if len(row) <= column:
-                raise TraceFormatError(f"expected {column + 1} columns, got {len(row)}",
-                                       path=str(path), row=line)
-            out[clip_id(row[0])] = row[column]
-        return out
+    rows = read_fields(Path(path))
+    if not rows or len(rows[0][1]) < 2:
+        raise TraceFormatError("expected a header: filename, then a group column (e.g. "
+                               "labels.tsv's pathology)", path=str(path),
+                               row=rows[0][0] if rows else 1)
+    header = rows[0][1]
+    column = header.index("pathology") if "pathology" in header else 1
+    out: dict[str, str] = {}
+    lines: dict[str, int] = {}
+    for line, row in rows[1:]:
+        if len(row) <= column:
+            raise TraceFormatError(f"expected {column + 1} columns, got {len(row)}",
+                                   path=str(path), row=line)
+        clip = clip_id(row[0])
+        if clip in lines:
+            raise TraceFormatError(f"clip {clip!r} is grouped twice (first at row "
+                                   f"{lines[clip]})", path=str(path), row=line)
+        lines[clip], out[clip] = line, row[column]
+    return out

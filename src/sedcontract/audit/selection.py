@@ -13,7 +13,6 @@ then fewest coordinates, then the risk order — and the result says so.
 
 from __future__ import annotations
 
-import csv
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -24,11 +23,12 @@ from typing import Any
 import yaml
 
 from sedcontract.audit.guard import GuardReport
+from sedcontract.audit.render import read_text
 from sedcontract.contracts.parser import parse_contract
 from sedcontract.contracts.printer import format_contract
 from sedcontract.contracts.syntax import Contract, EventClause, FrameClause, Match
 from sedcontract.errors import SedContractError, TraceFormatError
-from sedcontract.traces.tsv import clip_id
+from sedcontract.traces.tsv import clip_id, read_fields
 
 __all__ = ["Case", "RiskOrder", "Selection", "read_labels", "read_risk_order", "select",
            "selected_contract", "selection_markdown"]
@@ -61,16 +61,31 @@ class Case:
 
 def read_risk_order(path: str | Path, known: Sequence[str]) -> RiskOrder:
     """A YAML risk order: ``order: [kind, …]`` (most harmful first) and ``high: N`` (the first
-    N are high risk) or ``high: [kind, …]``. Names are read as written (a bare ``false`` is the
-    kind, not a Boolean). Every kind must be a known pathology or coordinate; errors name the
-    file and line."""
+    N are high risk) or ``high: [kind, …]``, each key once. Names are read as written (a bare
+    ``false`` is the kind, not a Boolean). Every kind must be a known pathology or coordinate;
+    errors name the file and line."""
     where = str(path)
     try:
-        root = yaml.compose(Path(path).read_text(encoding="utf-8"))
+        root = yaml.compose(read_text(path))
     except yaml.YAMLError as exc:
-        raise TraceFormatError(f"not YAML: {exc}", path=where) from exc
-    nodes = {key.value: value for key, value in root.value} \
-        if isinstance(root, yaml.MappingNode) else {}
+        mark = getattr(exc, "problem_mark", None)
+        raise TraceFormatError(f"not YAML: {exc}", path=where,
+                               row=mark.line + 1 if mark else None) from None
+    except RecursionError:
+        raise TraceFormatError("nested too deeply for a risk order (a mapping of two lists)",
+                               path=where) from None
+    nodes: dict[str, yaml.Node] = {}
+    lines: dict[str, int] = {}
+    for key, value in root.value if isinstance(root, yaml.MappingNode) else ():
+        name = key.value if isinstance(key, yaml.ScalarNode) else "?"
+        line = key.start_mark.line + 1
+        if name in nodes:
+            raise TraceFormatError(f"{name!r} is given twice (first at line {lines[name]})",
+                                   path=where, row=line)
+        if name not in ("order", "high"):
+            raise TraceFormatError(f"unknown key {name!r}; a risk order has the keys order and "
+                                   "high", path=where, row=line)
+        nodes[name], lines[name] = value, line
     if "order" not in nodes or "high" not in nodes:
         raise TraceFormatError("a risk order has 'order: [kinds, most harmful first]' and "
                                "'high: N' (or a list of the high-risk kinds)", path=where)
@@ -118,24 +133,25 @@ def read_labels(path: str | Path, clips: Sequence[str]) -> list[tuple[str, str, 
     ``(clip, pathology, severity)`` rows; a row naming a clip the reference lacks is an error
     naming its line."""
     known = set(clips)
-    rows = []
-    with open(path, encoding="utf-8", newline="") as f:
-        reader = csv.reader(f, delimiter="\t")
-        header = next(reader, None)
-        if header is None or header[:4] != ["filename", "source_clip", "pathology", "severity"]:
-            raise TraceFormatError("expected the header 'filename source_clip pathology "
-                                   "severity' (sedcontract data pathologies writes it)",
-                                   path=str(path), row=1)
-        for line, row in enumerate(reader, start=2):
-            if len(row) < 4:
-                raise TraceFormatError(f"expected 4 columns, got {len(row)}", path=str(path),
-                                       row=line)
-            clip = clip_id(row[0])
-            if clip not in known:
-                raise TraceFormatError(f"clip {clip!r} is labelled but not in the calibration "
-                                       "reference", path=str(path), row=line,
-                                       column="filename")
-            rows.append((clip, row[2], row[3]))
+    table = read_fields(Path(path))
+    if not table or table[0][1][:4] != ["filename", "source_clip", "pathology", "severity"]:
+        raise TraceFormatError("expected the header 'filename source_clip pathology "
+                               "severity' (sedcontract data pathologies writes it)",
+                               path=str(path), row=table[0][0] if table else 1)
+    rows, lines = [], {}
+    for line, row in table[1:]:
+        if len(row) < 4:
+            raise TraceFormatError(f"expected 4 columns, got {len(row)}", path=str(path),
+                                   row=line)
+        clip = clip_id(row[0])
+        if clip not in known:
+            raise TraceFormatError(f"clip {clip!r} is labelled but not in the calibration "
+                                   "reference", path=str(path), row=line, column="filename")
+        if clip in lines:
+            raise TraceFormatError(f"clip {clip!r} is labelled twice (first at row "
+                                   f"{lines[clip]})", path=str(path), row=line)
+        lines[clip] = line
+        rows.append((clip, row[2], row[3]))
     return rows
 
 
@@ -170,16 +186,23 @@ class Selection:
 
 
 def select(report: GuardReport, labels: Sequence[tuple[str, str, str]], risk: RiskOrder, *,
-           mode: str = "typed") -> Selection:
+           mode: str = "typed", coordinates: Sequence[str] | None = None) -> Selection:
     """The smallest separating coordinate set (see the module text) on ``report`` (an audit of
-    the calibration set) and its ``labels``."""
+    the calibration set) and its ``labels``, among ``coordinates`` (default: every clause)."""
     if mode not in report.modes:
         raise SedContractError(f"the report has no {mode!r} trace mode")
     modes = report.modes[mode]
     names = (*report.coordinates, *modes.diagnostics)
+    if coordinates is not None:
+        unknown = [n for n in coordinates if n not in names]
+        if unknown or len(set(coordinates)) < len(coordinates) or not coordinates:
+            raise SedContractError(f"coordinates {', '.join(coordinates) or '(none)'}: name "
+                                   f"each once, among the contract's {', '.join(names)}")
+        names = tuple(n for n in names if n in coordinates)
     if len(names) > MAX_COORDINATES:
         raise SedContractError(f"{len(names)} coordinates: the exhaustive search covers at most "
-                               f"{MAX_COORDINATES}; choose some with --coordinates")
+                               f"{MAX_COORDINATES}; name at most {MAX_COORDINATES} of them to "
+                               "search among (sedcontract select --coordinates a,b,...)")
     skipped: dict[str, int] = {}
     cases = []
     for clip, pathology, severity in labels:

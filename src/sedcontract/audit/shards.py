@@ -16,7 +16,7 @@ import numpy as np
 
 from sedcontract.audit.facts import TraceFacts
 from sedcontract.audit.guard import GuardReport, MatchingCounts, ModeReport, audit
-from sedcontract.audit.render import to_dict
+from sedcontract.audit.render import MAX_COUNT, to_dict
 from sedcontract.audit.scores import MetricResult
 from sedcontract.errors import SedContractError
 from sedcontract.traces import EventList
@@ -26,6 +26,7 @@ __all__ = ["audit_shard", "corpus_key", "merge_shards", "parse_shard", "read_sha
 
 SHARD = re.compile(r"\s*(\d+)\s*/\s*(\d+)\s*\Z")
 _EMPTY = np.zeros(0, dtype=np.int64)
+MAX_DEPTH = 32  # a shard report nests 7 deep
 
 
 def parse_shard(text: str) -> tuple[int, int]:
@@ -103,24 +104,99 @@ def _skeleton(data: dict[str, Any], path: str) -> GuardReport:
                        scores, data.get("psds"))
 
 
+def _depth(data: Any) -> int:
+    """How deep lists and mappings nest in ``data`` (a loop, no recursion)."""
+    deepest, stack = 0, [(data, 1)]
+    while stack:
+        value, depth = stack.pop()
+        deepest = max(deepest, depth)
+        inner = value.values() if isinstance(value, dict) else value
+        stack += [(v, depth + 1) for v in inner if isinstance(v, dict | list)]
+    return deepest if isinstance(data, dict | list) else 0
+
+
+def _whole(value: Any) -> bool:
+    return type(value) is int and 0 <= value <= MAX_COUNT
+
+
+def _arrays(shard: dict[str, Any], clips: Sequence[str], path: str) -> dict[str, np.ndarray]:
+    """The per-clip counts, each ``len(clips) × width`` whole numbers as written: memory grows
+    with the numbers the file holds, never with one it states."""
+    counts, widths = _need(shard, path, "counts"), _need(shard, path, "widths")
+    if not isinstance(counts, dict) or not isinstance(widths, dict):
+        raise SedContractError(f"{path}: the shard's 'counts' and 'widths' must be mappings")
+    arrays = {}
+    for key, values in counts.items():
+        width = widths.get(key)
+        if not (_whole(width) and isinstance(values, list) and len(values) == len(clips) * width
+                and all(_whole(v) for v in values)):
+            raise SedContractError(f"{path}: the shard's counts {key!r} are not {len(clips)} "
+                                   f"clips × {width!r} whole numbers of 0 … 2^63 − 1")
+        arrays[key] = np.asarray(values, dtype=np.int64).reshape(len(clips), width)
+    return arrays
+
+
+def _bounds(key: str) -> list[tuple[str, str, str]]:
+    """The counts that bound those of ``key``: (their key, what ``key`` counts, what they
+    count); satisfied ≤ obligations, greedy ≤ exact pairs, true positives ≤ references and
+    outputs, as the source rows check them."""
+    head, part, name = [*key.split("/", 2), "", ""][:3]
+    if head == "scores" and name == "tp":
+        return [(f"scores/{part}/ref", "true positives", "references"),
+                (f"scores/{part}/sys", "true positives", "outputs")]
+    if head not in ("scores", "facts") and part in ("satisfied", "greedy"):
+        bound = "obligations" if part == "satisfied" else "exact"
+        return [(f"{head}/{bound}/{name}", part, bound)]
+    return []
+
+
+def _check_bounds(arrays: Mapping[str, np.ndarray], clips: Sequence[str], path: str) -> None:
+    """Refuse a count above its bound (:func:`_bounds`), naming the clip."""
+    for key, counts in arrays.items():
+        for bound, what, limit in _bounds(key):
+            over = np.flatnonzero((counts > arrays[bound]).any(axis=1))
+            if over.size:
+                raise SedContractError(f"{path}: {what} above {limit} in the shard's counts "
+                                       f"{key!r} for clip {clips[over[0]]!r}")
+
+
 def read_shard(path: str | Path) -> tuple[GuardReport, dict[str, Any]]:
-    """A shard report and its ``shard`` section (index, count, corpus)."""
+    """A shard report and its ``shard`` section (index, count, corpus), checked: nesting, the
+    shard's numbers and every count against its clips and report."""
+    where = str(path)
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except RecursionError:
+        raise SedContractError(f"{path}: nested too deeply for a shard report") from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise SedContractError(f"{path}: cannot read a JSON shard report ({exc})") from exc
-    shard = _need(data, str(path), "shard")
-    clips = [str(c) for c in _need(shard, str(path), "clips")]
-    skeleton = _skeleton(data, str(path))
-    counts, widths = _need(shard, str(path), "counts"), _need(shard, str(path), "widths")
+    if _depth(data) > MAX_DEPTH:
+        raise SedContractError(f"{path}: nested too deeply for a shard report (more than "
+                               f"{MAX_DEPTH} levels)")
+    shard = _need(data, where, "shard")
+    info = {k: _need(shard, where, k) for k in ("index", "count", "corpus")}
+    if not _whole(info["count"]) or not info["count"]:
+        raise SedContractError(f"{path}: the shard's 'count' must be a whole number of at least "
+                               f"1, not {info['count']!r}")
+    if not _whole(info["index"]) or info["index"] >= info["count"]:
+        raise SedContractError(f"{path}: the shard's 'index' must be a whole number below its "
+                               f"count {info['count']}, not {info['index']!r}")
+    clips = _need(shard, where, "clips")
+    if not isinstance(clips, list) or not all(isinstance(c, str) for c in clips):
+        raise SedContractError(f"{path}: the shard's 'clips' must be a list of names")
+    arrays = _arrays(shard, clips, where)
     try:
-        arrays = {k: np.asarray(v, dtype=np.int64).reshape(len(clips), int(widths[k]))
-                  for k, v in counts.items()}
-        report = skeleton.rebuild(clips, arrays)
-    except (KeyError, ValueError, TypeError) as exc:
+        report = _skeleton(data, where).rebuild(clips, arrays)
+        fits = {k: v.shape for k, v in report.arrays().items()} == \
+            {k: v.shape for k, v in arrays.items()}
+    except (AttributeError, KeyError, TypeError, ValueError) as exc:
         raise SedContractError(f"{path}: the shard's counts do not fit its report ({exc!r})") \
             from exc
-    return report, {k: _need(shard, str(path), k) for k in ("index", "count", "corpus")}
+    if not fits:
+        raise SedContractError(f"{path}: the shard's counts do not fit its report (their names "
+                               "or widths are not those of its classes, modes and scores)")
+    _check_bounds(arrays, clips, where)
+    return report, info
 
 
 def merge_shards(paths: Sequence[str | Path]) -> GuardReport:
@@ -139,11 +215,19 @@ def merge_shards(paths: Sequence[str | Path]) -> GuardReport:
             raise SedContractError(f"{path} and {by_index[info['index']][1]} are both shard "
                                    f"{info['index']}/{info['count']}")
         by_index[info["index"]] = (report, path)
-    missing = [i for i in range(first["count"]) if i not in by_index]
-    if missing:
-        raise SedContractError(f"shard(s) {', '.join(map(str, missing))} of {first['count']} "
-                               "missing: a merged report covers the whole corpus")
+    lacking = first["count"] - len(by_index)  # each index is below the count
+    if lacking:  # name the first few, never list them all: the count is a number in a file
+        shown = [i for i in range(len(by_index) + 5) if i not in by_index][:min(5, lacking)]
+        more = f" and {lacking - len(shown)} more" if lacking > len(shown) else ""
+        raise SedContractError(f"shard(s) {', '.join(map(str, shown))}{more} of "
+                               f"{first['count']} missing: a merged report covers the whole "
+                               "corpus")
     parts = [by_index[i][0] for i in range(first["count"])]
+    owner: dict[str, str] = {}
+    for report, path in by_index.values():
+        for clip in report.clips:
+            if owner.setdefault(clip, path) != path:
+                raise SedContractError(f"clip {clip!r} is in {owner[clip]} and in {path}")
     for report, path in by_index.values():
         if report.policy != parts[0].policy:
             raise SedContractError(f"{path} was audited under another policy than "

@@ -10,6 +10,7 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +31,8 @@ MAX_RADII = 1000
 
 def parse_radii(text: str) -> list[str]:
     """``"0,20ms,40ms,...,500ms"`` → the radii as bound texts; ``a, b, ..., z`` continues the
-    step ``b − a`` up to ``z``. Radii are times (20ms, 0.2s); only 0 may go without a unit."""
+    step ``b − a`` up to ``z``. Radii are times (20ms, 0.2s); only 0 may go without a unit.
+    Each must be a usable bound, and no two may be the same time (compared in µs)."""
     parts = [p.strip() for p in text.split(",") if p.strip()]
     if not parts:
         raise SedContractError("--eps needs at least one radius, e.g. 0,20ms,40ms,...,200ms")
@@ -41,24 +43,46 @@ def parse_radii(text: str) -> list[str]:
             if len(out) < 2 or i + 1 >= len(parts):
                 raise SedContractError(f"--eps {text!r}: '...' continues two radii up to a "
                                        "last one (a, b, ..., z)")
-            a, b, z = _ms(out[-2]), _ms(out[-1]), _ms(parts[i + 1])
+            a, b, z = _us(out[-2]), _us(out[-1]), _us(parts[i + 1])
             if not (a < b <= z):
                 raise SedContractError(f"--eps {text!r}: '...' needs increasing radii")
-            count = round((z - b) / (b - a))
-            if count > MAX_RADII or abs(b + count * (b - a) - z) > 1e-9 * max(1.0, z):
+            count, rest = divmod(z - b, b - a)
+            if count > MAX_RADII or rest:
                 raise SedContractError(f"--eps {text!r}: {parts[i + 1]} is not reached from "
-                                       f"{out[-1]} in steps of {b - a:g} ms (or too many)")
+                                       f"{out[-1]} in steps of {_join(b - a)} (or too many)")
             out += [_join(b + k * (b - a)) for k in range(1, count + 1)]
             i += 2
             continue
-        _ms(parts[i])  # checks it
+        _us(parts[i])  # checks it
         out.append(parts[i])
         i += 1
+    seen: dict[int, str] = {}
     for radius in out:
-        coerce_binding("eps", radius)
-    if len(set(out)) != len(out):
-        raise SedContractError(f"--eps {text!r} lists a radius twice")
+        us = _us(radius)
+        if us in seen:
+            raise SedContractError(f"--eps {text!r} lists one radius twice: {seen[us]} and "
+                                   f"{radius} are the same radius ({_join(us)})")
+        seen[us] = radius
     return out
+
+
+def _us(radius: str) -> int:
+    """A radius in whole microseconds, checked as a bound (size, precision); only 0 may go
+    without a unit (frames depend on the hop)."""
+    match = _TIME.match(radius)
+    if not match:
+        raise SedContractError(f"radius {radius!r} is not a time such as 20ms or 0.2s")
+    if match[2] is None and Decimal(match[1]) != 0:
+        raise SedContractError(f"radius {radius!r} has no unit: write 20ms or 0.2s (only 0 "
+                               "may go without)")
+    coerce_binding("eps", radius)  # names the radius when it is too large or finer than 1 µs
+    return int(Decimal(match[1]) * {None: 0, "ms": 1000, "s": 1_000_000}[match[2]])
+
+
+def _join(us: int) -> str:
+    """Microseconds as an exact bound text in ms (``20ms``, ``0.1ms``)."""
+    whole, rest = divmod(us, 1000)
+    return f"{whole}ms" if not rest else f"{whole}.{rest:03d}".rstrip("0") + "ms"
 
 
 def _ms(radius: str) -> float:
@@ -74,10 +98,6 @@ def _ms(radius: str) -> float:
                                    "may go without)")
         return 0.0
     return value * 1000 if unit == "s" else value
-
-
-def _join(ms: float) -> str:
-    return f"{ms:g}ms"
 
 
 @dataclass(frozen=True)
@@ -134,31 +154,70 @@ def sweep(ref: EventList | str | Path, systems: Mapping[str, EventList | str | P
 
 
 def read_sweep(path: str | Path) -> SweepResult:
-    """A sweep back from its source rows (``sweep --csv``): radii, systems and coordinates in
-    the order they first appear."""
+    """A sweep back from its source rows (``sweep --csv``), checked: whole counts with
+    ``0 <= satisfied <= obligations``, the score ``satisfied / obligations`` (blank when there
+    are none), one radius in ``eps``, and every system × radius × coordinate exactly once;
+    radii, systems and coordinates in the order they first appear."""
+    from sedcontract.audit.render import read_csv, row_counts
     from sedcontract.errors import TraceFormatError
 
-    with open(path, encoding="utf-8", newline="") as f:
-        reader = csv.DictReader(f)
-        missing = [c for c in ROW_FIELDS if c not in (reader.fieldnames or [])]
-        if missing:
-            raise TraceFormatError(f"missing column(s) {', '.join(missing)}; sweep rows have "
-                                   f"{', '.join(ROW_FIELDS)} (sedcontract sweep --csv)",
-                                   path=str(path), row=1)
-        rows = []
-        for line, row in enumerate(reader, start=2):
-            try:
-                rows.append({**row, "satisfied": int(row["satisfied"]),
-                             "obligations": int(row["obligations"]),
-                             "score": float(row["score"]) if row["score"] else None})
-            except ValueError:
-                raise TraceFormatError("counts and score must be numbers", path=str(path),
-                                       row=line) from None
+    rows: list[dict[str, Any]] = []
+    seen: dict[tuple[str, str, str], int] = {}
+    for line, row in read_csv(path, ROW_FIELDS, "sweep rows (sedcontract sweep --csv)"):
+        satisfied, obligations = row_counts(row, path, line)
+        key = (row["system"], row["eps"], row["coordinate"])
+        if key in seen:
+            raise TraceFormatError(f"this row repeats row {seen[key]} (same system, eps and "
+                                   "coordinate)", path=str(path), row=line)
+        seen[key] = line
+        try:
+            if parse_radii(row["eps"]) != [row["eps"]]:
+                raise SedContractError(f"eps {row['eps']!r} is not one radius as sweep writes "
+                                       "it (e.g. 20ms)")
+        except SedContractError as exc:
+            raise TraceFormatError(str(exc), path=str(path), row=line, column="eps") from None
+        rows.append({**row, "satisfied": satisfied, "obligations": obligations,
+                     "score": _row_score(row["score"], satisfied, obligations, path, line)})
     if not rows:
         raise TraceFormatError("no sweep rows", path=str(path))
-    return SweepResult(rows, tuple(dict.fromkeys(r["eps"] for r in rows)),
-                       tuple(dict.fromkeys(r["system"] for r in rows)),
-                       tuple(dict.fromkeys(r["coordinate"] for r in rows)), "typed")
+    result = SweepResult(rows, tuple(dict.fromkeys(r["eps"] for r in rows)),
+                         tuple(dict.fromkeys(r["system"] for r in rows)),
+                         tuple(dict.fromkeys(r["coordinate"] for r in rows)), "typed")
+    # every key before the first missing one is a distinct row: the search stops within rows
+    missing = next(((s, r, c) for s in result.systems for r in result.radii
+                    for c in result.coordinates if (s, r, c) not in seen), None)
+    if missing:
+        raise TraceFormatError("no row for system {}, eps {}, coordinate {}: a sweep has every "
+                               "system at every radius on every coordinate".format(*missing),
+                               path=str(path))
+    return result
+
+
+def _row_score(text: str, satisfied: int, obligations: int, path: str | Path,
+               line: int) -> float | None:
+    """A sweep row's score: blank exactly when vacuous, else ``satisfied / obligations`` (the
+    rows hold micro scores: a sweep under ``--aggregation macro`` is not read back)."""
+    from sedcontract.errors import TraceFormatError
+
+    def refuse(message: str) -> TraceFormatError:
+        return TraceFormatError(message, path=str(path), row=line, column="score")
+
+    if not text:
+        if obligations:
+            raise refuse(f"blank score (vacuous) for {satisfied}/{obligations}")
+        return None
+    try:
+        score = float(text)
+    except ValueError:
+        raise refuse(f"score {text!r} is not a number") from None
+    if not obligations:
+        raise refuse(f"score {text} for a coordinate with no obligations: a vacuous score is "
+                     "blank")
+    if not math.isclose(score, satisfied / obligations, rel_tol=1e-9, abs_tol=1e-12):
+        raise refuse(f"score {text} is not satisfied/obligations {satisfied}/{obligations} = "
+                     f"{satisfied / obligations:.6g} (sweep rows hold micro scores: rows of a "
+                     "sweep under --aggregation macro are not read back)")
+    return score
 
 
 def sweep_csv(result: SweepResult) -> str:

@@ -4,6 +4,7 @@ from sedcontract.contracts.bounds import ROUNDINGS, BoundResolver, Conversion
 from sedcontract.contracts.contract import (
     ContractResult,
     check_contract,
+    contract_file,
     contract_hash,
     evaluate_contract,
     load_contract,
@@ -14,6 +15,6 @@ from sedcontract.contracts.printer import format_contract, format_formula
 from sedcontract.contracts.scoring import ClauseScore, clause_counts
 
 __all__ = ["ROUNDINGS", "BoundResolver", "ClauseScore", "ContractResult", "Conversion",
-           "check_contract", "clause_counts", "contract_hash", "evaluate_contract",
+           "check_contract", "clause_counts", "contract_file", "contract_hash", "evaluate_contract",
            "evaluate_formula", "evaluate_tree", "format_contract", "format_formula",
            "load_contract", "parse_contract", "parse_formula"]

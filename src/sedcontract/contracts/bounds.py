@@ -4,17 +4,50 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from decimal import Decimal
+from decimal import Decimal, localcontext
 from typing import Literal
 
 from sedcontract.contracts.lexer import tokenize
 from sedcontract.contracts.syntax import Bound, Window
 from sedcontract.errors import ContractCheckError
-from sedcontract.traces.grid import Grid
+from sedcontract.traces.grid import MAX_SECONDS, Grid
 
 Rounding = Literal["nearest", "floor", "ceil", "exact"]
 ROUNDINGS: tuple[str, ...] = ("nearest", "floor", "ceil", "exact")
 _UNIT_US = {"s": 1_000_000, "ms": 1_000}
+# the largest bound: frames of the longest supported time on a 1 µs grid (far inside int64,
+# so no window arithmetic on frame numbers overflows)
+MAX_BOUND_FRAMES = int(MAX_SECONDS * 1_000_000)
+
+
+def bound_us(bound: Bound) -> int | None:
+    """A literal time bound in whole microseconds (None for frames or a name); raises
+    ValueError saying why when it is finer than 1 µs or longer than ``MAX_SECONDS``."""
+    if bound.name is not None or bound.unit is None:
+        return None
+    with localcontext(prec=len(bound.number) + 8):  # exact: no rounding to 28 digits
+        value = Decimal(bound.number) * _UNIT_US[bound.unit]
+    if value > MAX_BOUND_FRAMES:  # microseconds of the longest supported time
+        raise ValueError(f"bound '{bound}' is longer than the longest supported time "
+                         f"({MAX_SECONDS:g} s)")
+    if value != int(value):
+        raise ValueError(f"bound '{bound}' is finer than a microsecond")
+    return int(value)
+
+
+def bound_frames(bound: Bound) -> int | None:
+    """A literal frame bound (None for a time or a name); raises ValueError when it is more
+    than ``MAX_BOUND_FRAMES``."""
+    if bound.name is not None or bound.unit is not None:
+        return None
+    if Decimal(bound.number) > MAX_BOUND_FRAMES:  # Decimal: no 4300-digit int() limit
+        raise ValueError(f"bound '{_short(bound.number)}' is more frames than the largest "
+                         f"supported bound ({MAX_BOUND_FRAMES} frames)")
+    return int(bound.number)
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= 40 else f"{text[:20]}…({len(text)} digits)"
 
 
 @dataclass(frozen=True)
@@ -64,6 +97,15 @@ class BoundResolver:
         return ContractCheckError(message, source=self.source, offset=bound.span[0],
                                   name=self.name)
 
+    def check(self, bound: Bound) -> int | None:
+        """A literal bound that can run (see :func:`bound_us`, :func:`bound_frames`), or an
+        error pointing at it; its microseconds when it is a time."""
+        try:
+            bound_frames(bound)
+            return bound_us(bound)
+        except ValueError as exc:
+            raise self.error(str(exc), bound) from None
+
     def frames(self, bound: Bound, _depth: int = 0) -> int:
         """Whole frames of ``bound``."""
         if bound.name is not None:
@@ -72,21 +114,17 @@ class BoundResolver:
                 raise self.error(f"unknown bound name {bound.name!r} (defined names: {known})",
                                  bound)
             value = self.bindings[bound.name]
-            if isinstance(value, int):
-                if value < 0:
-                    raise self.error(f"bound {bound.name!r} = {value} is negative", bound)
+            if isinstance(value, int):  # checked by coerce_binding
                 return value
             if _depth > len(self.bindings):
                 raise self.error(f"bound {bound.name!r} is defined in terms of itself", bound)
             return self.frames(value, _depth + 1)
-        if bound.unit is None:
+        value_us = self.check(bound)
+        if value_us is None:
             return int(bound.number)
         if self.hop is None:
             raise self.error(f"bound '{bound}' is a time; give the grid hop to convert it to "
                              "frames", bound)
-        value_us = int(Decimal(bound.number) * _UNIT_US[bound.unit])
-        if Decimal(bound.number) * _UNIT_US[bound.unit] != value_us:
-            raise self.error(f"bound '{bound}' is finer than a microsecond", bound)
         hop_us = round(self.hop * 1_000_000)
         whole, rest = divmod(value_us, hop_us)
         if rest and self.rounding == "exact":
@@ -121,10 +159,19 @@ def coerce_binding(key: str, value: Bound | int | str) -> Bound | int:
     if isinstance(value, int):
         if value < 0:
             raise ContractCheckError(f"binding {key!r} = {value} is negative")
+        if value > MAX_BOUND_FRAMES:
+            raise ContractCheckError(f"binding {key!r} = {value} frames is more than the "
+                                     f"largest supported bound ({MAX_BOUND_FRAMES} frames)")
         return value
     tokens = tokenize(value, name=f"binding {key!r}")
     if len(tokens) != 2 or tokens[0].kind != "number" or (tokens[0].unit is None
                                                            and "." in tokens[0].text):
         raise ContractCheckError(f"binding {key!r} = {value!r} is not a bound such as 10, "
                                  "'200ms' or '0.2s'")
-    return Bound(number=tokens[0].text, unit=tokens[0].unit)
+    bound = Bound(number=tokens[0].text, unit=tokens[0].unit)
+    try:
+        bound_frames(bound)
+        bound_us(bound)
+    except ValueError as exc:
+        raise ContractCheckError(f"binding {key!r} = {value!r}: {exc}") from None
+    return bound

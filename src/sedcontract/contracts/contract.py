@@ -51,6 +51,23 @@ from sedcontract.traces.intervals import Intervals
 LIBRARY = Path(__file__).parent / "library"
 
 
+def _source(name_or_path: str | os.PathLike) -> Path:
+    """The file a contract name or path reads: a bare shipped name means the shipped file."""
+    text = os.fspath(name_or_path)
+    shipped = LIBRARY / f"{text}.contract"
+    bare = isinstance(name_or_path, str) and Path(text).name == text \
+        and not text.endswith(".contract")
+    return shipped if bare and shipped.is_file() else Path(text)
+
+
+def contract_file(name_or_path: str | os.PathLike) -> Path | None:
+    """The file :func:`load_contract` reads for this name or path (a shipped one included):
+    what a command counts among its inputs; None for no usable name."""
+    if not isinstance(name_or_path, str | os.PathLike) or os.fspath(name_or_path) == "":
+        return None
+    return _source(name_or_path)
+
+
 def load_contract(name_or_path: str | Path) -> Contract:
     """A shipped contract by name (``standard``) or a contract file.
 
@@ -62,10 +79,7 @@ def load_contract(name_or_path: str | Path) -> Contract:
         raise ContractCheckError(f"a contract is a shipped name such as 'standard' or the path "
                                  f"of a .contract file, got {name_or_path!r}")
     text = os.fspath(name_or_path)
-    shipped = LIBRARY / f"{text}.contract"
-    bare = isinstance(name_or_path, str) and Path(text).name == text \
-        and not text.endswith(".contract")
-    path = shipped if bare and shipped.is_file() else Path(text)
+    path = _source(name_or_path)
     if not path.exists():
         names = ", ".join(sorted(p.stem for p in LIBRARY.glob("*.contract")))
         raise ContractCheckError(f"no contract file {text!r} and no shipped contract of that "
@@ -126,6 +140,7 @@ def check_contract(contract: Contract, *, hop: float | None = None,
         seen.add(statement.name)
         if isinstance(statement, Let):
             defined[statement.name] = statement.value
+            resolver.check(statement.value)  # too large or too fine, with or without a hop
             if statement.value.name is not None and statement.value.name not in defined:
                 raise resolver.error(f"{statement.value.name!r} is used before it is defined",
                                      statement.value)
@@ -165,6 +180,8 @@ def _check_expr(expr: Expr, scope: tuple[str, ...], defined: dict[str, Bound],
     stack = [expr]
     while stack:
         node = stack.pop()
+        if isinstance(node, Time):
+            resolver.check(node.bound)
         if isinstance(node, Time) and (hop is not None or not _uses_time_bound(node.bound,
                                                                                resolver)):
             resolver.frames(node.bound)
@@ -181,6 +198,8 @@ def _check_windows(formula: Formula, resolver: BoundResolver, defined: dict[str,
                 if bound is not None and bound.name is not None and bound.name not in defined:
                     raise resolver.error(f"unknown bound name {bound.name!r} (defined before "
                                          f"this clause: {', '.join(defined) or 'none'})", bound)
+                if bound is not None:
+                    resolver.check(bound)
             if hop is not None or not any(_uses_time_bound(b, resolver)
                                           for b in (node.window.lo, node.window.hi)):
                 resolver.window(node.window)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sedcontract.errors import SedContractError, TraceFormatError
-from sedcontract.outputs import atomic_write, check_output
+from sedcontract.outputs import Outputs
 from sedcontract.traces import EventList, read_durations
 from sedcontract.traces.soft import (
     SEGMENT,
@@ -25,6 +25,7 @@ from sedcontract.traces.soft import (
     annotation_rows,
     collect,
     read_soft_tsv,
+    regular_file,
     soft_tsv,
 )
 from sedcontract.traces.tsv import durations_tsv, events_tsv, with_clips
@@ -76,13 +77,14 @@ def index_corpus(root: str | Path) -> list[MaestroFile]:
     audio: dict[str, Path] = {}
     for wav in sorted(root.rglob("*.wav")):
         if wav.parent.name in SCENES:
-            audio.setdefault(wav.stem, wav)
+            audio.setdefault(wav.stem, regular_file(wav))
     files: dict[str, MaestroFile] = {}
     for folder in sorted(root.rglob("soft_labels_*")):
         scene = folder.name.removeprefix("soft_labels_")
         if not folder.is_dir() or scene not in SCENES:
             continue
         for txt in sorted(folder.glob("*.txt")):
+            regular_file(txt)  # a pipe named *.txt would block the reader
             if txt.stem in files:
                 raise SedContractError(f"{txt} and {files[txt.stem].annotation} both annotate "
                                        f"{txt.stem!r}")
@@ -166,15 +168,20 @@ FILES = {"reference": "maestro_real.tsv", "durations": "maestro_real_durations.t
          "soft": "maestro_real_soft.tsv"}
 
 
+def corpus_files(corpus: MaestroCorpus) -> dict[str, str]:
+    """The hard reference, durations and soft labels as DCASE tsv texts, by file name
+    (``FILES``)."""
+    return {FILES["reference"]: events_tsv(corpus.reference),
+            FILES["durations"]: durations_tsv(corpus.durations),
+            FILES["soft"]: soft_tsv(corpus.soft)}
+
+
 def write_corpus_files(folder: str | Path, corpus: MaestroCorpus, *,
                        inputs: Sequence[str | Path | None] = ()) -> list[Path]:
-    """The hard reference, durations and soft labels as DCASE tsv files (``FILES``), each
-    written atomically; if any is one of ``inputs`` nothing is written."""
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    texts = {FILES["reference"]: events_tsv(corpus.reference),
-             FILES["durations"]: durations_tsv(corpus.durations),
-             FILES["soft"]: soft_tsv(corpus.soft)}
-    for name in texts:
-        check_output(folder / name, inputs=inputs)
-    return [atomic_write(folder / name, text, inputs=inputs) for name, text in texts.items()]
+    """Write :func:`corpus_files` into ``folder``, all or none: if any is one of ``inputs``
+    nothing is written."""
+    texts = {Path(folder) / name: text for name, text in corpus_files(corpus).items()}
+    with Outputs(reads=inputs, writes=list(texts), creates=[folder]) as out:
+        for path, text in texts.items():
+            out.write(path, text)
+    return list(texts)

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from sedcontract.errors import SedContractError
-from sedcontract.outputs import atomic_write, check_output
+from sedcontract.outputs import Outputs
 from sedcontract.traces import EventList
 from sedcontract.traces.tsv import durations_tsv, events_tsv
 
@@ -223,14 +223,13 @@ def pathology_set(ref: EventList, durations: Mapping[str, float] | None = None, 
                         unchanged)
 
 
-def write_pathology_set(folder: str | Path, data: PathologySet, *,
-                        inputs: Iterable[str | Path | None] = ()) -> list[Path]:
+FILES = ("ref.tsv", "pred.tsv", "durations.tsv", "labels.tsv")  # what pathology_files holds
+
+
+def pathology_files(data: PathologySet) -> dict[str, str]:
     """``ref.tsv``, ``pred.tsv``, ``durations.tsv`` and ``labels.tsv`` (clip, source_clip,
-    pathology, severity), ready for ``sedcontract audit``. Each is written atomically; if any
-    of them is one of ``inputs`` (the files the set was made from) nothing is written."""
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    texts = {
+    pathology, severity) of a pathology set, ready for ``sedcontract audit``."""
+    return {
         "ref.tsv": events_tsv(data.ref),
         "pred.tsv": events_tsv(data.pred),
         "durations.tsv": durations_tsv(data.durations),
@@ -238,7 +237,14 @@ def write_pathology_set(folder: str | Path, data: PathologySet, *,
             f"{clip}.wav\t{source}\t{pathology}\t{severity:g}\n"
             for clip, source, pathology, severity in data.labels),
     }
-    inputs = list(inputs)
-    for name in texts:
-        check_output(folder / name, inputs=inputs)
-    return [atomic_write(folder / name, text, inputs=inputs) for name, text in texts.items()]
+
+
+def write_pathology_set(folder: str | Path, data: PathologySet, *,
+                        inputs: Iterable[str | Path | None] = ()) -> list[Path]:
+    """Write :func:`pathology_files` into ``folder``, all or none: if any of them is one of
+    ``inputs`` (the files the set was made from) nothing is written."""
+    texts = {Path(folder) / name: text for name, text in pathology_files(data).items()}
+    with Outputs(reads=inputs, writes=list(texts), creates=[folder]) as out:
+        for path, text in texts.items():
+            out.write(path, text)
+    return list(texts)

@@ -1,13 +1,12 @@
 """Checkpoints read without running code: every path that opens one (``evaluate``, resuming
-``train``) loads it with ``torch.load(weights_only=True)``, which unpickles tensors and plain
-data only, so a crafted file cannot execute a payload; what is read is checked against the
-detector before Lightning restores it."""
+``train``) loads it with :func:`~sedcontract.models.encoders.safe_load`
+(``torch.load(weights_only=True)``), which unpickles tensors and plain data only, so a crafted
+file cannot execute a payload; what is read is checked against the detector before Lightning
+restores it."""
 
 from __future__ import annotations
 
 import json
-import pickle
-import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +14,7 @@ import torch
 from torch import nn
 
 from sedcontract.errors import SedContractError
+from sedcontract.models.encoders import safe_load
 
 RESUME_KEYS = ("epoch", "global_step", "loops", "optimizer_states")
 
@@ -25,16 +25,7 @@ def read_checkpoint(path: str | Path) -> dict[str, Any]:
     path = Path(path)
     if not path.is_file():
         raise SedContractError(f"checkpoint {path} does not exist or is not a file")
-    try:
-        checkpoint = torch.load(path, map_location="cpu", weights_only=True)
-    except pickle.UnpicklingError as exc:
-        if "weights only" in str(exc).lower():
-            raise SedContractError(f"{path}: refused: the checkpoint holds objects other than "
-                                   "tensors and plain data, and loading them could run code; "
-                                   "only checkpoints written by sedcontract are read") from None
-        raise SedContractError(f"{path}: not a readable checkpoint ({exc})") from None
-    except (OSError, RuntimeError, EOFError, ValueError, zipfile.BadZipFile) as exc:
-        raise SedContractError(f"{path}: not a readable checkpoint ({exc})") from None
+    checkpoint = safe_load(path, "checkpoint", "only checkpoints written by sedcontract are read")
     if not isinstance(checkpoint, dict) or not isinstance(checkpoint.get("state_dict"), dict):
         raise SedContractError(f"{path}: not a Lightning checkpoint (it has no state_dict)")
     return checkpoint

@@ -12,11 +12,11 @@ frequency only, never across time.
 from __future__ import annotations
 
 import logging
+import pickle
 import sys
+import zipfile
 from abc import ABC, abstractmethod
-from contextlib import contextmanager
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -37,10 +37,30 @@ GUIDE = "checkpoints/README.md"
 MODEL_TYPES = {"wav2vec2": ("wav2vec2",), "ast": ("audio-spectrogram-transformer",),
                "htsat": ("clap", "clap_audio_model")}
 FBANK_SHIFT, FBANK_WINDOW = 0.010, 0.025  # kaldi fbank of AST and BEATs: 10 ms hop, 25 ms
+HF_WEIGHTS = ("a Hugging Face model directory holds model.safetensors, or a pytorch_model.bin "
+              "of tensors only")
+BEATS_WEIGHTS = ("a BEATs checkpoint is the official .pt, a dict of 'cfg' and 'model' tensors "
+                 f"(see {GUIDE})")
 
 
 class EncoderError(SedContractError):
     """A checkpoint is missing, unreadable or of another encoder family."""
+
+
+def safe_load(path: str | Path, what: str, valid: str,
+              error: type[SedContractError] = SedContractError) -> Any:
+    """``torch.load`` of tensors and plain data only, onto the CPU; a pickle of other objects
+    (it could run code) or an unreadable file is one line of ``error`` naming the file."""
+    try:
+        return torch.load(path, map_location="cpu", weights_only=True)
+    except (pickle.UnpicklingError, OSError, RuntimeError, EOFError, ValueError,
+            zipfile.BadZipFile) as exc:
+        text = str(exc).lower()  # torch names the global a payload would import or call
+        if isinstance(exc, pickle.UnpicklingError) and ("global" in text or "reduce" in text):
+            raise error(f"{path}: refused: the {what} holds objects other than tensors and "
+                        f"plain data, and loading them could run code; {valid}") from None
+        cause = str(exc).rpartition("WeightsUnpickler error:")[2].split("Check the doc")[0]
+        raise error(f"{path}: not a readable {what} ({' '.join(cause.split())})") from None
 
 
 @dataclass(frozen=True)
@@ -144,6 +164,11 @@ def _pretrained(model_class: Any, family: str, source: str, hub: bool) -> nn.Mod
                                                   output_loading_info=True)
     except (OSError, ValueError) as exc:  # no weights file, a truncated one, no hub access
         raise EncoderError(f"{source}: cannot load the {family} encoder ({exc})") from exc
+    except pickle.UnpicklingError:  # a .bin weights file (safetensors never unpickle)
+        for weights in sorted(Path(source).glob("*.bin")):  # names the file it refuses
+            safe_load(weights, f"{family} weights file", HF_WEIGHTS, EncoderError)
+        raise EncoderError(f"{source}: cannot load the {family} encoder: its .bin weights are "
+                           f"not tensors and plain data only; {HF_WEIGHTS}") from None
     missing = info.get("missing_keys") or []
     if missing:
         raise EncoderError(f"{source}: {len(missing)} weights of the {family} encoder are not in "
@@ -309,15 +334,6 @@ def speechbrain_beats() -> ModuleType:
     return beats
 
 
-@contextmanager
-def _cpu_loads():
-    """speechbrain's BEATs calls ``torch.load(path)`` without ``map_location``: a checkpoint
-    saved on a GPU would not load on a CPU machine. Weights only, onto the CPU."""
-    with mock.patch("speechbrain.lobes.models.beats.torch.load",
-                    partial(torch.load, map_location="cpu", weights_only=True)):
-        yield
-
-
 class BEATsEncoder(Encoder):
     """BEATs (speechbrain's ``BEATs`` on the official ``{'cfg', 'model'}`` checkpoint): 16 kHz
     kaldi fbank (128 mel, 25/10 ms), 16×16 patches, tokens time-major with the frequency
@@ -331,16 +347,15 @@ class BEATsEncoder(Encoder):
         if not path.is_file():
             raise EncoderError(f"no beats checkpoint at {path}: put the official .pt file "
                                f"there (see {GUIDE}); BEATs is not on the Hugging Face hub")
-        try:
-            data = torch.load(path, map_location="cpu", weights_only=True)
-        except Exception as exc:  # a pickle with code, a truncated file, not a checkpoint
-            raise EncoderError(f"{path}: not a readable BEATs checkpoint ({exc})") from exc
+        data = safe_load(path, "BEATs checkpoint", BEATS_WEIGHTS, EncoderError)
         if not isinstance(data, dict) or not {"cfg", "model"} <= set(data):
             keys = sorted(data) if isinstance(data, dict) else type(data).__name__
             raise EncoderError(f"{path}: a BEATs checkpoint holds 'cfg' and 'model'; this "
                                f"one holds {keys}")
         beats = speechbrain_beats()
-        with _cpu_loads():
+        # speechbrain's own torch.load(path) is neither weights-only nor onto the CPU: hand
+        # it the data read above
+        with mock.patch.object(beats.torch, "load", lambda *_, **__: data):
             self.model = beats.BEATs(str(path), freeze=True, output_all_hiddens=True).eval()
         self.dim = self.model.cfg.encoder_embed_dim
         self.patch = self.model.cfg.input_patch_size

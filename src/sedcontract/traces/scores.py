@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -17,8 +17,8 @@ from sedcontract.traces.activity import runs
 from sedcontract.traces.classmap import ClassMap
 from sedcontract.traces.events import EventList
 from sedcontract.traces.grid import MAX_SECONDS, to_us
-from sedcontract.traces.tsv import clip_id, parse_number, read_fields
-from sedcontract.traces.windows import Piece, overlap_average, parse_window_id
+from sedcontract.traces.tsv import clip_id, parse_number, read_durations, read_fields
+from sedcontract.traces.windows import Piece, check_windows, overlap_average, parse_window_id
 
 
 @dataclass(frozen=True)
@@ -207,7 +207,9 @@ def score_files(directory: str | Path) -> list[Path]:
 
 def read_score_dir(directory: str | Path, expected: Sequence[str] | None = None, *,
                    class_map: ClassMap | None = None, windows: bool = False,
-                   skipped: list[str] | None = None) -> dict[str, tuple[ScoreTable, str]]:
+                   skipped: list[str] | None = None,
+                   durations: Mapping[str, float] | str | Path | None = None
+                   ) -> dict[str, tuple[ScoreTable, str]]:
     """Every score file of ``directory`` as ``{clip: (table, source path)}`` (clip id = file
     stem without an audio extension), its columns mapped by ``class_map``. With ``windows``,
     files named as windows (``F-SSSSSS-EEEEEE``, frame times relative to the window) are
@@ -216,10 +218,14 @@ def read_score_dir(directory: str | Path, expected: Sequence[str] | None = None,
     ``expected`` (the reference clips) must each have scores, and a file of another clip is
     an error unless ``skipped`` is a list, which then receives its path (the DCASE 2024
     baseline writes DESED clips and MAESTRO chunks into one folder). All files name the same
-    classes."""
+    classes. A file's windows must start at 0 s and, with its duration in ``durations`` (a
+    mapping or a durations tsv), reach its end (:func:`~.windows.check_windows`)."""
+    if isinstance(durations, str | Path):
+        durations = read_durations(durations)
     directory = Path(directory)
     tables: dict[str, tuple[ScoreTable, str]] = {}
     pieces: dict[str, list[tuple[Piece, Path]]] = {}
+    spans: dict[str, list[tuple[float, float, str]]] = {}
     expected = None if expected is None else set(expected)
     classes: tuple[tuple[str, ...], Path] | None = None
     for path in score_files(directory):
@@ -245,6 +251,7 @@ def read_score_dir(directory: str | Path, expected: Sequence[str] | None = None,
             offset = np.minimum(table.offset[keep], end - start)
             pieces.setdefault(file, []).append(
                 (Piece(table.onset[keep] + start, offset + start, table.scores[keep]), path))
+            spans.setdefault(file, []).append((start, end, str(path)))
             clip = file
         elif clip in tables:
             raise TraceFormatError(f"{Path(tables[clip][1]).name} and {path.name} are both the "
@@ -258,6 +265,7 @@ def read_score_dir(directory: str | Path, expected: Sequence[str] | None = None,
         if file in tables:
             raise TraceFormatError(f"clip {file!r} has both a whole score file and window "
                                    "score files", path=tables[file][1])
+        check_windows(file, spans[file], (durations or {}).get(file))
         parts.sort(key=lambda part: part[0].onset[0] if len(part[0].onset) else 0.0)
         merged = overlap_average([p for p, _ in parts], where=f"{directory} (clip {file!r})")
         lines = np.zeros(len(merged.onset), dtype=np.int64)
@@ -271,6 +279,22 @@ def read_score_dir(directory: str | Path, expected: Sequence[str] | None = None,
                                f"{directory / (missing[0] + '.tsv')}); a system scores every "
                                "clip", path=str(directory))
     return dict(sorted(tables.items()))
+
+
+def check_score_classes(tables: Mapping[str, tuple[ScoreTable, str]],
+                        classes: Sequence[str]) -> None:
+    """Refuse score tables (:func:`read_score_dir`, one column set) without a column for one
+    of the reference's ``classes``: its events would all count as missed, silently."""
+    if not tables:
+        return
+    table, path = next(iter(tables.values()))
+    missing = [c for c in classes if c not in table.classes]
+    if missing:
+        raise TraceFormatError(f"no score column for reference class {missing[0]!r} (the "
+                               f"columns are {', '.join(table.classes)}): every reference "
+                               "event of it would count as missed; add its column (zeros "
+                               "if the system never predicts it) or map the columns with a "
+                               "class map", path=path, row=1)
 
 
 def select_columns(table: ScoreTable, classes: Sequence[str], path: str) -> ScoreTable:

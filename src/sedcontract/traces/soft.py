@@ -9,6 +9,8 @@ MAESTRO metadata, and what ``sedcontract data maestro`` writes)."""
 from __future__ import annotations
 
 import math
+import os
+import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,8 +18,8 @@ from pathlib import Path
 import numpy as np
 
 from sedcontract.errors import TraceFormatError
-from sedcontract.traces.activity import runs
 from sedcontract.traces.events import EventList
+from sedcontract.traces.grid import MAX_SECONDS
 from sedcontract.traces.tsv import clip_id, parse_number, read_fields
 
 SEGMENT = 1.0     # seconds: the annotation grid
@@ -41,14 +43,35 @@ class SoftRow:
 
 @dataclass(frozen=True)
 class SoftClip:
-    """One file's soft labels: ``values[segment, class]`` (0 where no row names it), the line
-    of the row that set each value (0: none), and the last annotated time."""
+    """One file's soft labels as rows (segment, class index, value, file line; by segment and
+    class), so memory follows the rows, not the time they span."""
 
     clip: str
     path: str
-    values: np.ndarray
-    lines: np.ndarray
+    segment: np.ndarray  # int64
+    column: np.ndarray   # int64
+    value: np.ndarray    # float64
+    line: np.ndarray     # int64
+    segments: int
     end: float
+    width: int           # classes in the class list
+
+    def values_of(self, column: int, segments: int | None = None) -> np.ndarray:
+        """One class's value per segment (0 where no row names it), for the first
+        ``segments`` (default: all annotated ones); O(segments)."""
+        n = self.segments if segments is None else segments
+        out = np.zeros(n)
+        keep = (self.column == column) & (self.segment < n)
+        out[self.segment[keep]] = self.value[keep]
+        return out
+
+    @property
+    def values(self) -> np.ndarray:
+        """``[segment, class]`` values, dense: O(segments × classes), so for clips of bounded
+        length only (prefer :meth:`values_of` with the clip's segments)."""
+        out = np.zeros((self.segments, self.width))
+        out[self.segment, self.column] = self.value
+        return out
 
 
 @dataclass(frozen=True)
@@ -64,17 +87,27 @@ class SoftLabels:
         """Hard reference events: maximal runs of segments with ``soft > threshold`` per clip
         and class; an event ends at its last segment's end, cut at the clip's duration. Each
         event names the file and row of its first segment."""
+        if not 0 <= threshold < 1:
+            raise TraceFormatError(f"the hard threshold must lie in [0, 1), got {threshold!r}")
         events, files, lines = [], [], []
         for clip, soft in self.clips.items():
-            active = (soft.values > threshold).T  # [classes, segments]
             end = durations.get(clip, soft.end) if durations else soft.end
-            row, start, stop = runs(active)
-            for r, s, e in zip(row.tolist(), start.tolist(), stop.tolist(), strict=True):
-                onset, offset = s * SEGMENT, min(e * SEGMENT, end)
+            on = soft.value > threshold
+            order = np.lexsort((soft.segment[on], soft.column[on]))  # by class, then segment
+            column, segment, line = (a[on][order] for a in (soft.column, soft.segment,
+                                                            soft.line))
+            first = np.ones(len(segment), dtype=bool)
+            first[1:] = (column[1:] != column[:-1]) | (segment[1:] != segment[:-1] + 1)
+            last = np.ones(len(segment), dtype=bool)
+            last[:-1] = first[1:]
+            for a, b in zip(np.flatnonzero(first).tolist(), np.flatnonzero(last).tolist(),
+                            strict=True):
+                onset, offset = int(segment[a]) * SEGMENT, min((int(segment[b]) + 1) * SEGMENT,
+                                                               end)
                 if offset > onset:
-                    events.append((clip, onset, offset, self.classes[r]))
+                    events.append((clip, onset, offset, self.classes[int(column[a])]))
                     files.append(soft.path)
-                    lines.append(int(soft.lines[s, r]))
+                    lines.append(int(line[a]))
         return EventList.from_rows(events, clips=tuple(self.clips),
                                    files=np.asarray(files, dtype=object),
                                    rows=np.asarray(lines, dtype=np.int64),
@@ -107,8 +140,7 @@ class SoftLabels:
             for j, cls in enumerate(classes):
                 if soft is None or cls not in column:
                     continue
-                values = soft.values[:, column[cls]]
-                values = values[values > 0]
+                values = soft.value[(soft.column == column[cls]) & (soft.value > 0)]
                 units[i, j] = int(np.rint(1000 * (1 - np.abs(2 * values - 1))).sum())
                 counts[i, j] = len(values)
         return units, counts
@@ -118,11 +150,27 @@ class SoftLabels:
         class: the rows of a soft-label tsv."""
         out = []
         for clip, soft in self.clips.items():
-            for k, j in zip(*np.nonzero(soft.values), strict=True):
-                k = int(k)
+            keep = soft.value != 0
+            for k, j, v in zip(soft.segment[keep].tolist(), soft.column[keep].tolist(),
+                               soft.value[keep].tolist(), strict=True):
                 out.append((clip, k * SEGMENT, float(min((k + 1) * SEGMENT, soft.end)),
-                            self.classes[j], float(soft.values[k, j])))
+                            self.classes[j], v))
         return out
+
+
+def regular_file(path: Path) -> Path:
+    """``path`` if it is a regular file (checked before opening: a pipe would block the
+    reader forever), else an error naming it."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        raise TraceFormatError("file not found", path=str(path)) from None
+    except OSError as exc:
+        raise TraceFormatError(f"cannot read ({exc.strerror})", path=str(path)) from None
+    if not stat.S_ISREG(mode):
+        raise TraceFormatError("not a regular file (a folder, pipe, device or socket); give "
+                               "a file", path=str(path))
+    return path
 
 
 def _number(text: str, path: str, line: int, column: str) -> float:
@@ -148,6 +196,9 @@ def soft_row(fields: Sequence[str], file: str, path: str, line: int,
     if onset < 0 or abs(onset - k * SEGMENT) > _TOLERANCE:
         raise TraceFormatError(f"onset {fields[0]!r} is not on the {SEGMENT:g} s grid of soft "
                                "labels", path=path, row=line, column=onset_name)
+    if offset > MAX_SECONDS:
+        raise TraceFormatError(f"time {fields[1]!r} s is past the latest supported time "
+                               f"({MAX_SECONDS:g} s)", path=path, row=line, column=offset_name)
     if not onset < offset <= onset + SEGMENT + _TOLERANCE:
         raise TraceFormatError(f"row from {fields[0]} to {fields[1]} s is not one segment of "
                                f"at most {SEGMENT:g} s", path=path, row=line, column=offset_name)
@@ -175,9 +226,7 @@ def collect(rows: Iterable[SoftRow], classes: Sequence[str] | None = None,
         by_clip.setdefault(row.file, []).append(row)
     clips, duplicates = {}, 0
     for clip, items in by_clip.items():
-        n = max(round(r.onset / SEGMENT) for r in items) + 1
-        values = np.zeros((n, len(classes)))
-        lines = np.zeros((n, len(classes)), dtype=np.int64)
+        kept: list[SoftRow] = []
         seen: dict[tuple[int, str], SoftRow] = {}
         for row in items:
             k = round(row.onset / SEGMENT)
@@ -190,18 +239,23 @@ def collect(rows: Iterable[SoftRow], classes: Sequence[str] | None = None,
                         f"{first.line} of {Path(first.path).name}", path=row.path, row=row.line,
                         column="confidence")
                 duplicates += 1
-                continue
-            if row.label in column:
-                values[k, column[row.label]] = row.value
-                lines[k, column[row.label]] = row.line
-        end = max(r.offset for r in items)
-        clips[clip] = SoftClip(clip, items[0].path, values, lines, end)
+            elif row.label in column:
+                kept.append(row)
+        segment = np.array([round(r.onset / SEGMENT) for r in kept], dtype=np.int64)
+        col = np.array([column[r.label] for r in kept], dtype=np.int64)
+        order = np.lexsort((col, segment))
+        clips[clip] = SoftClip(
+            clip, items[0].path, segment[order], col[order],
+            np.array([r.value for r in kept], dtype=np.float64)[order],
+            np.array([r.line for r in kept], dtype=np.int64)[order],
+            max(round(r.onset / SEGMENT) for r in items) + 1, max(r.offset for r in items),
+            len(classes))
     return SoftLabels(tuple(classes), clips, duplicates)
 
 
 def annotation_rows(path: str | Path, clip: str) -> list[SoftRow]:
     """The rows of one MAESTRO annotation file (``onset offset label soft``, no header)."""
-    path = Path(path)
+    path = regular_file(Path(path))
     out = []
     for line, fields in read_fields(path):
         if len(fields) != 4:
@@ -215,7 +269,7 @@ def annotation_rows(path: str | Path, clip: str) -> list[SoftRow]:
 def read_soft_tsv(path: str | Path, classes: Sequence[str] | None = None,
                   known: Sequence[str] | None = None) -> SoftLabels:
     """A soft-label tsv ``filename onset offset event_label confidence`` (header required)."""
-    path = Path(path)
+    path = regular_file(Path(path))
     numbered = read_fields(path)
     header = [f.lower() for f in numbered[0][1]] if numbered else []
     if not set(SOFT_COLUMNS) <= set(header):

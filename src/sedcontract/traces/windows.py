@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -49,6 +50,28 @@ def window_starts(duration: float, length: float, hop: float) -> list[tuple[floa
         if end >= end_us:
             return out
         start += hop_us
+
+
+def check_windows(file: str, windows: Sequence[tuple[float, float, str]],
+                  duration: float | None = None) -> None:
+    """Refuse windows ``(start, end, path)`` of ``file`` that repeat one window, start after
+    0 s or end before ``duration`` (less half a centisecond: names are in centiseconds)."""
+    seen: dict[tuple[float, float], str] = {}
+    for start, end, path in windows:
+        if (start, end) in seen:
+            raise TraceFormatError(f"{Path(seen[start, end]).name} and {Path(path).name} are "
+                                   f"both the scores of window {start:g}–{end:g} s of file "
+                                   f"{file!r}", path=path)
+        seen[start, end] = path
+    start, _, path = min(windows)
+    if start > 0:
+        raise TraceFormatError(f"no window covers 0–{start:g} s of file {file!r}: its first "
+                               "window's scores are missing", path=path)
+    end, path = max((e, p) for _, e, p in windows)
+    if duration is not None and end < duration - 0.005:
+        raise TraceFormatError(f"no window covers {end:g}–{duration:g} s of file {file!r} (its "
+                               f"duration {duration:g} s): its last window's scores are "
+                               "missing", path=path)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,56 @@
+"""Command line: ``sedcontract audit | scores | merge | select | sweep | show | report | check
+| data | demo``, one module per command group.
+
+Each command declares the paths it reads and writes (:class:`~sedcontract.cli.command.Command`);
+one guard refuses unsafe outputs before any work, and outputs are put in place only when the
+command succeeded. User mistakes (bad files, bad contracts, bad options) print one clear message
+and exit with status 2; nothing is half-written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from sedcontract.cli import analysis, audit, check, data, merge
+from sedcontract.cli.audit import EXAMPLES
+from sedcontract.cli.command import execute
+from sedcontract.errors import SedContractError
+
+__all__ = ["EXAMPLES", "build_parser", "main"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="sedcontract", description="Executable boundary contracts for sound event "
+        "detection: guard vectors, standard scores and contract checks.")
+    sub = parser.add_subparsers(dest="name", required=True)
+    for module in (audit, merge, analysis, check):
+        for command in module.COMMANDS:
+            command.add_to(sub)
+    group = sub.add_parser("data", help="data sets: the controlled benchmark, pathology sets, "
+                           "MAESTRO Real")
+    data_sub = group.add_subparsers(dest="data_command", required=True)
+    for command in data.COMMANDS:
+        command.add_to(data_sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return execute(args.command, args)
+    except SedContractError as exc:
+        print(f"sedcontract: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # unreadable/unwritable paths named by the user
+        print(f"sedcontract: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:  # outputs are put in place only on success
+        print("sedcontract: interrupted; no output was changed", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

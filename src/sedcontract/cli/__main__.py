@@ -1,0 +1,5 @@
+import sys
+
+from sedcontract.cli import main
+
+sys.exit(main())

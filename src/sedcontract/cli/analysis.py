@@ -1,0 +1,239 @@
+"""``sedcontract select``, ``sweep``, ``show`` and ``report``: the audit protocol — the
+smallest separating contract, the vector against the tolerance, one clip's timeline, and the
+report regenerated from source rows."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from sedcontract.audit import AuditPolicy, audit
+from sedcontract.cli import options
+from sedcontract.cli.command import Command, contract_read, given
+from sedcontract.errors import SedContractError
+from sedcontract.outputs import Named, Outputs
+from sedcontract.traces import MODES, read_events
+
+CALIBRATION = ("ref", "pred", "durations", "labels")  # the files of a pathology set
+REPORT_MARK = ".sedcontract-report"  # a report folder's mark: only such folders are replaced
+
+
+def _calibration(args: argparse.Namespace) -> dict[str, Path]:
+    folder = Path(args.calibration)
+    return {name: folder / f"{name}.tsv" for name in CALIBRATION}
+
+
+def _run_select(args: argparse.Namespace, out: Outputs) -> int:
+    from sedcontract.audit.selection import (
+        known_kinds,
+        read_labels,
+        read_risk_order,
+        select,
+        selected_contract,
+        selection_markdown,
+    )
+    from sedcontract.data import PATHOLOGIES
+
+    files = _calibration(args)
+    missing = [str(p) for p in files.values() if not p.is_file()]
+    if missing:
+        raise SedContractError(f"the calibration folder lacks {', '.join(missing)} (sedcontract "
+                               "data pathologies writes all four)")
+    policy = options.policy(args)
+    ref = read_events(files["ref"])
+    report = audit(ref, files["pred"], policy, durations=files["durations"], mode=args.mode)
+    labels = read_labels(files["labels"], ref.clips)
+    risk = read_risk_order(args.risk_order, known_kinds(PATHOLOGIES, report, args.mode))
+    coordinates = [c.strip() for c in args.coordinates.split(",")] if args.coordinates \
+        else None
+    selection = select(report, labels, risk, mode=args.mode, coordinates=coordinates)
+    table = selection_markdown(selection)
+    if not selection.chosen:
+        raise SedContractError("no coordinate flags any high-risk case without flagging a "
+                               "low-risk one: nothing to write\n" + table)
+    sys.stdout.write(table)
+    out.write(args.out, selected_contract(policy.parsed, selection))
+    if args.table:
+        out.write(args.table, table)
+    return 0
+
+
+def _select_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--calibration", required=True, help="a folder written by sedcontract "
+                        "data pathologies (ref.tsv, pred.tsv, durations.tsv, labels.tsv)")
+    parser.add_argument("--risk-order", required=True, help="YAML: order (most harmful first) "
+                        "and high (how many, or which, are high risk)")
+    parser.add_argument("--out", required=True, help="the selected contract file to write")
+    parser.add_argument("--table", default=None, help="also write the Markdown table here")
+    parser.add_argument("--mode", choices=MODES, default="typed")
+    parser.add_argument("--coordinates", default=None,
+                        help="comma-separated coordinates to search among (default: every "
+                             "clause of the contract)")
+    options.add_options(parser, AuditPolicy)
+
+
+def _select_reads(args: argparse.Namespace) -> Named:
+    return {"--calibration": list(_calibration(args).values()),
+            "--risk-order": args.risk_order, "--contract": contract_read(args)}
+
+
+def _systems(args: argparse.Namespace) -> dict[str, str]:
+    """``--pred FILE`` or ``NAME=FILE``, each name once."""
+    systems: dict[str, str] = {}
+    for text in args.pred:
+        name, _, path = text.rpartition("=") if "=" in text else ("", "", text)
+        name = name or Path(path).stem
+        if name in systems:
+            raise SedContractError(f"two systems named {name!r}: give NAME=FILE")
+        systems[name] = path
+    return systems
+
+
+def _run_sweep(args: argparse.Namespace, out: Outputs) -> int:
+    from sedcontract.audit.sweep import parse_radii, sweep, sweep_csv, sweep_markdown, sweep_png
+
+    radii = parse_radii(args.radii)
+    result = sweep(read_events(args.ref),
+                   {name: read_events(path) for name, path in _systems(args).items()},
+                   options.policy(args), radii, durations=args.durations, mode=args.mode)
+    table = sweep_markdown(result)
+    if args.out:
+        out.write(args.out, table)
+    else:
+        sys.stdout.write(table)
+    if args.csv:
+        out.write(args.csv, sweep_csv(result))
+    if args.figure:
+        out.write(args.figure, sweep_png(result))
+    return 0
+
+
+def _sweep_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--ref", required=True, help="reference events (DCASE tsv)")
+    parser.add_argument("--pred", action="append", required=True,
+                        help="a system's events, FILE or NAME=FILE; repeat for several systems")
+    parser.add_argument("--durations", default=None, help="clip durations (tsv)")
+    parser.add_argument("--eps", dest="radii", required=True,
+                        help="radii, e.g. 0,20ms,40ms,...,500ms ('...' continues the step)")
+    parser.add_argument("--mode", choices=MODES, default="typed")
+    parser.add_argument("--out", default=None, help="Markdown tables (default: standard output)")
+    parser.add_argument("--csv", default=None, help="source rows: system, eps, coordinate, "
+                        "counts")
+    parser.add_argument("--figure", default=None, help="PNG: a panel per coordinate")
+    options.add_options(parser, AuditPolicy, without=("eps",))
+
+
+def _sweep_reads(args: argparse.Namespace) -> Named:
+    return {"--ref": args.ref, "--pred": list(_systems(args).values()),
+            "--durations": args.durations, "--contract": contract_read(args)}
+
+
+def _run_show(args: argparse.Namespace, out: Outputs) -> int:
+    from sedcontract.audit.timeline import timeline, timeline_png, timeline_text
+
+    names = [c.strip() for c in args.coordinates.split(",")] if args.coordinates else None
+    tl = timeline(args.ref, args.pred, options.policy(args), args.clip,
+                  durations=args.durations, mode=args.mode)
+    unknown = [n for n in names or [] if n not in tl.outcomes]
+    if unknown:
+        raise SedContractError(f"unknown coordinate {unknown[0]!r}; the contract's are "
+                               f"{', '.join(tl.outcomes)}")
+    sys.stdout.write(timeline_text(tl, names))
+    if args.out:
+        out.write(args.out, timeline_png(tl, names))
+    return 0
+
+
+def _show_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--ref", required=True, help="reference events (DCASE tsv)")
+    parser.add_argument("--pred", required=True, help="predicted events (DCASE tsv)")
+    parser.add_argument("--durations", default=None, help="clip durations (tsv)")
+    parser.add_argument("--clip", required=True, help="the clip id (filename without extension)")
+    parser.add_argument("--mode", choices=MODES, default="typed")
+    parser.add_argument("--coordinates", default=None,
+                        help="comma-separated coordinates to show (default: all clauses)")
+    parser.add_argument("--out", default=None, help="write the timeline as a PNG here")
+    options.add_options(parser, AuditPolicy)
+
+
+def _show_reads(args: argparse.Namespace) -> Named:
+    return {"--ref": args.ref, "--pred": args.pred, "--durations": args.durations,
+            "--contract": contract_read(args)}
+
+
+def _timeline_images(args: argparse.Namespace) -> dict[str, list[Path]]:
+    """The PNG files of each ``--timelines`` folder."""
+    found = {}
+    for folder in args.timelines or []:
+        images = sorted(Path(folder).rglob("*.png"))
+        if not images:
+            raise SedContractError(f"{folder}: no timeline images (*.png) here")
+        found[folder] = images
+    return found
+
+
+def _run_report(args: argparse.Namespace, out: Outputs) -> int:
+    from sedcontract.audit.report import read_groups, read_rows, report_files
+    from sedcontract.audit.sweep import read_sweep
+
+    rows = read_rows(args.rows, several_policies=args.several_policies)
+    groups = read_groups(args.groups) if args.groups else None
+    timelines = [(str(p.relative_to(folder)), p.read_bytes())
+                 for folder, images in _timeline_images(args).items() for p in images]
+    files = report_files(rows, groups, sweep=read_sweep(args.sweep) if args.sweep else None,
+                         timelines=timelines)
+    out.folder(args.out, {REPORT_MARK: "written by sedcontract report; replaced by it\n",
+                          **files})
+    print(f"{len(files)} files: open {Path(args.out) / 'report.html'}", file=sys.stderr)
+    return 0
+
+
+def _report_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("rows", nargs="+", help="rows files (CSV; Parquet with pyarrow) or run "
+                        "folders holding *_report.csv")
+    parser.add_argument("--out", required=True, help="the report folder (new, empty, or an "
+                        "earlier report's, which is replaced whole)")
+    parser.add_argument("--groups", default=None, help="clip groups: labels.tsv of a pathology "
+                        "set, or any tsv filename<TAB>group with a header")
+    parser.add_argument("--sweep", default=None, help="sweep rows (sedcontract sweep --csv): "
+                        "its tables and figure join the report")
+    parser.add_argument("--timelines", action="append", default=None,
+                        help="a folder of timeline images (*.png) to embed; repeatable")
+    parser.add_argument("--several-policies", action="store_true",
+                        help="compare rows of several policies (else refused)")
+
+
+def _report_reads(args: argparse.Namespace) -> Named:
+    rows = [p for given_path in args.rows for p in
+            (sorted(Path(given_path).rglob("*_report.csv")) if Path(given_path).is_dir()
+             else [given_path])]
+    return {"rows": rows, "--groups": args.groups, "--sweep": args.sweep,
+            "--timelines": [p for images in _timeline_images(args).values() for p in images]}
+
+
+def _report_folder(args: argparse.Namespace) -> Named:
+    """The report folder, refused unless it is new, empty or an earlier report's."""
+    out = Path(args.out)
+    if out.exists() and (not out.is_dir() or (any(out.iterdir()) and
+                                              not (out / REPORT_MARK).exists())):
+        raise SedContractError(f"{out} exists and is not a report folder written by sedcontract "
+                               "report: choose a new or empty folder")
+    return {"--out": args.out}
+
+
+COMMANDS = [
+    Command("select", "the smallest contract that flags every high-risk case of a calibration "
+            "set and no low-risk one, under a risk order", _select_options, _run_select,
+            _select_reads, lambda a: {"--out": a.out, "--table": given(a.table)}),
+    Command("sweep", "guard vectors of one or several systems against the tolerance radius eps "
+            "(table, source rows, figure)", _sweep_options, _run_sweep, _sweep_reads,
+            lambda a: {"--out": given(a.out), "--csv": given(a.csv),
+                       "--figure": given(a.figure)}),
+    Command("show", "one clip's failure timeline: where each coordinate was obliged and where "
+            "it failed (text; a PNG with --out)", _show_options, _run_show, _show_reads,
+            lambda a: {"--out": given(a.out)}),
+    Command("report", "regenerate every table, a figure and report.html from source rows "
+            "(audit --format csv, or run folders)", _report_options, _run_report,
+            _report_reads, folders=_report_folder),
+]

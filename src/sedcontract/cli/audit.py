@@ -1,0 +1,290 @@
+"""``sedcontract audit``, ``scores`` and ``demo``: the guard vector (and the standard scores)
+of a system's output against a reference."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from sedcontract.audit import (
+    AuditPolicy,
+    GuardReport,
+    ScoreSettings,
+    audit,
+    score,
+    to_csv,
+    to_json,
+    to_markdown,
+)
+from sedcontract.audit.render import policy_id, psds_line, scores_json, scores_markdown
+from sedcontract.audit.shards import corpus_key, parse_shard, shard_json
+from sedcontract.cli import options
+from sedcontract.cli.command import Command, contract_read, given
+from sedcontract.errors import SedContractError
+from sedcontract.outputs import Named, Outputs
+from sedcontract.traces import MODES, EventList, read_durations, read_events
+from sedcontract.traces.classmap import ClassMap, read_class_map
+from sedcontract.traces.scores import (
+    DecisionPolicy,
+    check_score_classes,
+    read_score_dir,
+    score_files,
+    select_columns,
+    tables_to_events,
+)
+from sedcontract.traces.soft import read_soft_tsv
+from sedcontract.traces.tsv import CLIP_LISTS, with_clips
+
+EXAMPLES = Path(__file__).parents[1] / "examples"
+RENDER = {"md": to_markdown, "json": to_json, "csv": to_csv}
+SYSTEM_FORMATS = {"csv"}  # formats whose rows carry the system's name
+
+
+def _reference(args: argparse.Namespace) -> EventList:
+    """The reference events; with ``--clips durations`` also the clips only the durations file
+    lists (clips without events)."""
+    ref = read_events(args.ref)
+    if args.clips == "durations":
+        if not args.durations:
+            raise SedContractError("--clips durations needs --durations")
+        ref = with_clips(ref, read_durations(args.durations))
+    return ref
+
+
+def _classes(args: argparse.Namespace, class_map: ClassMap | None) -> list[str] | None:
+    """The declared classes: ``--classes``, else the targets of the class map, else those
+    the files name (None)."""
+    if args.classes:
+        return [c.strip() for c in args.classes.split(",")]
+    return list(class_map.kept) if class_map is not None else None
+
+
+def _predictions(args: argparse.Namespace, ref: EventList, class_map: ClassMap | None,
+                 declared: list[str] | None
+                 ) -> tuple[EventList | str, DecisionPolicy | None, dict | None]:
+    """The system's events (a path when nothing needs changing), the decision policy of
+    scores, and the score tables when PSDS is asked for."""
+    if args.pred_scores is None:
+        if args.windows:
+            raise SedContractError("--windows merges score files (--pred-scores); events of "
+                                   "overlapping windows cannot be averaged")
+        if class_map is None:
+            return args.pred, None, None
+        return class_map.events(read_events(args.pred)), None, None
+    decision = options.build(DecisionPolicy, args)
+    skipped: list[str] | None = [] if args.skip_unlisted else None
+    tables = read_score_dir(args.pred_scores, ref.clips, class_map=class_map,
+                            windows=args.windows, skipped=skipped, durations=args.durations)
+    # a reference class without a column would count as missed (a label outside the declared
+    # classes is refused by the audit, naming its row)
+    check_score_classes(tables, [c for c in ref.classes if declared is None or c in declared])
+    if skipped:
+        print(f"sedcontract: skipped {len(skipped)} score file(s) of clips the reference does "
+              f"not list (first: {Path(skipped[0]).name})", file=sys.stderr)
+    if declared is not None:  # the declared classes' columns only (PSDS scores each column)
+        tables = {clip: (select_columns(table, declared, path), path)
+                  for clip, (table, path) in tables.items()}
+    pred = tables_to_events(tables, decision, args.pred_scores)
+    return pred, decision, tables if args.with_scores else None
+
+
+def _overlap_warnings(events: EventList, name: str) -> None:
+    """Name the first of the events that overlap or touch an earlier one of their class: the
+    audit merges them (and counts them in its traces section)."""
+    found = events.overlapping()
+    if len(found):
+        where = events.where(int(found[0]))
+        print(f"sedcontract: warning: {len(found)} {name} event(s) overlap or touch an earlier "
+              "event of their clip and class and are merged with it (first: "
+              f"{where['path']}, row {where['row']})", file=sys.stderr)
+
+
+def _system(args: argparse.Namespace) -> str:
+    """The name of the audited system in source rows: --system, else the prediction's stem."""
+    if args.system:
+        return args.system
+    source = args.pred if args.pred is not None else args.pred_scores
+    return Path(source).stem if source else "system"
+
+
+def _text(args: argparse.Namespace, policy: AuditPolicy) -> str:
+    """The audit (or the scores) of the arguments, rendered in ``--format``."""
+    ref = _reference(args)
+    class_map = read_class_map(args.class_map) if args.class_map else None
+    classes = _classes(args, class_map)
+    pred, decision, psds_scores = _predictions(args, ref, class_map, classes)
+    _overlap_warnings(ref, "reference")
+    policy = policy.but(decision=decision)
+    shard = parse_shard(args.shard) if args.shard is not None else None
+    if shard is not None and args.format != "json":
+        raise SedContractError("--shard writes a JSON shard report for sedcontract merge: add "
+                               "--format json")
+    if args.scores_only:  # the score functions alone: no contract runs
+        report = score(ref, pred, policy, durations=args.durations, psds_scores=psds_scores,
+                       classes=classes)
+    else:
+        coordinates = args.coordinates.split(",") if args.coordinates else None
+        report = audit(ref, pred, policy, durations=args.durations, mode=args.mode,
+                       coordinates=coordinates, psds_scores=psds_scores, classes=classes,
+                       backend=args.backend, jobs=args.jobs, shard=shard)
+    for warning in report.traces["warnings"]:
+        print(f"sedcontract: warning: {warning}", file=sys.stderr)
+    if shard is not None:
+        durations = read_durations(args.durations) if args.durations else None
+        events = pred if isinstance(pred, EventList) else read_events(pred)
+        return shard_json(report, *shard, corpus_key(ref, events, report.facts.classes,
+                                                     durations))
+    if args.scores_only:
+        if args.format == "json":
+            return scores_json(report)
+        text = scores_markdown(report.scores)
+        return text + (psds_line(report.psds) + "\n" if report.psds is not None else "")
+    return _rendered(args, report, ref, pred, policy, classes)
+
+
+def _rendered(args: argparse.Namespace, report: GuardReport, ref: EventList,
+              pred: EventList | str, policy: AuditPolicy, classes: list[str] | None) -> str:
+    """The audit report in ``--format``, with the vector by annotation confidence (``--soft``)."""
+    soft = read_soft_tsv(args.soft) if args.soft else None
+    confidence = None
+    if soft is not None:
+        if args.format == "json":
+            raise SedContractError("--soft adds the table by annotation confidence (--format "
+                                   "md) or softness and confidence rows (--format csv)")
+        from sedcontract.audit.confidence import by_confidence
+
+        confidence = by_confidence(ref, pred, policy, soft, durations=args.durations,
+                                   classes=classes)
+    if args.format in SYSTEM_FORMATS:
+        extra = ()
+        if confidence is not None:
+            from sedcontract.audit.confidence import confidence_rows
+
+            extra = confidence_rows(confidence, _system(args), policy_id(report.policy))
+        return to_csv(report, _system(args), soft, extra)
+    text = RENDER[args.format](report)
+    if confidence is not None:
+        from sedcontract.audit.confidence import confidence_markdown
+
+        text += "\n" + confidence_markdown(confidence)
+    return text
+
+
+def _emit(args: argparse.Namespace, out: Outputs, text: str) -> int:
+    if args.out is None:
+        sys.stdout.write(text)
+    else:
+        out.write(args.out, text)
+    return 0
+
+
+def _run_audit(args: argparse.Namespace, out: Outputs) -> int:
+    if (args.pred is None) == (args.pred_scores is None):
+        raise SedContractError("give exactly one of --pred (event tsv) or --pred-scores (a "
+                               "directory of score tsv files)")
+    return _emit(args, out, _text(args, options.policy(args, scores=args.with_scores)))
+
+
+def _reads(args: argparse.Namespace) -> Named:
+    scores = score_files(args.pred_scores) if args.pred_scores is not None else []
+    return {"--ref": args.ref, "--pred": args.pred, "--durations": args.durations,
+            "--contract": contract_read(args), "--pred-scores": scores,
+            "--class-map": args.class_map, "--soft": args.soft}
+
+
+def _writes(args: argparse.Namespace) -> Named:
+    return {"--out": given(args.out)}
+
+
+def _inputs(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--ref", required=True, help="reference events (DCASE tsv)")
+    parser.add_argument("--pred", default=None, help="predicted events (DCASE tsv)")
+    parser.add_argument("--pred-scores", default=None,
+                        help="directory of sed_scores_eval score files (one tsv per clip)")
+    options.add_options(parser, DecisionPolicy)
+    parser.add_argument("--durations", default=None,
+                        help="clip durations (tsv filename duration)")
+    parser.add_argument("--clips", choices=CLIP_LISTS, default="ref",
+                        help="which file lists the clips: the reference (default; a clip "
+                             "without events is a filename-only row) or the durations file "
+                             "(DCASE ground truths list only clips with events)")
+    parser.add_argument("--classes", default=None,
+                        help="comma-separated declared classes (default: the --class-map "
+                             "targets, else the classes the files name); another label is an "
+                             "error")
+    parser.add_argument("--class-map", default=None,
+                        help="tsv 'source target' naming every class the system outputs: its "
+                             "reference class, or - to drop it (e.g. the DCASE 2024 baseline's "
+                             "27 columns)")
+    parser.add_argument("--windows", action="store_true",
+                        help="--pred-scores files named FILE-SSSSSS-EEEEEE (window start and end "
+                             "in centiseconds) are merged back to FILE's time, overlaps averaged")
+    parser.add_argument("--skip-unlisted", action="store_true",
+                        help="skip --pred-scores files of clips the reference does not list "
+                             "(counted on standard error) instead of refusing them")
+    parser.add_argument("--out", default=None, help="write here instead of standard output")
+    options.add_options(parser, AuditPolicy)
+    options.add_options(parser, ScoreSettings)
+
+
+def _audit_options(parser: argparse.ArgumentParser) -> None:
+    _inputs(parser)
+    parser.add_argument("--mode", choices=(*MODES, "both"), default="both")
+    options.add_monitor_options(parser)
+    parser.add_argument("--coordinates", default=None,
+                        help="comma-separated coordinates to report (default: all)")
+    parser.add_argument("--format", choices=tuple(RENDER), default="md")
+    parser.add_argument("--system", default=None,
+                        help="the system's name in source rows (--format csv; default: the "
+                             "prediction file's stem)")
+    parser.add_argument("--soft", default=None,
+                        help="soft labels of the reference (tsv filename onset offset "
+                             "event_label confidence, e.g. sedcontract data maestro's): adds the "
+                             "vector by annotation confidence (md), or softness and confidence "
+                             "rows (csv) for the report")
+    parser.add_argument("--shard", default=None, metavar="I/N",
+                        help="audit block I (from 0) of N consecutive blocks of the clips and "
+                             "write a JSON shard report; sedcontract merge joins all N")
+    parser.add_argument("--with-scores", action="store_true",
+                        help="add the standard scores (frame, segment, collar event, "
+                             "intersection, boundary F1; PSDS with --pred-scores)")
+    parser.set_defaults(scores_only=False)
+
+
+def _scores_options(parser: argparse.ArgumentParser) -> None:
+    _inputs(parser)
+    parser.add_argument("--format", choices=("md", "json"), default="md")
+    parser.set_defaults(scores_only=True, with_scores=True, mode="typed", coordinates=None,
+                        soft=None, shard=None, system=None, backend="runs", jobs=1)
+
+
+def _run_demo(args: argparse.Namespace, out: Outputs) -> int:
+    """The audit of the shipped example with the demo's policy and monitor options."""
+    example = [f"--ref={EXAMPLES / 'demo_ref.tsv'}", f"--pred={EXAMPLES / 'demo_pred.tsv'}",
+               f"--durations={EXAMPLES / 'demo_durations.tsv'}"]
+    parser = argparse.ArgumentParser(add_help=False)
+    _audit_options(parser)
+    audit_args = parser.parse_args(example)
+    for name, value in vars(args).items():  # the demo's own options: policy and monitor
+        if hasattr(audit_args, name) and name != "command":
+            setattr(audit_args, name, value)
+    print(f"Reference:  {audit_args.ref}\nPrediction: {audit_args.pred}\n")
+    sys.stdout.write(_text(audit_args, options.policy(audit_args)))
+    return 0
+
+
+def _demo_options(parser: argparse.ArgumentParser) -> None:
+    options.add_options(parser, AuditPolicy)
+    options.add_monitor_options(parser)
+
+
+COMMANDS = [
+    Command("audit", "guard vector of a system output against a reference", _audit_options,
+            _run_audit, _reads, _writes),
+    Command("scores", "standard SED scores (frame, segment, collar event, intersection, "
+            "boundary F1, error rates; PSDS from score files)", _scores_options, _run_audit,
+            _reads, _writes),
+    Command("demo", "audit the shipped example (the README's main job)", _demo_options,
+            _run_demo),
+]

@@ -1,0 +1,72 @@
+"""What a command is: its options, the paths it reads and writes (declared once, where the
+command is defined), and how it runs. :func:`execute` guards the declared paths before any work
+and puts every output in place only when the command succeeded."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from sedcontract.contracts import contract_file
+from sedcontract.outputs import Named, Outputs
+
+Paths = Callable[[argparse.Namespace], Named]
+
+
+def nothing(args: argparse.Namespace) -> Named:
+    return {}
+
+
+@dataclass(frozen=True)
+class Command:
+    """One command: ``options`` adds its arguments, ``run`` does the work and writes only
+    through the :class:`Outputs` it is given; ``reads``, ``writes``, ``folders`` (folders it
+    replaces as a whole) and ``creates`` (folders its outputs may be made in) name the paths, by
+    option, from the parsed arguments."""
+
+    name: str
+    help: str
+    options: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[argparse.Namespace, Outputs], int]
+    reads: Paths = nothing
+    writes: Paths = nothing
+    folders: Paths = nothing
+    creates: Callable[[argparse.Namespace], list[str | Path]] = lambda args: []
+
+    def add_to(self, sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
+        parser = sub.add_parser(self.name, help=self.help, description=self.help)
+        self.options(parser)
+        parser.set_defaults(command=self)
+        return parser
+
+
+def execute(command: Command, args: argparse.Namespace) -> int:
+    """Run ``command``: refuse unsafe outputs first, then commit its outputs on success (each
+    named on standard error) and discard them on any failure."""
+    outputs = Outputs(reads=command.reads(args), writes=command.writes(args),
+                      folders=command.folders(args), creates=command.creates(args))
+    try:
+        status = command.run(args, outputs)
+    except BaseException:
+        outputs.discard()
+        raise
+    for path in outputs.commit():
+        print(f"wrote {path}", file=sys.stderr)
+    return status
+
+
+def contract_read(args: argparse.Namespace) -> list[Path]:
+    """The contract file the ``--contract`` option reads (none for a shipped name)."""
+    path = contract_file(args.policy_contract)
+    return [] if path is None else [path]
+
+
+def given(*paths: str | Path | None) -> list[str | Path]:
+    return [p for p in paths if p is not None]
+
+
+def each(paths: Iterable[str | Path] | None) -> list[str | Path]:
+    return list(paths or [])

@@ -1,0 +1,104 @@
+"""Options generated from the policy dataclasses: each default is declared once, on the
+dataclass field, and the objects are built from the parsed options by field name."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import MISSING, fields
+from typing import Any
+
+from sedcontract.audit import AuditPolicy, ScoreSettings
+from sedcontract.contracts import ROUNDINGS
+from sedcontract.contracts.policy import AGGREGATIONS, EVENT_MATCHINGS
+from sedcontract.contracts.runs import BACKENDS
+from sedcontract.contracts.syntax import METHODS
+from sedcontract.traces import EDGES, PROJECTIONS
+from sedcontract.traces.scores import DecisionPolicy
+
+# field -> (flag, choices, help); the default and the type come from the dataclass
+POLICY = {
+    "contract": ("--contract", None, "shipped contract name or a .contract file"),
+    "eps": ("--eps", None, "override the contract's eps, e.g. 100ms"),
+    "hop": ("--hop", None, "grid hop in seconds"),
+    "projection": ("--projection", PROJECTIONS, "how events become frames"),
+    "edges": ("--edges", EDGES, "clip-edge policy"),
+    "rounding": ("--rounding", ROUNDINGS, "how time bounds become whole frames"),
+    "matching": ("--matching", METHODS, "override the method of every matching in the "
+                 "contract"),
+    "aggregation": ("--aggregation", AGGREGATIONS, "pool counts (micro) or average classes"),
+    "max_frames": ("--max-frames", None, "refuse a clip of more frames than this"),
+}
+SCORES = {
+    "t_collar": ("--t-collar", None, "collar in seconds for event and boundary scores"),
+    "percentage_of_length": ("--percentage-of-length", None, "offset collar as a fraction of "
+                             "the reference length"),
+    "evaluate_onset": ("--evaluate-onset", None, "collar event scores check onsets"),
+    "evaluate_offset": ("--evaluate-offset", None, "collar event scores check offsets"),
+    "matching": ("--event-matching", EVENT_MATCHINGS, "event matching of the collar event "
+                 "scores (sed_eval's)"),
+    "segment": ("--segment", None, "segment length in seconds for segment-based scores"),
+    "dtc_threshold": ("--dtc", None, "detection tolerance criterion of the intersection F1"),
+    "gtc_threshold": ("--gtc", None, "ground-truth intersection criterion of the "
+                      "intersection F1"),
+}
+DECISION = {
+    "threshold": ("--threshold", None, "decision threshold for --pred-scores (active iff "
+                  "score > it)"),
+    "median_filter": ("--median-filter", None, "median filter in seconds applied to scores "
+                      "before the threshold"),
+}
+GROUPS: dict[type, tuple[str, dict[str, tuple[str, Any, str]]]] = {
+    AuditPolicy: ("policy", POLICY), ScoreSettings: ("scores", SCORES),
+    DecisionPolicy: ("decision", DECISION)}
+
+
+def _dest(kind: type, name: str) -> str:
+    return f"{GROUPS[kind][0]}_{name}"
+
+
+def add_options(parser: argparse.ArgumentParser, kind: type, *, only: tuple[str, ...] = (),
+                without: tuple[str, ...] = ()) -> None:
+    """Add the options of ``kind``'s fields (all that the table names, or ``only`` these)."""
+    table = GROUPS[kind][1]
+    for field in fields(kind):
+        if field.name not in table or (only and field.name not in only) \
+                or field.name in without:
+            continue
+        flag, choices, text = table[field.name]
+        default = field.default
+        assert default is not MISSING, field.name
+        shown = "" if default is None else f" (default {default})"
+        extra: dict[str, Any] = {"dest": _dest(kind, field.name), "default": default,
+                                 "help": text + shown}
+        if isinstance(default, bool):
+            extra["action"] = argparse.BooleanOptionalAction
+        elif isinstance(default, int | float):
+            extra["type"] = type(default)
+        if choices is not None:
+            extra["choices"] = choices
+        parser.add_argument(flag, **extra)
+
+
+def build(kind: type, args: argparse.Namespace, **given: Any) -> Any:
+    """``kind`` from the options ``add_options`` added (the missing ones keep their dataclass
+    default), with ``given`` fields."""
+    table = GROUPS[kind][1]
+    values = {name: getattr(args, _dest(kind, name)) for name in table
+              if hasattr(args, _dest(kind, name))}
+    return kind(**values, **given)
+
+
+def policy(args: argparse.Namespace, *, decision: DecisionPolicy | None = None,
+           scores: bool = False) -> AuditPolicy:
+    """The audit policy of the options, with the standard scores' settings when asked."""
+    settings = build(ScoreSettings, args) if scores else None
+    return build(AuditPolicy, args, decision=decision, scores=settings)
+
+
+def add_monitor_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--backend", choices=BACKENDS, default="runs",
+                        help="monitor on run-length traces (default; cost follows the events) "
+                             "or on frame arrays (the reference); the counts are the same")
+    parser.add_argument("--jobs", type=int, default=1,
+                        help="processes sharing the clips (run-length backend); the report is "
+                             "the same for any number")
