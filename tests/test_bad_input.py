@@ -151,3 +151,58 @@ def test_out_to_a_directory_leaves_nothing_behind(tmp_path, capsys):
     assert main(["audit", f"--ref={ref}", f"--pred={ref}", "--out", str(target)]) == 2
     assert not (tmp_path / "dir.partial").exists()
     assert "sedcontract:" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("option", ["--ref", "--pred", "--durations"])
+def test_a_pipe_or_folder_given_as_a_tsv_file_is_refused_not_read(tmp_path, option):
+    """A FIFO would block the tsv reader forever: anything but a regular file is refused by
+    name before it is opened (a folder too)."""
+    import os
+
+    from tests.limits import run_limited
+
+    ref = write(tmp_path, "ref.tsv", HEADER + "a.wav\t0.5\t1.5\tspeech\n")
+    durations = write(tmp_path, "durations.tsv", "filename\tduration\na.wav\t2.0\n")
+    pipe, folder = tmp_path / "pipe.tsv", tmp_path / "folder.tsv"
+    os.mkfifo(pipe)
+    folder.mkdir()
+    for bad in (pipe, folder):
+        given = {"--ref": ref, "--pred": ref, "--durations": durations, option: bad}
+        code = ("from sedcontract.cli import main\n"
+                f"print(main([{'audit'!r}, *{[f'{k}={v}' for k, v in given.items()]!r}]))\n")
+        result = run_limited(["-c", code], limit_mb=1000, timeout=20)
+        assert result.returncode == 0, result.stderr[-2000:]
+        assert result.stdout.strip() == "2"
+        assert f"{bad}: not a regular file" in result.stderr
+
+
+@pytest.mark.parametrize("command", ["contract", "rows", "shard", "risk-order"])
+def test_a_pipe_given_as_any_other_input_is_refused_not_read(tmp_path, command):
+    """Contracts, report rows, shard reports and risk orders are read by their own readers:
+    each refuses a FIFO by name instead of blocking on it."""
+    import os
+
+    from tests.limits import run_limited
+
+    ref = write(tmp_path, "ref.tsv", HEADER + "a.wav\t0.5\t1.5\tspeech\n")
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    argv = {"contract": ["audit", f"--ref={ref}", f"--pred={ref}", f"--contract={pipe}"],
+            "rows": ["report", str(pipe), "--out", str(tmp_path / "report")],
+            "shard": ["merge", str(pipe)],
+            "risk-order": ["select", "--calibration", str(tmp_path), "--risk-order", str(pipe),
+                           "--out", str(tmp_path / "s.contract")]}[command]
+    if command == "risk-order":
+        for name in ("ref", "pred", "durations", "labels"):
+            write(tmp_path, f"{name}.tsv", "")
+        from sedcontract.data import pathology_set, write_pathology_set
+        from sedcontract.traces import EventList
+
+        events = EventList.from_rows([("a", 0.5, 1.5, "speech"), ("a", 2.0, 3.0, "tone")])
+        write_pathology_set(tmp_path, pathology_set(events, {"a": 4.0}, seed=0))
+    code = f"from sedcontract.cli import main\nprint(main({argv!r}))\n"
+    result = run_limited(["-c", code], limit_mb=1000, timeout=20)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.strip() == "2"
+    expected = "no such rows file or run folder" if command == "rows" else "not a regular file"
+    assert expected in result.stderr and "Traceback" not in result.stderr

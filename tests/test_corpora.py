@@ -585,6 +585,37 @@ def test_soft_labels_far_out_cost_their_rows_not_their_span(tmp_path):
         (tmp_path / "out" / "maestro_real_soft.tsv").read_text()
 
 
+def test_confidence_strata_cost_the_rows_and_runs_not_the_span(tmp_path):
+    """Soft rows and a reference event at 1e8 s (5e9 frames at 20 ms): strata are counted
+    from the soft rows and the obligations' runs, not from per-segment or per-frame arrays of
+    the span, in 600 MiB; each clause's strata still add up to the guard report's counts."""
+    from tests.limits import run_limited
+
+    soft = tmp_path / "soft.tsv"
+    soft.write_text("filename\tonset\toffset\tevent_label\tconfidence\nf.wav\t0\t1\tcar\t0.9\n"
+                    "f.wav\t100000000\t100000001\tcar\t0.7\nf.wav\t100000001\t100000002\tcar\t"
+                    "0.6\nf.wav\t5\t6\tcar\t0.4\n")
+    code = (
+        "from sedcontract.audit import AuditPolicy, audit\n"
+        "from sedcontract.audit.confidence import by_confidence\n"
+        "from sedcontract.traces import EventList\n"
+        "from sedcontract.traces.soft import read_soft_tsv\n"
+        f"soft = read_soft_tsv({str(soft)!r})\n"
+        "ref, policy = soft.hard(), AuditPolicy(max_frames=10**11)\n"
+        "pred = EventList.from_rows([('f', 0.0, 1.0, 'car'), ('f', 5.0, 6.0, 'car')])\n"
+        "report = audit(ref, pred, policy, mode='typed').modes['typed']\n"
+        "table = by_confidence(ref, pred, policy, soft)\n"
+        "for name in table.coordinates:\n"
+        "    sat, obl = table.total(name)\n"
+        "    cell = report.micro(name)\n"
+        "    assert (sat.sum(), obl.sum()) == (cell.satisfied, cell.obligations), name\n"
+        "print(*(a.tolist() for a in table.total('missed')))\n")
+    result = run_limited(["-c", code], limit_mb=600)
+    assert result.returncode == 0, result.stderr[-2000:]
+    # missed: 0–1 s (0.9) found, 1e8–1e8 + 2 s (mean 0.65) missed
+    assert result.stdout.splitlines() == ["[0, 0, 0, 1] [0, 0, 1, 1]"]
+
+
 @pytest.mark.parametrize("name", ["development_annotation/soft_labels_city_center/x.txt",
                                   "development_audio/city_center/city_center_00.wav"])
 def test_a_pipe_in_a_maestro_tree_is_refused_not_read(tmp_path, name):

@@ -182,6 +182,21 @@ def test_a_fused_clap_model_is_refused(tmp_path):
         load_encoder("htsat", tmp_path / "fused")
 
 
+@pytest.mark.parametrize("keep", [5, 100, 0.5], ids=["header", "metadata", "half"])
+def test_a_truncated_safetensors_file_is_a_named_error(checkpoints, tmp_path, keep):
+    """A model.safetensors cut short (an interrupted copy) is one line naming the file, not
+    safetensors' traceback."""
+    copy = tmp_path / "wav2vec2"
+    shutil.copytree(checkpoints["wav2vec2"], copy)
+    weights = copy / "model.safetensors"
+    data = weights.read_bytes()
+    weights.write_bytes(data[:int(keep * len(data)) if keep < 1 else keep])
+    with pytest.raises(EncoderError, match=f"^{re.escape(str(weights))}: not a readable "
+                                           "wav2vec2 weights file") as refused:
+        load_encoder("wav2vec2", copy)
+    assert "\n" not in str(refused.value)
+
+
 def pickled_wav2vec2(checkpoint, root, payload):
     """A copy of a wav2vec2 directory whose weights are a ``pytorch_model.bin`` of
     ``payload``."""

@@ -94,6 +94,24 @@ def test_a_batch_missing_a_window_of_its_file_is_refused(tree):
         monitor.update(batch["activity"][:1], ["cafe_restaurant_00"])
 
 
+@pytest.mark.parametrize("drop, message", [
+    ("cafe_restaurant_00-000000-001000", "no window covers 0–5 s of file 'cafe_restaurant_00': "
+                                         "its first window's scores are missing"),
+    ("cafe_restaurant_00-000500-001200", "no window covers 10–12 s of file "
+                                         "'cafe_restaurant_00' .*its last window's scores"),
+], ids=["first", "last"])
+def test_windows_missing_a_files_start_or_end_are_refused_before_any_audit(tree, drop,
+                                                                           message):
+    """The monitor checks a split's windows as ``audit`` checks a score folder's
+    (``check_windows``): a file whose first or last window is missing is refused by name, not
+    audited with silence where the window's scores would be."""
+    data = module(tree, fold=0, eval_hop=5.0)  # validation: cafe_restaurant_00, 2 windows
+    ref, durations = data.reference("validation")
+    windows = {k: v for k, v in data.windows("validation").items() if k != drop}
+    with pytest.raises(SedContractError, match=message):
+        ContractMonitor(ref, durations, data.classes, AuditPolicy(hop=HOP), windows=windows)
+
+
 def test_training_without_the_audio_is_refused_by_name(tmp_path):
     """Annotations alone are enough to audit (durations from the last segment), not to
     train."""

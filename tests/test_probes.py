@@ -102,6 +102,25 @@ def test_a_damaged_cache_file_is_recomputed(tmp_path, encoder_checkpoints, caplo
     assert again.encoder_calls == 1 and "unusable" in caplog.text
 
 
+def test_a_pickle_payload_in_the_cache_is_refused_and_recomputed(tmp_path, encoder_checkpoints,
+                                                                 caplog):
+    """A cache file holding a pickle that would run code is refused (nothing runs) in one
+    warning line naming the file, without torch's advice to load it with weights_only=False."""
+    clips = [(torch.randn(16000), 16000)]
+    encoder = load_encoder("ast", encoder_checkpoints["ast"])
+    cache = FeatureCache(tmp_path, encoder, encoder_checkpoints["ast"])
+    marker = tmp_path / "pwned"
+    cache.path.parent.mkdir(parents=True)
+    torch.save({"identity": cache.identity, "keys": [Payload(marker)]}, cache.path)
+    with caplog.at_level("WARNING"):
+        again = FeatureCache(tmp_path, encoder, encoder_checkpoints["ast"])
+    again.fill(clips)
+    assert again.encoder_calls == 1 and not marker.exists()
+    [warning] = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert "unusable" in warning and "could run code" in warning and str(cache.path) in warning
+    assert "\n" not in warning and "weights_only" not in warning and "succeed" not in warning
+
+
 def test_the_encoder_is_not_in_the_run_checkpoint(base, encoder_checkpoints):
     cfg = probe_config(base, encoder_checkpoints, "ast")
     module = build_model(cfg.model, cfg.contract)

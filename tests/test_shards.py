@@ -167,7 +167,7 @@ def test_merge_refuses_incomplete_mixed_or_broken_shards(tmp_path, capsys):
         ([shard["a0"], shard["b1"]], "another corpus"),
         ([shard["a0"], shard["eps1"]], "another policy"),
         ([shard["a0"], broken], "broken.json: not a shard report .*'shard'"),
-        ([tmp_path / "missing.json"], "missing.json: cannot read"),
+        ([tmp_path / "missing.json"], "missing.json: file not found"),
     ]
     for paths, message in cases:
         code, _, err = run(["merge", *map(str, paths)], capsys)

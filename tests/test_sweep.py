@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from sedcontract.audit import AuditPolicy
-from sedcontract.audit.sweep import parse_radii, sweep, sweep_csv
+from sedcontract.audit.sweep import parse_radii, sweep, sweep_csv, sweep_markdown
 from sedcontract.cli import main
 from sedcontract.errors import SedContractError
 from sedcontract.traces import EventList, write_durations, write_events
@@ -108,6 +108,19 @@ def test_rank_reversals_are_marked():
                    ["0", "200ms"], durations=durations)
     assert result.flips("onset") == ["late", "partial"]
     assert result.flips("offset") == []
+
+
+def test_system_names_are_escaped_in_the_markdown():
+    """A system named like HTML or with a pipe stays text in its table column and in the
+    ranking flips; an ordinary name is written as it is."""
+    ref, durations = reference(4)
+    evil = "<script>x|y</script>"
+    result = sweep(ref, {evil: shifted(ref, 0.15, 0.0), "partial_b-1.0": ref.select(
+        clips=ref.clips[1:])}, AuditPolicy(), ["0", "200ms"], durations=durations)
+    text = sweep_markdown(result)
+    assert "<script>" not in text
+    assert "| eps | &lt;script&gt;x\\|y&lt;/script&gt; | partial_b-1.0 |" in text
+    assert "- onset: &lt;script&gt;x|y&lt;/script&gt;, partial_b-1.0" in text
 
 
 def test_sweep_rows_score_under_the_policys_aggregation():

@@ -10,6 +10,7 @@ value over its frames. Strata are half-open bins of that value: ``0`` (nobody ma
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,37 +53,61 @@ class ConfidenceTable:
         return self.satisfied[name].sum(axis=0), self.obligations[name].sum(axis=0)
 
 
-def _soft_rows(soft: SoftLabels, rows: Sequence[tuple[str, str]]) -> list[np.ndarray]:
-    """Each row's soft values per segment (empty for a clip or class without soft labels)."""
+Segments = tuple[np.ndarray, np.ndarray, np.ndarray]  # first frame, end frame, soft value
+
+
+def _first_frame(segment: np.ndarray, hop: float) -> np.ndarray:
+    """The first frame whose centre lies in ``segment`` or later (frame ``f``'s centre lies in
+    segment ``⌊(f + 0.5) · hop / SEGMENT⌋``)."""
+    def centre(frame: np.ndarray) -> np.ndarray:
+        return np.floor((frame + 0.5) * hop / SEGMENT)
+
+    guess = np.maximum(np.ceil(segment * SEGMENT / hop - 0.5), 0).astype(np.int64)
+    guess -= (guess > 0) & (centre(guess - 1) >= segment)
+    return guess + (centre(guess) < segment)
+
+
+def _soft_rows(soft: SoftLabels, rows: Sequence[tuple[str, str]], hop: float
+               ) -> list[Segments]:
+    """Each row's annotated segments as frame spans and soft values, by segment (none for a
+    clip or class without soft labels): memory follows the soft rows, not their span."""
     column = {c: k for k, c in enumerate(soft.classes)}
-    return [soft.clips[clip].values[:, column[cls]]
-            if clip in soft.clips and cls in column else np.zeros(0) for clip, cls in rows]
-
-
-def _frame_values(values: np.ndarray, start: int, end: int, hop: float) -> np.ndarray:
-    """The soft value of each frame ``start … end − 1`` (its centre's segment; 0 past the
-    annotation)."""
-    segment = np.floor((np.arange(start, end) + 0.5) * hop / SEGMENT).astype(np.int64)
-    inside = segment < len(values)
-    out = np.zeros(end - start)
-    out[inside] = values[segment[inside]]
+    out = []
+    for clip, cls in rows:
+        labels = soft.clips.get(clip)
+        if labels is None or cls not in column:
+            segment, value = np.zeros(0, dtype=np.int64), np.zeros(0)
+        else:
+            keep = labels.column == column[cls]
+            segment, value = labels.segment[keep], labels.value[keep]
+        out.append((_first_frame(segment, hop), _first_frame(segment + 1, hop), value))
     return out
 
 
-def _frame_counts(runs: Intervals, values: list[np.ndarray], hop: float) -> np.ndarray:
+def _overlaps(segments: Segments, start: int, end: int) -> tuple[np.ndarray, np.ndarray]:
+    """Frames of ``start … end − 1`` in each annotated segment holding any, and its value (a
+    frame in no annotated segment has soft value 0)."""
+    first, stop, value = segments
+    a, b = np.searchsorted(stop, start, side="right"), np.searchsorted(first, end)
+    return np.minimum(stop[a:b], end) - np.maximum(first[a:b], start), value[a:b]
+
+
+def _frame_counts(runs: Intervals, values: list[Segments]) -> np.ndarray:
     """Frames of ``runs`` per row and stratum of their frames' soft values."""
     out = np.zeros((len(values), len(STRATA)), dtype=np.int64)
     for r, s, e in zip(runs.row.tolist(), runs.start.tolist(), runs.end.tolist(), strict=True):
-        out[r] += np.bincount(stratum(_frame_values(values[r], s, e, hop)),
-                              minlength=len(STRATA))
+        frames, value = _overlaps(values[r], s, e)
+        np.add.at(out[r], stratum(value), frames)
+        out[r, 0] += e - s - int(frames.sum())
     return out
 
 
-def _element_counts(runs: Intervals, values: list[np.ndarray], hop: float) -> np.ndarray:
+def _element_counts(runs: Intervals, values: list[Segments]) -> np.ndarray:
     """Elements of ``runs`` per row and stratum of their mean soft value."""
     out = np.zeros((len(values), len(STRATA)), dtype=np.int64)
     for r, s, e in zip(runs.row.tolist(), runs.start.tolist(), runs.end.tolist(), strict=True):
-        mean = float(_frame_values(values[r], s, e, hop).mean()) if e > s else 0.0
+        frames, value = _overlaps(values[r], s, e)
+        mean = math.fsum((frames * value).tolist()) / (e - s) if e > s else 0.0
         out[r, int(stratum(np.array([mean]))[0])] += 1
     return out
 
@@ -105,13 +130,13 @@ def by_confidence(ref: EventList | str | Path, pred: EventList | str | Path,
                                row_classes=traces.row_classes("typed"), classes=traces.classes,
                                matching=policy.matching)
     rows = traces.row_labels("typed")
-    values = _soft_rows(soft, rows)
+    values = _soft_rows(soft, rows, traces.hop)
     count = {"frame": _frame_counts, "event": _element_counts}
     satisfied, obligations, roles, sorts = {}, {}, {}, {}
     for clause in contract.clauses:
         outcome = outcomes[clause.name]
-        obliged = count[outcome.sort](outcome.obligations, values, traces.hop)
-        failed = count[outcome.sort](outcome.failures, values, traces.hop)
+        obliged = count[outcome.sort](outcome.obligations, values)
+        failed = count[outcome.sort](outcome.failures, values)
         satisfied[clause.name], obligations[clause.name] = obliged - failed, obliged
         roles[clause.name] = "diagnostic" if clause.diagnostic else "guard"
         sorts[clause.name] = outcome.sort

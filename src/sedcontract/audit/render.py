@@ -25,6 +25,7 @@ from sedcontract.errors import TraceFormatError
 from sedcontract.outputs import atomic_write
 from sedcontract.traces.names import shorten
 from sedcontract.traces.soft import SoftLabels
+from sedcontract.traces.tsv import regular_file
 
 SCHEMA_VERSION = 1
 ROW_FIELDS = ("system", "policy", "mode", "clip", "class", "coordinate", "role", "sort",
@@ -35,7 +36,7 @@ MAX_COUNT = 2**63 - 1  # counts are summed as int64
 def read_text(path: str | Path) -> str:
     """A text file as UTF-8 (a byte-order mark is not text); errors name the byte and line."""
     try:
-        data = Path(path).read_bytes()
+        data = regular_file(Path(path)).read_bytes()
     except OSError as exc:
         raise TraceFormatError(f"cannot read ({exc.strerror})", path=str(path)) from None
     body = data.removeprefix(codecs.BOM_UTF8)

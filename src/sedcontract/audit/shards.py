@@ -20,6 +20,7 @@ from sedcontract.audit.render import MAX_COUNT, to_dict
 from sedcontract.audit.scores import MetricResult
 from sedcontract.errors import SedContractError
 from sedcontract.traces import EventList
+from sedcontract.traces.tsv import regular_file
 
 __all__ = ["audit_shard", "corpus_key", "merge_shards", "parse_shard", "read_shard",
            "shard_json"]
@@ -165,7 +166,7 @@ def read_shard(path: str | Path) -> tuple[GuardReport, dict[str, Any]]:
     shard's numbers and every count against its clips and report."""
     where = str(path)
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        data = json.loads(regular_file(Path(path)).read_text(encoding="utf-8"))
     except RecursionError:
         raise SedContractError(f"{path}: nested too deeply for a shard report") from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:

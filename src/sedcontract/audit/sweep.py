@@ -16,6 +16,7 @@ from typing import Any
 
 from sedcontract.audit.figures import png, pyplot
 from sedcontract.audit.guard import audit
+from sedcontract.audit.render import markdown_text, read_csv, row_counts, table_text
 from sedcontract.contracts.bounds import coerce_binding
 from sedcontract.contracts.policy import AuditPolicy
 from sedcontract.errors import SedContractError
@@ -158,7 +159,6 @@ def read_sweep(path: str | Path) -> SweepResult:
     ``0 <= satisfied <= obligations``, the score ``satisfied / obligations`` (blank when there
     are none), one radius in ``eps``, and every system × radius × coordinate exactly once;
     radii, systems and coordinates in the order they first appear."""
-    from sedcontract.audit.render import read_csv, row_counts
     from sedcontract.errors import TraceFormatError
 
     rows: list[dict[str, Any]] = []
@@ -235,7 +235,8 @@ def sweep_markdown(result: SweepResult) -> str:
 
     out = [f"Guard vector ({result.mode} traces) against the tolerance radius eps.", ""]
     for coordinate in result.coordinates:
-        out += [f"### {coordinate}", "", "| eps | " + " | ".join(result.systems) + " |",
+        out += [f"### {coordinate}", "", "| eps | " + " | ".join(
+                    table_text(s) for s in result.systems) + " |",
                 "|---" * (len(result.systems) + 1) + "|"]
         for radius in result.radii:
             out.append(f"| {radius} | " + " | ".join(
@@ -246,7 +247,7 @@ def sweep_markdown(result: SweepResult) -> str:
                 f"{result.radii[-1]}:", ""]
         flips = {c: result.flips(c) for c in result.coordinates}
         if any(flips.values()):
-            out += [f"- {c}: {', '.join(s)}" for c, s in flips.items() if s]
+            out += [f"- {c}: {markdown_text(', '.join(s))}" for c, s in flips.items() if s]
         else:
             out.append("- none: no two systems swap places on any coordinate")
         out.append("")

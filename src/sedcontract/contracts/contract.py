@@ -47,6 +47,7 @@ from sedcontract.contracts.typecheck import BOOL, infer
 from sedcontract.errors import ContractCheckError, SignalError
 from sedcontract.traces.activity import Edges
 from sedcontract.traces.intervals import Intervals
+from sedcontract.traces.tsv import regular_file
 
 LIBRARY = Path(__file__).parent / "library"
 
@@ -87,7 +88,7 @@ def load_contract(name_or_path: str | Path) -> Contract:
     if path.is_dir():
         raise ContractCheckError(f"{path}: is a directory, not a contract file")
     try:
-        source = path.read_text(encoding="utf-8-sig")  # a byte-order mark is not text
+        source = regular_file(path).read_text(encoding="utf-8-sig")  # a BOM is not text
     except UnicodeDecodeError as exc:
         raise ContractCheckError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})"
                                  ) from None

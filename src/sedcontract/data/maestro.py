@@ -25,10 +25,9 @@ from sedcontract.traces.soft import (
     annotation_rows,
     collect,
     read_soft_tsv,
-    regular_file,
     soft_tsv,
 )
-from sedcontract.traces.tsv import durations_tsv, events_tsv, with_clips
+from sedcontract.traces.tsv import durations_tsv, events_tsv, regular_file, with_clips
 
 SCENES = ("cafe_restaurant", "city_center", "grocery_store", "metro_station", "residential_area")
 # the 17 annotated classes (the DCASE 2024 Task 4 order) and the 11 the evaluation scores

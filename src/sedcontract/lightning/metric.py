@@ -25,7 +25,7 @@ from sedcontract.errors import SedContractError
 from sedcontract.traces import EventList
 from sedcontract.traces.grid import frames_covering, to_us
 from sedcontract.traces.scores import DecisionPolicy, activity_to_events, decide
-from sedcontract.traces.windows import Piece, overlap_average
+from sedcontract.traces.windows import Piece, check_windows, overlap_average
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +63,9 @@ class ContractMonitor(Metric):
         if missing:
             raise SedContractError(f"no duration for clip {missing[0]!r} of the reference")
         self.reference, self.durations = reference, dict(durations)
+        for file, ids in self.window_ids.items():  # as a score folder's windows are checked
+            check_windows(file, [(*self.windows[w][1:], w) for w in sorted(ids)],
+                          self.durations.get(file))
         self.clips = tuple(reference.clips)
         self.index = {clip: i for i, clip in enumerate(self.clips)}
         # each clip's reference events, found once (a batch's are gathered, never searched)

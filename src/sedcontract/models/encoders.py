@@ -25,6 +25,7 @@ from unittest import mock
 import numpy as np
 import torch
 import torchaudio.functional as AF
+from safetensors import SafetensorError, safe_open
 from torch import nn
 
 from sedcontract.errors import SedContractError
@@ -164,6 +165,15 @@ def _pretrained(model_class: Any, family: str, source: str, hub: bool) -> nn.Mod
                                                   output_loading_info=True)
     except (OSError, ValueError) as exc:  # no weights file, a truncated one, no hub access
         raise EncoderError(f"{source}: cannot load the {family} encoder ({exc})") from exc
+    except SafetensorError as exc:  # a truncated or damaged .safetensors file
+        for weights in sorted(Path(source).glob("*.safetensors")):  # names the file it refuses
+            try:
+                with safe_open(weights, "pt"):
+                    pass
+            except SafetensorError as bad:
+                raise EncoderError(f"{weights}: not a readable {family} weights file ({bad}); "
+                                   f"{HF_WEIGHTS}") from None
+        raise EncoderError(f"{source}: cannot load the {family} encoder ({exc})") from None
     except pickle.UnpicklingError:  # a .bin weights file (safetensors never unpickle)
         for weights in sorted(Path(source).glob("*.bin")):  # names the file it refuses
             safe_load(weights, f"{family} weights file", HF_WEIGHTS, EncoderError)

@@ -3,7 +3,8 @@
 A cache folder is named by a digest of what decides the features: the encoder family, layer
 and sample rate and the checkpoint's bytes. Inside, a clip's features are found by a digest
 of its own waveform (the samples it really has), so a rebuilt or edited data set can never be
-served stale features. Files are read with ``torch.load(weights_only=True)``.
+served stale features. Files are read with :func:`~sedcontract.models.encoders.safe_load`
+(tensors and plain data only).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from pathlib import Path
 
 import torch
 
-from sedcontract.models.encoders import Encoded, Encoder, describe
+from sedcontract.models.encoders import Encoded, Encoder, describe, safe_load
 from sedcontract.outputs import atomic_write
 
 log = logging.getLogger(__name__)
@@ -108,14 +109,15 @@ class FeatureCache:
 
     def _read(self) -> None:
         try:
-            data = torch.load(self.path, map_location="cpu", weights_only=True)
+            data = safe_load(self.path, "feature cache", "sedcontract writes tensors only")
             if data.get("identity") != self.identity:
                 raise ValueError("written for another encoder")
             for key, feats, spans in zip(data["keys"], data["features"], data["spans"],
                                          strict=True):
                 self.features[key], self.spans[key] = feats, spans
         except Exception as exc:  # a damaged or foreign file is recomputed, never trusted
-            log.warning("feature cache %s unusable (%s); recomputing", self.path, exc)
+            log.warning("feature cache %s unusable (%s); recomputing", self.path,
+                        str(exc).removeprefix(f"{self.path}: "))
             self.features, self.spans = {}, {}
 
     def _write(self) -> None:

@@ -9,8 +9,6 @@ MAESTRO metadata, and what ``sedcontract data maestro`` writes)."""
 from __future__ import annotations
 
 import math
-import os
-import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,23 +53,6 @@ class SoftClip:
     segments: int
     end: float
     width: int           # classes in the class list
-
-    def values_of(self, column: int, segments: int | None = None) -> np.ndarray:
-        """One class's value per segment (0 where no row names it), for the first
-        ``segments`` (default: all annotated ones); O(segments)."""
-        n = self.segments if segments is None else segments
-        out = np.zeros(n)
-        keep = (self.column == column) & (self.segment < n)
-        out[self.segment[keep]] = self.value[keep]
-        return out
-
-    @property
-    def values(self) -> np.ndarray:
-        """``[segment, class]`` values, dense: O(segments × classes), so for clips of bounded
-        length only (prefer :meth:`values_of` with the clip's segments)."""
-        out = np.zeros((self.segments, self.width))
-        out[self.segment, self.column] = self.value
-        return out
 
 
 @dataclass(frozen=True)
@@ -158,21 +139,6 @@ class SoftLabels:
         return out
 
 
-def regular_file(path: Path) -> Path:
-    """``path`` if it is a regular file (checked before opening: a pipe would block the
-    reader forever), else an error naming it."""
-    try:
-        mode = os.stat(path).st_mode
-    except FileNotFoundError:
-        raise TraceFormatError("file not found", path=str(path)) from None
-    except OSError as exc:
-        raise TraceFormatError(f"cannot read ({exc.strerror})", path=str(path)) from None
-    if not stat.S_ISREG(mode):
-        raise TraceFormatError("not a regular file (a folder, pipe, device or socket); give "
-                               "a file", path=str(path))
-    return path
-
-
 def _number(text: str, path: str, line: int, column: str) -> float:
     value = parse_number(text)
     if value is None or not math.isfinite(value):
@@ -255,7 +221,7 @@ def collect(rows: Iterable[SoftRow], classes: Sequence[str] | None = None,
 
 def annotation_rows(path: str | Path, clip: str) -> list[SoftRow]:
     """The rows of one MAESTRO annotation file (``onset offset label soft``, no header)."""
-    path = regular_file(Path(path))
+    path = Path(path)
     out = []
     for line, fields in read_fields(path):
         if len(fields) != 4:
@@ -269,7 +235,7 @@ def annotation_rows(path: str | Path, clip: str) -> list[SoftRow]:
 def read_soft_tsv(path: str | Path, classes: Sequence[str] | None = None,
                   known: Sequence[str] | None = None) -> SoftLabels:
     """A soft-label tsv ``filename onset offset event_label confidence`` (header required)."""
-    path = regular_file(Path(path))
+    path = Path(path)
     numbered = read_fields(path)
     header = [f.lower() for f in numbered[0][1]] if numbered else []
     if not set(SOFT_COLUMNS) <= set(header):

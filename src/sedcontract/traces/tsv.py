@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 import math
+import os
 import re
+import stat
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -31,6 +33,21 @@ def clip_id(filename: str) -> str:
     return name
 
 
+def regular_file(path: Path) -> Path:
+    """``path`` if it is a regular file (checked before opening: a pipe would block the
+    reader forever), else an error naming it."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        raise TraceFormatError("file not found", path=str(path)) from None
+    except OSError as exc:
+        raise TraceFormatError(f"cannot read ({exc.strerror})", path=str(path)) from None
+    if not stat.S_ISREG(mode):
+        raise TraceFormatError("not a regular file (a folder, pipe, device or socket); give "
+                               "a file", path=str(path))
+    return path
+
+
 def read_fields(path: Path) -> list[tuple[int, list[str]]]:
     """The non-blank lines of a tab-separated file as ``(line number, fields)``.
 
@@ -41,11 +58,7 @@ def read_fields(path: Path) -> list[tuple[int, list[str]]]:
     ``#`` is an error, not a comment (the format has none).
     """
     try:
-        text = path.read_text(encoding="utf-8-sig")  # a byte-order mark is not data
-    except FileNotFoundError:
-        raise TraceFormatError("file not found", path=str(path)) from None
-    except IsADirectoryError:
-        raise TraceFormatError("is a directory, not a tsv file", path=str(path)) from None
+        text = regular_file(path).read_text(encoding="utf-8-sig")  # a BOM is not data
     except UnicodeDecodeError as exc:
         raise TraceFormatError(f"not UTF-8 text ({exc.reason} at byte {exc.start})",
                                path=str(path)) from None
