@@ -45,6 +45,7 @@ bench: $(STAMP)            ## speed side by side with the reference tools
 	$(BIN)/python benchmarks/encoders.py
 	$(BIN)/python -W ignore benchmarks/score_folders.py
 	$(BIN)/python benchmarks/startup.py
+	$(BIN)/python -W ignore benchmarks/device.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

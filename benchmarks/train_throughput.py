@@ -22,10 +22,9 @@ import torch
 from hydra import compose, initialize_config_module
 from hydra.utils import instantiate
 
-from sedcontract.lightning import ThresholdModule
-from sedcontract.training import build_model
+from sedcontract.training import build_model, detector_parts
 
-DETECTORS = ("threshold", "logistic", "temporal_cnn", "dilated_cnn")
+DETECTORS = ("threshold", "logistic", "temporal_cnn", "dilated_cnn", "contract_aware")
 
 
 def loading_rate(datamodule, batches: int) -> tuple[float, dict]:
@@ -54,7 +53,7 @@ def compute_rate(module, batch: dict, device: torch.device, steps: int) -> float
         loss.backward()
         optimizer.step()
 
-    if isinstance(module, ThresholdModule):
+    if module.fitted_not_trained:
         module.net.fit(module.features(batch["waveform"]), batch["activity"], batch["onset"])
     step()  # warm-up (allocations, kernels)
     if device.type == "cuda":
@@ -117,7 +116,8 @@ def run(args: argparse.Namespace) -> int:
                       "data.speech_source=synthetic"]
     with initialize_config_module("sedcontract.configs", version_base="1.3"):
         cfg = compose("train", overrides=overrides)
-    datamodule = instantiate(cfg.data)
+    policy = instantiate(cfg.contract)
+    datamodule = instantiate(cfg.data, _partial_=True)(policy=policy)
     datamodule.prepare_data()
     devices = [torch.device("cpu")] + ([torch.device("cuda")] if torch.cuda.is_available()
                                        else [])
@@ -135,13 +135,13 @@ def run(args: argparse.Namespace) -> int:
             model_cfg = compose("train", overrides=[f"model={name}"])
         for device in devices:
             torch.manual_seed(0)
-            module = build_model(model_cfg.model, model_cfg.contract)
+            module = build_model(detector_parts(model_cfg), policy, datamodule.classes)
             rate = compute_rate(module, batch, device, args.batches)
             fit = "— (no training steps)"
-            if not isinstance(module, ThresholdModule):
+            if not module.fitted_not_trained:
                 datamodule.num_workers = args.workers
                 torch.manual_seed(0)
-                fresh = build_model(model_cfg.model, model_cfg.contract)
+                fresh = build_model(detector_parts(model_cfg), policy, datamodule.classes)
                 fit = f"{fit_rate(fresh, datamodule, device, args.batches):.1f}"
             share = (1 / load_single) / (1 / load_single + 1 / rate)
             print(f"| {name} | {device.type} | {rate:.1f} | {fit} | {share:.0%} |")

@@ -34,12 +34,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = ("contract_aware", "dilated_cnn", "temporal_cnn")
 ABLATIONS = {  # name → overrides: the contract-aware detector without its contract losses
-    "contract_aware_bce_only": ["model=contract_aware", "model.contract_loss.weight=0.0"],
+    "contract_aware_bce_only": ["model=contract_aware", "loss.contract.weight=0.0"],
 }
 FINETUNES = {  # name → overrides on top of model=contract_aware with init_from
-    "dilated_cnn+contract": ["model.augment=null", "model.feature_masks=null"],
-    "dilated_cnn+bce": ["model.augment=null", "model.feature_masks=null",
-                        "model.contract_loss.weight=0.0"],
+    "dilated_cnn+contract": ["augment=none"],
+    "dilated_cnn+bce": ["augment=none", "loss.contract.weight=0.0"],
 }
 COORDINATES = ("onset", "offset", "missed", "false", "silence", "duration", "fragmentation")
 SCORES = ("event", "segment", "frame")

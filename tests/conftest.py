@@ -47,7 +47,19 @@ def encoder_checkpoints(tmp_path_factory):
 
 
 def model_overrides(model: str, checkpoints: dict | None = None) -> list[str]:
-    """``model=<model>``, and for an encoder probe the tiny checkpoint of its family."""
-    if not model.startswith("probe_"):
+    """``model=<model>``, and for an encoder probe the tiny checkpoint of its family
+    (``model=probe`` is the wav2vec2 probe unless an ``encoder=`` follows)."""
+    if not model.startswith("probe"):
         return [f"model={model}"]
-    return [f"model={model}", f"encoder.checkpoint={checkpoints[model.removeprefix('probe_')]}"]
+    family = model.removeprefix("probe_") if model != "probe" else "wav2vec2"
+    return [f"model={model}", f"encoder.checkpoint={checkpoints[family]}"]
+
+
+def build(cfg, **options):
+    """The detector a composed train config describes, on the policy of its contract group."""
+    from hydra.utils import instantiate
+
+    from sedcontract.training import build_model, detector_parts
+
+    return build_model(detector_parts(cfg), instantiate(cfg.contract), list(cfg.data.classes),
+                       **options)

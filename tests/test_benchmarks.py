@@ -18,10 +18,37 @@ def test_every_benchmark_is_run_by_make_bench():
     assert SCRIPTS and all(f"benchmarks/{p.name}" in makefile for p in SCRIPTS)
 
 
-@pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.stem)
-def test_benchmark_runs_at_a_tiny_size(script, tmp_path):
+def smoke(script: Path, cwd: Path) -> str:
+    """The script's ``--smoke`` run in ``cwd``: what it printed (it succeeded, printed
+    something and left nothing in ``cwd``)."""
     result = subprocess.run([sys.executable, "-W", "ignore", str(script), "--smoke"],
-                            capture_output=True, text=True, cwd=tmp_path, timeout=600)
+                            capture_output=True, text=True, cwd=cwd, timeout=600)
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
     assert result.stdout.strip(), "a benchmark prints what it measured"
-    assert not any(tmp_path.iterdir()), "a benchmark leaves nothing in the working directory"
+    assert not any(cwd.iterdir()), "a benchmark leaves nothing in the working directory"
+    return result.stdout
+
+
+@pytest.mark.parametrize("script", [p for p in SCRIPTS if p.stem != "device"],
+                         ids=lambda p: p.stem)
+def test_benchmark_runs_at_a_tiny_size(script, tmp_path):
+    smoke(script, tmp_path)
+
+
+def test_the_device_check_prints_a_row_of_numbers_per_detector(tmp_path):
+    """benchmarks/device.py at a tiny size (on the CPU here, CUDA where there is one): one row
+    per detector, on one device, every measurement a number (peak memory: — on the CPU)."""
+    out = smoke(BENCHMARKS / "device.py", tmp_path)
+    lines = [line for line in out.splitlines() if line.startswith("|")]
+    header = [cell.strip() for cell in lines[0].strip("|").split("|")]
+    assert header == ["detector", "device", "precision", "steps/s", "clips/s",
+                      "peak memory MB", "monitor share of validation"]
+    rows = [[cell.strip() for cell in line.strip("|").split("|")] for line in lines[2:]]
+    assert [row[0] for row in rows] == ["threshold", "logistic", "temporal_cnn", "dilated_cnn",
+                                        "contract_aware", "probe (tiny wav2vec2)"]
+    for detector, device, precision, steps, clips, memory, share in rows:
+        assert device in ("cpu", "cuda") and {device} == {row[1] for row in rows}
+        assert precision in ("32", "bf16-mixed"), detector
+        assert float(steps) > 0 and float(clips) >= float(steps), detector
+        assert memory == "—" if device == "cpu" else float(memory) > 0, detector
+        assert share.endswith("%") and 0 <= float(share[:-1]) <= 100, detector

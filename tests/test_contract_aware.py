@@ -1,6 +1,7 @@
-"""The contract-aware detector: the shared boundary head, fine-tuning from another run's
-weights, train-time augmentation with labels that follow the audio, and training through
-config with the shipped contract or a user's own."""
+"""The contract-aware detector and the parts it is composed of: the shared boundary head, the
+contract loss and the augmentation on any detector, fine-tuning from another run's weights,
+labels that follow the augmented audio, and training through config with the shipped
+contract or a user's own."""
 
 from __future__ import annotations
 
@@ -17,12 +18,9 @@ from sedcontract.contracts.policy import AuditPolicy
 from sedcontract.data.augment import Augmentation, warp_frames
 from sedcontract.errors import SedContractError
 from sedcontract.lightning.checkpoints import init_weights
-from sedcontract.lightning.contract_aware import (
-    ContractAwareModule,
-    FeatureMasks,
-    smooth_boundaries,
-)
+from sedcontract.lightning.losses import ContractObjective, FrameBCE, smooth_boundaries
 from sedcontract.lightning.module import DetectorModule
+from sedcontract.lightning.transforms import FeatureMasks, Perturb
 from sedcontract.models import BoundaryHead, ContractAwareDetector, DilatedCNN, LogMel
 from sedcontract.models.detectors import TemporalCNN
 from sedcontract.training import train
@@ -43,10 +41,9 @@ def test_a_fresh_boundary_head_is_its_projection_and_resamples_to_the_grid():
 
 
 def module_of(net, classes=CLASSES, **kwargs):
-    cls = ContractAwareModule if isinstance(net, ContractAwareDetector) else DetectorModule
-    config = {"frontend": {"n_mels": 16}}
-    return cls(net, LogMel(n_mels=16), policy=AuditPolicy(), classes=list(classes),
-               model_config=json.dumps(config), **kwargs)
+    config = {"model": {"frontend": {"n_mels": 16}}}
+    return DetectorModule(net, LogMel(n_mels=16), policy=AuditPolicy(), classes=list(classes),
+                          model_config=json.dumps(config), **kwargs)
 
 
 def save(module, path: Path) -> Path:
@@ -137,14 +134,19 @@ def test_jitter_labels_move_with_the_warp():
     assert np.flatnonzero(moved[0]).tolist() == list(range(15, 25))
 
 
-def test_unknown_augmentation_or_mask_settings_are_named():
-    for kwargs, fragment in (({"augment": {"gain": 3.0}}, "unknown augment setting"),
-                             ({"feature_masks": {"width": 3}}, "unknown feature_masks"),
-                             ({"contract_loss": {"lambda": 1.0}}, "unknown contract_loss"),
-                             ({"contract_loss": {"weight": -1.0}}, "weight must be a number"),
-                             ({"target_tolerance": -0.1}, "target_tolerance must be")):
+def test_unknown_augmentation_loss_or_mask_settings_are_named():
+    policy = AuditPolicy()
+    for part, kwargs, fragment in (
+            (Perturb, {"waveform": {"gain": 3.0}}, "unknown augment.waveform setting"),
+            (Perturb, {"feature_masks": {"width": 3}}, "unknown augment.feature_masks"),
+            (ContractObjective, {"weight": -1.0}, "loss.contract.weight must be a number"),
+            (ContractObjective, {"semantics": "fuzzy"}, "unknown soft semantics"),
+            (FrameBCE, {"target_tolerance": -0.1}, "target_tolerance must be"),
+            (FrameBCE, {"weights": {"activty": 1.0}}, "unknown loss head")):
         with pytest.raises(SedContractError, match=fragment):
-            module_of(ContractAwareDetector(16, 3, channels=8, blocks=2), **kwargs)
+            part(policy=policy, **kwargs)
+    with pytest.raises(TypeError):
+        ContractObjective(policy=policy, **{"lambda": 1.0})
 
 
 def test_boundary_targets_are_spread_over_the_tolerance():
@@ -178,11 +180,11 @@ def test_contract_aware_logs_each_clause_loss_and_its_soft_twin_beside_the_monit
 
 def test_sound_semantics_union_traces_and_gradient_balancing_train(base):
     cfg = compose_config("train", [*base, "model=contract_aware", "debug=fdr",
-                                   "model.contract_loss.semantics=sound",
-                                   "model.contract_loss.modes=[typed,union]",
-                                   "model.contract_loss.balance=true"])
+                                   "loss.contract.semantics=sound",
+                                   "loss.contract.modes=[typed,union]",
+                                   "loss.contract.balance=true"])
     metrics, objects = train(cfg)
-    assert objects["model"].contract_loss.modes == ("typed", "union")
+    assert objects["model"].contract.relaxation.modes == ("typed", "union")
     weight = metrics["train/contract/weight"]  # λ × |∇BCE| / |∇contract| on the logits
     assert weight > 0 and weight != 1.0
     assert all(0.0 <= metrics[f"val/soft/{c}"] <= 1.0 for c in ("onset", "silence"))
@@ -195,11 +197,11 @@ def test_a_users_own_contract_is_trained_through_config(base, tmp_path):
                     "clause quiet: on !N[eps] ref.active require !pred.active\n"
                     "diagnostic early: on ref.onset require !P[eps] pred.active\n")
     cfg = compose_config("train", [*base, "model=contract_aware", "debug=fdr",
-                                   f"contract.contract={path}", "~model.contract_loss.weights",
-                                   "+model.contract_loss.weights={covered: 1.0, quiet: 0.5}"])
+                                   f"contract.contract={path}", "~loss.contract.weights",
+                                   "+loss.contract.weights={covered: 1.0, quiet: 0.5}"])
     metrics, objects = train(cfg)
     module = objects["model"]
-    assert module.contract_loss.weights == {"covered": 1.0, "quiet": 0.5}
+    assert module.contract.relaxation.weights == {"covered": 1.0, "quiet": 0.5}
     assert {"train/contract/covered", "train/contract/quiet"} <= set(metrics)
     assert "train/contract/onset" not in metrics
     assert set(module.report.vector("typed")) == {"covered", "quiet"}
@@ -210,8 +212,9 @@ def test_a_users_own_contract_is_trained_through_config(base, tmp_path):
         train(bad)
     every = compose_config("train", [*base, "model=contract_aware", "debug=fdr",
                                      f"contract.contract={path}",
-                                     "model.contract_loss.weights=null"])
-    assert train(every)[1]["model"].contract_loss.weights == {"covered": 1.0, "quiet": 1.0}
+                                     "loss.contract.weights=null"])
+    assert train(every)[1]["model"].contract.relaxation.weights == {"covered": 1.0,
+                                                                     "quiet": 1.0}
 
 
 def test_fine_tuning_loads_a_trained_run_and_refuses_a_mismatched_one(base, tmp_path):
@@ -224,7 +227,7 @@ def test_fine_tuning_loads_a_trained_run_and_refuses_a_mismatched_one(base, tmp_
     cfg = compose_config("train", [*base, "model=contract_aware", "debug=fdr",
                                    f"model.init_from={source}", "model.optimizer.lr=0.0",
                                    f"paths.output_dir={tmp_path / 'tuned'}"])
-    fresh = instantiate(cfg.model.net)
+    fresh = instantiate(cfg.model.net, features=64, classes=3)
     _, objects = train(cfg)
     tuned = objects["model"]
     for name, param in tuned.named_parameters():  # lr 0: still the loaded weights
@@ -240,5 +243,5 @@ def test_fine_tuning_loads_a_trained_run_and_refuses_a_mismatched_one(base, tmp_
         *base, "model=contract_aware", "debug=fdr",
         f"model.init_from={tmp_path / 'temporal' / 'checkpoints' / 'last.ckpt'}",
         f"paths.output_dir={tmp_path / 'refused'}"])
-    with pytest.raises(SedContractError, match="cannot initialise ContractAwareModule"):
+    with pytest.raises(SedContractError, match="cannot initialise DetectorModule"):
         train(refused)

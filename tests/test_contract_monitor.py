@@ -1,16 +1,22 @@
 """``ContractMonitor``: the torchmetrics face of the exact monitor gives the report that
 ``audit`` gives on the same events, counts a clip once however many processes saw it, and
-covers only the clips it saw."""
+covers only the clips it saw; it checks the contract once and takes the layout of a clip's
+counts from ``count_layout``, a function of the policy and classes that agrees with ``audit``."""
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import pytest
 import torch
 
+import sedcontract.contracts.policy as policy_module
 from sedcontract.audit import AuditPolicy, ScoreSettings, audit, to_json
+from sedcontract.audit.guard import clip_counts, count_layout, empty_report, prepare_contract
+from sedcontract.contracts.parser import parse_contract
 from sedcontract.errors import SedContractError
 from sedcontract.lightning.metric import ContractMonitor
-from sedcontract.traces import EventList
+from sedcontract.traces import MODES, EventList
 from sedcontract.traces.scores import DecisionPolicy
 
 HOP = 0.02
@@ -137,3 +143,108 @@ def test_the_median_filter_sees_each_clip_on_its_own_length():
     m.update(scores, CLIPS)
     pred = m.decided(scores, CLIPS)
     assert pred.to_rows() == [("c", 73 * HOP, 75 * HOP, "speech")]
+
+
+# class-indexed atoms, a diagnostic, two matchings that pair clauses use and one that none
+# uses, bounds from lets, windows and event expressions
+OTHER = parse_contract("""
+let eps = 100ms
+let wide = 300ms
+match near: ref ~ pred when abs(onset(ref) - onset(pred)) <= wide using greedy
+match unused: ref ~ pred when overlaps using exact
+match m: ref ~ pred when overlaps & same_class using exact
+clause onset: on ref.onset require N[eps] pred.onset
+clause speechy: on ref.active[speech] require P[40ms] pred.active[speech] | pred.active
+diagnostic lag: each pair(near) require abs(offset(ref) - offset(pred)) <= 50ms
+clause duration: each pair(m) require abs(dur(pred) - dur(ref)) <= max(eps, 0.2 * dur(ref))
+clause missed: each ref require count(pred overlapping ref) >= 1
+""")
+POLICIES = {
+    "standard": AuditPolicy(hop=HOP),
+    "standard+scores": AuditPolicy(hop=HOP, scores=ScoreSettings()),
+    "other": AuditPolicy(hop=HOP, contract=OTHER),
+    "other+greedy+scores": AuditPolicy(hop=HOP, contract=OTHER, matching="greedy",
+                                       scores=ScoreSettings()),
+}
+
+
+@pytest.mark.parametrize("name", POLICIES)
+@pytest.mark.parametrize("mode", ["both", *MODES])
+def test_the_count_layout_is_what_audit_produces(name, mode):
+    policy = POLICIES[name]
+    report = audit(reference(), events_by_hand(random_scores(3)), policy, durations=DURATIONS,
+                   classes=CLASSES, mode=mode)
+    modes = MODES if mode == "both" else (mode,)
+    assert list(count_layout(policy, CLASSES, modes).items()) == \
+        [(k, v.shape[1]) for k, v in report.arrays().items()]
+    # the structure without a run, filled with the audit's counts, is the audit's report
+    rebuilt = empty_report(policy, CLASSES, modes).rebuild(CLIPS, report.arrays())
+    assert to_json(replace(rebuilt, policy=report.policy)) == to_json(report)
+
+
+@pytest.mark.parametrize("name", POLICIES)
+def test_counts_with_a_contract_checked_once_are_the_audits(name):
+    policy, pred = POLICIES[name], events_by_hand(random_scores(5))
+    resolver = prepare_contract(policy, CLASSES)
+    counts = clip_counts(reference(), pred, policy, resolver, durations=DURATIONS,
+                         classes=CLASSES)
+    expected = audit(reference(), pred, policy, durations=DURATIONS, classes=CLASSES)
+    assert counts.keys() == expected.arrays().keys()
+    assert all((counts[k] == v).all() for k, v in expected.arrays().items())
+    report = empty_report(policy, CLASSES, conversions=list(resolver.conversions.values()))
+    assert to_json(report.rebuild(CLIPS, counts)) == to_json(expected)
+
+
+@pytest.mark.parametrize("name", POLICIES)
+def test_the_monitor_of_any_contract_reports_what_audit_reports(name, monkeypatch):
+    scores = random_scores(2)
+    m = ContractMonitor(reference(), DURATIONS, CLASSES, POLICIES[name])
+    checks, prepare = [], policy_module.prepare
+    monkeypatch.setattr(policy_module, "prepare",
+                        lambda *a, **k: checks.append(1) or prepare(*a, **k))
+    for first in range(0, len(CLIPS), 2):
+        m.update(scores[first:first + 2], CLIPS[first:first + 2])
+    assert not checks  # the contract was checked when the monitor was made, not per batch
+    expected = audit(reference(), events_by_hand(scores), POLICIES[name], durations=DURATIONS,
+                     classes=CLASSES, decision=DecisionPolicy())
+    assert to_json(m.compute().report) == to_json(expected)
+
+
+class HostCopies(torch.overrides.TorchFunctionMode):
+    """Counts the copies of tensors to the host (``.cpu()``, ``.to('cpu')``, ``.tolist()``,
+    ``.item()``)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.copies = 0
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func in (torch.Tensor.cpu, torch.Tensor.tolist, torch.Tensor.item) or (
+                func is torch.Tensor.to and "cpu" in map(str, (*args[1:], *kwargs.values()))):
+            self.copies += 1
+        return func(*args, **kwargs)
+
+
+def test_window_scores_are_merged_into_file_scores_with_one_host_copy():
+    """Two overlapping windows of each file (0–1.2 s and 0.8–end) with the file's scores give
+    the file's report, and the batch's scores go to the host once."""
+    scores = random_scores(4)
+    windows, window_scores, ids = {}, [], []
+    for i, clip in enumerate(CLIPS):
+        frames = round(DURATIONS[clip] / HOP)
+        for start, end in ((0, 60), (40, frames)):
+            wid = f"{clip}-{start}"
+            windows[wid] = (clip, start * HOP, end * HOP)
+            piece = torch.zeros(len(CLASSES), 100)
+            piece[:, :end - start] = scores[i, :, start:end]
+            window_scores.append(piece)
+            ids.append(wid)
+    m = ContractMonitor(reference(), DURATIONS, CLASSES, AuditPolicy(hop=HOP), windows=windows)
+    with HostCopies() as copies:
+        m.update(torch.stack(window_scores), ids)
+    assert copies.copies == 1
+    whole = ContractMonitor(reference(), DURATIONS, CLASSES, AuditPolicy(hop=HOP))
+    whole.update(scores, CLIPS)
+    assert to_json(m.compute().report) == to_json(whole.compute().report)
+    assert m.predicted().to_rows() == whole.predicted().to_rows()

@@ -72,3 +72,23 @@ def test_importing_the_package_stays_light():
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             check=True)
     assert result.stdout.strip() == "[]"
+
+
+RECEIVE_THE_POLICY = [PACKAGE / "data", PACKAGE / "models",
+                      *(PACKAGE / "lightning" / f"{name}.py"
+                        for name in ("datamodule", "losses", "transforms", "module"))]
+
+
+@pytest.mark.parametrize("path", sorted(p for place in RECEIVE_THE_POLICY
+                                        for p in ([place] if place.is_file()
+                                                  else place.rglob("*.py"))),
+                         ids=lambda p: p.stem)
+def test_data_models_and_losses_receive_the_policy_rather_than_build_one(path):
+    """The entry points build the run's one policy; data, networks, losses and the detector
+    module take it as an argument and never make their own (nor a copy of its grid)."""
+    builders = {"AuditPolicy", "policy_of", "from_config", "instantiate"}
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
+            assert name not in builders, f"{path.name}:{node.lineno} calls {name}"

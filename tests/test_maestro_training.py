@@ -30,7 +30,7 @@ def tree(tmp_path):
 
 
 def module(root, **options):
-    data = MaestroDataModule(root, hop=HOP, **options)
+    data = MaestroDataModule(root, policy=AuditPolicy(hop=HOP), **options)
     data.prepare_data()
     return data
 
@@ -142,7 +142,7 @@ def test_named_validation_files_replace_the_fold(tree):
 ])
 def test_bad_options_are_refused(tree, options, message):
     with pytest.raises(SedContractError, match=message):
-        MaestroDataModule(tree, hop=HOP, **options)
+        MaestroDataModule(tree, policy=AuditPolicy(hop=HOP), **options)
 
 
 def test_train_and_evaluate_on_the_fixture(tree, tmp_path):

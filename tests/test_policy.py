@@ -66,7 +66,14 @@ def test_the_contract_config_group_instantiates_a_policy(option):
         cfg = compose("train", overrides=[f"contract={option}"])
     policy = instantiate(cfg.contract)
     assert isinstance(policy, AuditPolicy)
-    assert policy.hop == cfg.data.hop == cfg.model.frontend.hop  # one grid for all
+    # one grid for all: the data and front-end configs hold no copy of it (train() hands the
+    # policy to both)
+    assert "hop" not in cfg.data and "hop" not in cfg.model.frontend
+    from sedcontract.training import build_data, build_model, detector_parts
+
+    data = build_data(cfg.data, policy)
+    module = build_model(detector_parts(cfg), policy, data.classes)
+    assert data.policy is policy is module.policy and module.frontend.hop == policy.hop
     assert policy.eps == {"standard": None, "tight": "100ms", "loose": "400ms"}[option]
     assert policy.decision == DecisionPolicy() and policy.scores == ScoreSettings()
 

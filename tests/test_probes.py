@@ -14,8 +14,8 @@ import torch
 from sedcontract.models.boundary import align_steps
 from sedcontract.models.encoders import load_encoder
 from sedcontract.models.feature_cache import FeatureCache
-from sedcontract.training import build_model, train
-from tests.conftest import model_overrides
+from sedcontract.training import train
+from tests.conftest import build, model_overrides
 from tests.test_encoders import pickled_wav2vec2
 from tests.test_training import ROOT, Payload, compose_config
 
@@ -44,10 +44,10 @@ def probe_config(base, checkpoints, family, *extra):
 @pytest.mark.parametrize("family", ["beats", "wav2vec2"])
 def test_a_cached_run_never_calls_the_encoder(base, encoder_checkpoints, family, monkeypatch,
                                               tmp_path_factory):
-    own = f"model.cache_dir={tmp_path_factory.mktemp('features')}"  # no other test's cache
+    own = f"model.frontend.cache_dir={tmp_path_factory.mktemp('features')}"  # no other test's cache
     cfg = probe_config(base, encoder_checkpoints, family, own)
     _, first = train(cfg)
-    cache = first["model"].cache
+    cache = first["model"].frontend.cache
     assert cache.path.is_file() and cache.encoder_calls == 8 + 5  # train and validation clips
     assert first["model"].report is not None
 
@@ -58,7 +58,7 @@ def test_a_cached_run_never_calls_the_encoder(base, encoder_checkpoints, family,
 
     monkeypatch.setattr(encoders.Encoder, "forward", refuse)
     _, second = train(probe_config(base, encoder_checkpoints, family, own))
-    assert second["model"].cache.encoder_calls == 0
+    assert second["model"].frontend.cache.encoder_calls == 0
     assert second["model"].report.vector("typed").keys() == \
         first["model"].report.vector("typed").keys()
 
@@ -123,7 +123,7 @@ def test_a_pickle_payload_in_the_cache_is_refused_and_recomputed(tmp_path, encod
 
 def test_the_encoder_is_not_in_the_run_checkpoint(base, encoder_checkpoints):
     cfg = probe_config(base, encoder_checkpoints, "ast")
-    module = build_model(cfg.model, cfg.contract)
+    module = build(cfg)
     keys = module.state_dict().keys()
     assert keys and not any("encoder" in k for k in keys)
     assert any(k.startswith("net.refine.") for k in keys)  # the shared boundary head
@@ -167,3 +167,15 @@ def test_train_py_refuses_a_pickled_encoder_checkpoint_in_one_line(base, encoder
                                                      "refused: ")
     assert "Traceback" not in run.stderr and "weights_only" not in run.stderr
     assert not marker.exists()
+
+
+def test_augmented_batches_bypass_the_feature_cache(base, encoder_checkpoints, tmp_path):
+    """With augment=perturb every training batch holds new clips: they are encoded afresh and
+    never kept, so the cache holds the splits' own clips only."""
+    own = f"model.frontend.cache_dir={tmp_path / 'features'}"
+    cfg = compose_config("train", [*base, "model=probe", "augment=perturb", own,
+                                   f"encoder.checkpoint={encoder_checkpoints['wav2vec2']}",
+                                   "augment.waveform.perturb=1.0", "debug=fdr"])
+    _, objects = train(cfg)
+    cache = objects["model"].frontend.cache
+    assert len(cache.features) == 8 + 5  # the tiny benchmark's training and validation clips

@@ -17,9 +17,17 @@ from sedcontract.contracts import evaluate_contract, parse_formula
 from sedcontract.contracts.monitor import evaluate_formula
 from sedcontract.contracts.policy import AuditPolicy
 from sedcontract.contracts.soft import ContractLoss, NoRelaxation, Signal, soft_formula
-from sedcontract.contracts.soft.events import SoftEvents, interval_sums
+from sedcontract.contracts.soft import events as soft_events_module
+from sedcontract.contracts.soft.events import (
+    ClauseTerms,
+    SoftEvents,
+    interval_sums,
+    next_reference,
+    reference_runs,
+)
 from sedcontract.contracts.soft.logic import log1mexp, window_reduce
 from sedcontract.errors import SedContractError
+from sedcontract.traces.activity import runs
 from tests.formulas import formula_strategy, random_formula
 from tests.robustness_oracle import robustness
 
@@ -326,6 +334,170 @@ def test_count_at_least_one_is_the_coverage_not_the_clamped_count():
     strict = parse_contract_text(
         "clause seen: each ref require count(pred overlapping ref) > 0\n").clauses[0]
     assert events.clause(strict).violations.item() == pytest.approx(0.125)
+
+
+# ---- the event sort's reference inputs, on the device --------------------------------------
+# Oracle: the host path the training step used before (issue 23): the reference copied to
+# numpy, its runs from traces.activity.runs, the next reference frame by a reversed running
+# minimum, interval sums bounded by the longest interval, a loss chosen on the host.
+
+def host_reference_runs(active, lengths=None):
+    r, s, e = runs(active.cpu().numpy(), None if lengths is None else lengths.cpu().numpy())
+    return tuple(torch.as_tensor(x, device=active.device) for x in (r, s, e))
+
+
+def host_next_reference(active):
+    ref = active.cpu().numpy()
+    n = ref.shape[-1]
+    following = np.minimum.accumulate(np.where(ref, np.arange(n), n)[:, ::-1], axis=1)[:, ::-1]
+    return torch.as_tensor(following.copy(), device=active.device)  # (the old path had
+    # np.ascontiguousarray here, which keeps the negative strides of a one-frame array)
+
+
+def host_interval_sums(x, row, start, end):
+    n = x.shape[-1]
+    total = torch.zeros(row.shape, dtype=x.dtype, device=x.device)
+    if n == 0 or row.numel() == 0:
+        return total
+    length = (end - start).clamp(min=0)
+    position = start.clone()
+    block, size = x, 1
+    while size <= int(length.max()):
+        take = (length & size) != 0
+        total = total + torch.where(take, block[row, position.clamp(0, n - 1)],
+                                    torch.zeros_like(total))
+        position = position + torch.where(take, size, 0)
+        block = block + soft_events_module.shift(block, size, 0.0)
+        size *= 2
+    return total
+
+
+def host_loss(self):
+    if float(self.obligations) <= 0:
+        return self.violations * 0.0
+    return self.violations / self.obligations
+
+
+def ragged_references(seed: int, clips: int = 5, n: int = 64) -> tuple[torch.Tensor, torch.Tensor]:
+    """Random references of several classes with ragged lengths, an empty clip, a one-frame
+    clip, events touching the clip start, the clip end and a row's own length."""
+    rng = np.random.default_rng(seed)
+    rate = rng.uniform(0.03, 0.3)
+    ref = torch.tensor(rng.random((clips, 3, n)) < rate).cumsum(-1) % 2 == 1
+    ref[0, 0] = True                    # one event over the whole clip
+    ref[1, 1, :5] = True                # from the clip start
+    ref[1, 2, -4:] = True               # to the last frame
+    ref[2, 0, ::2] = True               # one-frame events
+    lengths = torch.tensor([n, int(rng.integers(1, n)), 0, 1, int(rng.integers(1, n))])
+    ref[4, 1, : int(lengths[4])] = True  # exactly up to the row's length, and past it
+    return ref, lengths
+
+
+EXTRA_CLAUSES = """
+clause speech_seen: each ref where class(ref) == "speech" require count(pred overlapping ref) >= 1
+clause near_edges: each ref where onset(ref) < 100ms | offset(ref) > 1s
+                   require count(pred overlapping ref) == 1
+clause long: each pair(m) require dur(pred) <= dur(ref) + 60ms
+clause sparse: each ref require count(pred overlapping ref) <= 1.5
+"""
+
+
+def contract_with_extras(edges: str) -> AuditPolicy:
+    """The standard contract and clauses reading class, onset and offset of the reference."""
+    text = AuditPolicy().parsed.source + EXTRA_CLAUSES
+    return AuditPolicy(contract=parse_contract_text(text), edges=edges)
+
+
+def test_reference_runs_on_the_device_are_the_host_runs():
+    for seed in range(20):
+        ref, lengths = ragged_references(seed)
+        rows, row_lengths = ref.reshape(-1, 64), lengths.repeat_interleave(3)
+        for got, want in zip(reference_runs(rows, row_lengths),
+                             host_reference_runs(rows, row_lengths), strict=True):
+            assert got.dtype == want.dtype == torch.int64
+            assert torch.equal(got, want)
+        masked = rows & (torch.arange(64) < row_lengths[:, None])
+        assert torch.equal(next_reference(masked), host_next_reference(masked))
+    for shape in [(0, 5), (3, 0), (1, 1)]:  # no rows, no frames, one frame
+        active = torch.ones(shape, dtype=torch.bool)
+        assert all(torch.equal(a, b) for a, b in zip(reference_runs(active),
+                                                    host_reference_runs(active), strict=True))
+        assert torch.equal(next_reference(active), host_next_reference(active))
+
+
+DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("edges", ["open", "closed"])
+def test_device_event_inputs_give_the_host_path_losses_and_gradients(edges, device, monkeypatch):
+    """The reference's runs found with torch ops on the logits' device give the losses and
+    gradients of the host path, on ragged batches with empty clips and events at the clip
+    ends, typed and union traces, every relaxed clause (class, onset and offset of the
+    reference included)."""
+    policy = contract_with_extras(edges)
+    weights = {c.name: 1.0 for c in policy.parsed.clauses if c.name != "merge"}
+    loss = ContractLoss(policy, CLASSES, weights=weights, modes=("typed", "union"))
+
+    def losses_and_gradients(z, ref, lengths):
+        z = z.clone().requires_grad_()
+        out = loss(z, ref, lengths)
+        grads = {n: torch.autograd.grad(v, z, retain_graph=True, allow_unused=True)[0]
+                 for n, v in out.items() if v.requires_grad}
+        return out, grads
+
+    for seed in range(6):
+        ref, lengths = ragged_references(seed)
+        generator = torch.Generator().manual_seed(seed)
+        z = (3 * torch.randn(ref.shape, generator=generator, dtype=torch.float64)).to(device)
+        ref, lengths = ref.to(device), lengths.to(device)
+        new, new_grads = losses_and_gradients(z, ref, lengths)
+        with monkeypatch.context() as m:
+            m.setattr(soft_events_module, "reference_runs", host_reference_runs)
+            m.setattr(soft_events_module, "next_reference", host_next_reference)
+            m.setattr(soft_events_module, "interval_sums", host_interval_sums)
+            m.setattr(ClauseTerms, "loss", host_loss)
+            old, old_grads = losses_and_gradients(z, ref, lengths)
+        assert new.keys() == old.keys() and new_grads.keys() == old_grads.keys()
+        assert len(new_grads) > len(GUARD)
+        for name in new:
+            assert torch.allclose(new[name], old[name], rtol=1e-12, atol=1e-12), name
+        for name, grad in new_grads.items():
+            if grad is None:
+                assert old_grads[name] is None, name
+            else:
+                assert torch.allclose(grad, old_grads[name], rtol=1e-12, atol=1e-12), name
+
+
+@pytest.mark.parametrize("semantics", ["product", "sound"])
+def test_the_contract_loss_reads_nothing_back_to_the_host(semantics, monkeypatch):
+    """No ``.cpu()``, ``.numpy()``, ``.item()``, ``.tolist()``, ``float()``, ``int()`` or
+    ``bool()`` of a tensor in a training step of every relaxed clause: on an accelerator the
+    losses stay on it (the one sync left is the ``nonzero`` that finds the reference's runs:
+    its size depends on the data)."""
+    policy = contract_with_extras("open")
+    weights = {c.name: 1.0 for c in policy.parsed.clauses if c.name != "merge"}
+    loss = ContractLoss(policy, CLASSES, weights=weights, modes=("typed", "union"),
+                        semantics=semantics)
+    ref, lengths = ragged_references(3)
+    z = torch.randn(ref.shape, dtype=torch.float64, requires_grad=True)
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a tensor was read back to the host")
+    for name in ("cpu", "numpy", "item", "tolist", "__float__", "__int__", "__bool__"):
+        monkeypatch.setattr(torch.Tensor, name, refuse)
+    out = loss(z, ref, lengths)
+    out["total"].backward()
+    monkeypatch.undo()
+    assert torch.isfinite(z.grad).all() and out["total"].detach() > 0
+
+
+def test_a_one_frame_batch_has_losses():
+    """The host path failed here (a one-frame array reversed keeps negative strides)."""
+    out = ContractLoss(AuditPolicy(), CLASSES)(torch.zeros(2, 3, 1),
+                                                torch.ones(2, 3, 1, dtype=torch.bool),
+                                                torch.tensor([1, 0]))
+    assert out["missed"].item() == pytest.approx(0.5) and out["false"].item() == 0.0
 
 
 # ---- no NaN, no infinity -------------------------------------------------------------------

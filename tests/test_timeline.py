@@ -98,3 +98,44 @@ def test_training_draws_the_worst_clip_of_each_coordinate(base):
         else:
             assert drawn == []
     assert chosen and all((folder / f"{c}.png").read_bytes()[:4] == b"\x89PNG" for c in chosen)
+
+
+def test_the_timelines_of_one_epoch_are_logged_at_one_size(calibration, tmp_path):
+    """Timelines differ in height (one lane per coordinate a clip is obliged by); the images
+    one validation logs to W&B are padded to one size, each drawing kept at its top left."""
+    from pathlib import Path
+    from types import SimpleNamespace
+
+    from lightning.pytorch.loggers import WandbLogger
+    from PIL import Image
+
+    from sedcontract.lightning.callbacks import FailureTimelines
+
+    class Captured(WandbLogger):
+        def __init__(self) -> None:  # no run: only what log_image is handed
+            self.calls = []
+
+        def log_image(self, key, images, step=None, **kwargs) -> None:
+            self.calls.append((key, images, step, kwargs))
+
+    data = calibration
+    report = sedcontract.audit(data.ref, data.pred, durations=data.durations, mode="typed")
+    logger = Captured()
+    datamodule = SimpleNamespace(val_split="validation",
+                                 reference=lambda split: (data.ref, data.durations))
+    trainer = SimpleNamespace(sanity_checking=False, is_global_zero=True, current_epoch=0,
+                              global_step=7, loggers=[logger], datamodule=datamodule)
+    module = SimpleNamespace(report=report, predicted=data.pred, policy=AuditPolicy())
+    folder = tmp_path / "timelines"
+    FailureTimelines(folder).on_validation_end(trainer, module)
+
+    drawn = sorted((folder / "epoch_000").glob("*.png"))
+    sizes = {Path(p).stem: Image.open(p).size for p in drawn}
+    assert len(set(sizes.values())) > 1, "the fixture draws timelines of different heights"
+    [(key, images, step, kwargs)] = logger.calls
+    assert key == "val/timeline" and step == 7 and len(images) == len(drawn)
+    largest = (max(w for w, _ in sizes.values()), max(h for _, h in sizes.values()))
+    assert {image.size for image in images} == {largest}
+    for image, caption in zip(images, kwargs["caption"], strict=True):
+        own = Image.open(folder / "epoch_000" / f"{caption.split(':')[0]}.png").convert("RGB")
+        assert image.crop((0, 0, *own.size)).tobytes() == own.tobytes()

@@ -24,9 +24,9 @@ from sedcontract.audit import to_json
 from sedcontract.config import report_errors
 from sedcontract.errors import SedContractError
 from sedcontract.evaluation import evaluate
-from sedcontract.lightning.module import DetectorModule, NonFiniteLoss, ThresholdModule
-from sedcontract.training import build_model, train
-from tests.conftest import model_overrides
+from sedcontract.lightning.module import DetectorModule, NonFiniteLoss
+from sedcontract.training import build_data, train
+from tests.conftest import build, model_overrides
 
 CONFIGS = Path(__file__).resolve().parents[1] / "src" / "sedcontract" / "configs"
 ROOT = Path(__file__).resolve().parents[1]
@@ -71,17 +71,85 @@ def test_every_model_and_contract_option_instantiates(base, model, contract,
                                                       encoder_checkpoints):
     cfg = compose_config("train", [*base, *model_overrides(model, encoder_checkpoints),
                                    f"contract={contract}"])
-    module = build_model(cfg.model, cfg.contract)
+    module = build(cfg)
     assert isinstance(module, DetectorModule)
     assert module.policy.eps == cfg.contract.eps and module.policy.hop == cfg.contract.hop
-    assert isinstance(module, ThresholdModule) == (model == "threshold")
+    assert module.fitted_not_trained == (model == "threshold")
     stored = json.loads(module.hparams.model_config)
-    if model.startswith("probe_"):  # the head is built from the encoder's width
-        assert stored["encoder"]["family"] == model.removeprefix("probe_")
-    else:
-        assert stored["net"]["_target_"] == cfg.model.net._target_
+    assert stored["layout"] == 2 and stored["model"]["net"]["_target_"] == cfg.model.net._target_
+    if model.startswith("probe"):  # the head is built from the encoder's width
+        family = "wav2vec2" if model == "probe" else model.removeprefix("probe_")
+        assert stored["model"]["frontend"]["encoder"]["family"] == family
+    assert sorted(stored["loss"]) == (["bce", "contract"] if model == "contract_aware"
+                                      else ["bce"])
     out = module(torch.zeros(2, 16_000))
     assert out["activity"].shape == (2, 3, 50)
+
+
+@pytest.mark.parametrize("augment", options("augment"))
+@pytest.mark.parametrize("loss", options("loss"))
+@pytest.mark.parametrize("model", options("model"))
+def test_every_model_loss_and_augment_combination_instantiates(base, model, loss, augment,
+                                                               encoder_checkpoints):
+    cfg = compose_config("train", [*base, *model_overrides(model, encoder_checkpoints),
+                                   f"loss={loss}", f"augment={augment}"])
+    module = build(cfg)
+    assert sorted(module.losses) == (["bce", "contract"] if loss == "contract" else ["bce"])
+    assert (module.augment is not None) == (augment == "perturb")
+    for part in (*module.losses.values(), module.augment, module.frontend):
+        if part is not None and hasattr(part, "edges"):
+            assert part.edges == module.policy.edges
+    out = module(torch.zeros(2, 16_000))
+    assert out["activity"].shape == (2, 3, 50)
+
+
+def test_presets_are_compositions(base, encoder_checkpoints):
+    """model=contract_aware is the contract loss and the augmentation on its network; the old
+    probe names are model=probe with an encoder."""
+    preset = compose_config("train", [*base, "model=contract_aware"])
+    assert preset.loss.contract.weight == 0.3 and preset.augment.waveform.perturb == 0.5
+    assert preset.loss.bce.target_tolerance == 0.06
+    plain = compose_config("train", [*base, "model=contract_aware", "loss=bce", "augment=none"])
+    assert "contract" not in plain.loss and not plain.augment
+    assert plain.model == preset.model  # the same network: the control differs in its parts
+    for family in ("wav2vec2", "ast", "htsat", "beats"):
+        old = compose_config("train", [*base, f"model=probe_{family}"])
+        new = compose_config("train", [*base, "model=probe", f"encoder={family}"])
+        assert old.model == new.model and old.encoder == new.encoder
+        assert new.encoder.family == family
+
+
+@pytest.mark.parametrize("overrides", [
+    ["model=temporal_cnn", "loss=contract", "augment=perturb"],
+    ["model=probe", "encoder=wav2vec2", "loss=contract"],
+    ["model=probe", "encoder=wav2vec2", "loss=contract", "augment=perturb"],
+], ids=["temporal_cnn+contract+perturb", "probe+contract", "probe+contract+perturb"])
+def test_contract_losses_and_augmentation_train_any_detector(base, overrides,
+                                                             encoder_checkpoints):
+    extra = [f"encoder.checkpoint={encoder_checkpoints['wav2vec2']}"] \
+        if "model=probe" in overrides else []
+    cfg = compose_config("train", [*base, *overrides, *extra, "debug=fdr"])
+    metrics, objects = train(cfg)
+    module = objects["model"]
+    assert module.contract is not None and module.report.traces["clips"] == 2
+    for clause in ("onset", "silence", "fragmentation"):
+        assert f"train/contract/{clause}" in metrics
+        assert 0.0 <= metrics[f"val/soft/{clause}"] <= 1.0
+        assert f"val/guard/typed/{clause}" in metrics
+    assert "train/loss/bce" in metrics and "train/loss/contract" in metrics
+
+
+def test_a_checkpoint_of_the_subclass_layout_is_refused_saying_how_to_retrain(base, tmp_path):
+    old = {"_target_": "sedcontract.lightning.contract_aware.ContractAwareModule",
+           "net": {"_target_": "sedcontract.models.boundary.ContractAwareDetector"}}
+    path = tmp_path / "old.ckpt"
+    torch.save({"state_dict": {"net.inp.weight": torch.zeros(1)},
+                "hyper_parameters": {"model_config": json.dumps(old),
+                                     "classes": ["speech", "tone", "burst"]}}, path)
+    cfg = compose_config("eval", for_eval(base, ckpt_path=str(path)))
+    with pytest.raises(SedContractError, match=r"ContractAwareModule.*Retrain it.*"
+                                               r"model=contract_aware"):
+        evaluate(cfg)
 
 
 @pytest.mark.parametrize(("group", "option"),
@@ -100,7 +168,7 @@ def test_every_other_config_option_instantiates(base, group, option, monkeypatch
         assert instantiate(node) is not None
     for node in (cfg.get("logger") or {}).values():
         assert instantiate(node) is not None
-    assert instantiate(cfg.data).val_split == "validation"
+    assert build_data(cfg.data, instantiate(cfg.contract)).val_split == "validation"
     assert cfg.paths.output_dir == base[0].split("=", 1)[1]
 
 
@@ -127,7 +195,7 @@ def test_unknown_model_lists_the_choices(tmp_path):
 def test_every_model_runs_fast_dev_run(base, model, encoder_checkpoints):
     cfg = compose_config("train", [*base, *model_overrides(model, encoder_checkpoints),
                                    "debug=fdr"])
-    before = {k: v.clone() for k, v in build_model(cfg.model, cfg.contract).state_dict().items()}
+    before = {k: v.clone() for k, v in build(cfg).state_dict().items()}
     torch.manual_seed(0)
     _, objects = train(cfg)
     module = objects["model"]
@@ -246,11 +314,11 @@ def test_ddp_two_processes_give_the_vector_of_one(base):
         cfg = compose_config("train", [*base, "model=dilated_cnn", f"trainer={trainer}",
                                        "callbacks=none"])
         torch.manual_seed(0)
-        model = build_model(cfg.model, cfg.contract)
+        model = build(cfg)
         torch.manual_seed(0)
-        model.load_state_dict(build_model(cfg.model, cfg.contract).state_dict())
+        model.load_state_dict(build(cfg).state_dict())
         runner = instantiate(cfg.trainer, logger=False, enable_progress_bar=False)
-        runner.validate(model, datamodule=instantiate(cfg.data))
+        runner.validate(model, datamodule=build_data(cfg.data, model.policy))
         results[trainer] = {k: float(v) for k, v in runner.callback_metrics.items()
                             if k.startswith(("val/guard", "val/obligations", "val/scores",
                                              "val/logic"))}

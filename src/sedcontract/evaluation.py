@@ -17,13 +17,14 @@ from sedcontract.config import CONFIG_PATH, callback_metrics, report_errors
 from sedcontract.errors import SedContractError
 from sedcontract.lightning.callbacks import GuardConsole, ReportFiles
 from sedcontract.lightning.checkpoints import check_weights, read_checkpoint
-from sedcontract.training import build_model
+from sedcontract.training import LAYOUT, build_data, build_model, detector_parts
 
 
 def checkpoint_detector(checkpoint: dict[str, Any], path: Path
                         ) -> tuple[dict[str, Any] | None, list[str] | None]:
-    """The resolved detector config and the output class names that :func:`train` stored in
-    a checkpoint (None where it holds none)."""
+    """The detector's parts (model, loss and augment groups) and the output class names that
+    :func:`train` stored in a checkpoint (None where it holds none); a checkpoint of the layout
+    before the detector was composed of parts is refused, saying how to retrain."""
     hparams = checkpoint.get("hyper_parameters")
     hparams = hparams if isinstance(hparams, dict) else {}
     config = hparams.get("model_config")
@@ -31,6 +32,13 @@ def checkpoint_detector(checkpoint: dict[str, Any], path: Path
         config = json.loads(config) if isinstance(config, str) else None
     except ValueError:
         raise SedContractError(f"{path}: the stored detector config is not JSON") from None
+    if config is not None and (not isinstance(config, dict) or config.get("layout") != LAYOUT):
+        target = config.get("_target_", "?") if isinstance(config, dict) else "?"
+        raise SedContractError(
+            f"{path}: written by an earlier sedcontract whose detectors were subclasses "
+            f"({target.rsplit('.', 1)[-1]}); their checkpoints do not load into the composed "
+            "detector. Retrain it (python train.py model=<name> [loss=contract] "
+            "[augment=perturb]; model=contract_aware for the contract-aware detector)")
     return config, hparams.get("classes")
 
 
@@ -45,15 +53,21 @@ def evaluate(cfg: DictConfig) -> tuple[dict[str, float], dict[str, Any]]:
     if cfg.get("seed") is not None:
         L.seed_everything(cfg.seed, workers=True)
     checkpoint = read_checkpoint(path)  # data only: a crafted file cannot run code
-    model_cfg, classes = checkpoint_detector(checkpoint, path)
+    parts, classes = checkpoint_detector(checkpoint, path)
     if cfg.get("model"):
-        model_cfg = cfg.model
-    if model_cfg is None:
+        parts = detector_parts(cfg)
+    if parts is None:
         raise SedContractError(f"{path}: the checkpoint holds no detector config; name one "
                                "with model=<option>")
-    model = build_model(model_cfg, cfg.contract, classes, metric_prefix=cfg.split)
+    policy = instantiate(cfg.contract)  # the evaluation's one policy: data, detector, monitor
+    trained = parts.get("hop", policy.hop)
+    if abs(trained - policy.hop) > 1e-9:
+        raise SedContractError(f"the detector's frames are {trained:g} s; the contract grid's "
+                               f"hop is {policy.hop:g} s (evaluate on the grid it was trained "
+                               "on: contract.hop)")
+    datamodule = build_data(cfg.data, policy, val_split=cfg.split)
+    model = build_model(parts, policy, classes or datamodule.classes, metric_prefix=cfg.split)
     check_weights(checkpoint, model, path)
-    datamodule = instantiate(cfg.data, val_split=cfg.split)
     files = ReportFiles(cfg.paths.output_dir, f"{cfg.split}_report")
     trainer = instantiate(cfg.trainer, logger=False, callbacks=[GuardConsole(), files],
                           num_sanity_val_steps=0)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -26,24 +26,49 @@ from sedcontract.config import (
 from sedcontract.contracts.policy import AuditPolicy
 from sedcontract.errors import SedContractError
 from sedcontract.lightning.checkpoints import check_resumable, read_checkpoint
+from sedcontract.lightning.module import DetectorModule
 
 log = logging.getLogger(__name__)
 
 
-def build_model(model_cfg: DictConfig | dict, contract_cfg: DictConfig | AuditPolicy,
-                classes: Sequence[str] | None = None,
-                metric_prefix: str = "val") -> L.LightningModule:
-    """The detector module of ``model_cfg`` (outputs named ``classes``) under the audit policy
-    of ``contract_cfg`` (a ``contract`` config group or a policy); the resolved model config and
-    the class names travel in its checkpoints."""
-    if isinstance(model_cfg, DictConfig):
-        model_cfg = OmegaConf.to_container(model_cfg, resolve=True)
-    policy = contract_cfg if isinstance(contract_cfg, AuditPolicy) else instantiate(contract_cfg)
-    # the policy is an object, not config: it joins after Hydra has built the rest
-    factory = instantiate(model_cfg, model_config=json.dumps(model_cfg),
-                          classes=list(classes) if classes is not None else None,
-                          metric_prefix=metric_prefix, _convert_="all", _partial_=True)
-    return factory(policy=policy)
+LAYOUT = 2  # a checkpoint's detector config: the model, loss and augment groups
+
+
+def detector_parts(cfg: DictConfig | Mapping[str, Any]) -> dict[str, Any]:
+    """The groups a detector is composed of (``model``, ``loss``, ``augment``), resolved to
+    plain data: what a checkpoint stores to rebuild it."""
+    parts = {name: cfg.get(name) for name in ("model", "loss", "augment")}
+    return {name: OmegaConf.to_container(value, resolve=True) if isinstance(value, DictConfig)
+            else value for name, value in parts.items()}
+
+
+def build_model(parts: Mapping[str, Any], policy: AuditPolicy, classes: Sequence[str],
+                metric_prefix: str = "val") -> DetectorModule:
+    """The detector of ``parts`` (:func:`detector_parts`) with outputs named ``classes``: the
+    front end on the policy's grid, the network on its features, the losses and the batch
+    transform, every part built with the run's one ``policy``; the parts, the grid's hop and the
+    class names travel in its checkpoints."""
+    model = dict(parts["model"])
+    missing = [k for k in ("frontend", "net") if k not in model]
+    if missing:
+        raise SedContractError(f"the model config names no {' or '.join(missing)}")
+    frontend = instantiate(model.pop("frontend"), hop=policy.hop)
+    net = instantiate(model.pop("net"), features=frontend.dim, classes=len(classes))
+    losses = {name: instantiate(node, _partial_=True)(policy=policy, classes=tuple(classes))
+              for name, node in (parts.get("loss") or {}).items()}
+    augment = parts.get("augment") or None
+    if augment is not None:
+        augment = instantiate(augment, _partial_=True)(policy=policy)
+    factory = instantiate(model, _convert_="all", _partial_=True)
+    # the policy and the built parts are objects, not config: they join after Hydra
+    return factory(net=net, frontend=frontend, policy=policy, losses=losses, augment=augment,
+                   classes=list(classes), metric_prefix=metric_prefix,
+                   model_config=json.dumps({**parts, "layout": LAYOUT, "hop": policy.hop}))
+
+
+def build_data(data_cfg: DictConfig, policy: AuditPolicy, **overrides: Any) -> Any:
+    """The datamodule of ``data_cfg`` on the run's policy."""
+    return instantiate(data_cfg, _partial_=True, **overrides)(policy=policy)
 
 
 def resume_path(ckpt_path: str | None, output_dir: Path) -> str | None:
@@ -65,8 +90,9 @@ def train(cfg: DictConfig) -> tuple[dict[str, float], dict[str, Any]]:
     if cfg.trainer.get("max_epochs") == 0:
         raise SedContractError("trainer.max_epochs=0 trains nothing and writes nothing; give "
                                "at least 1 (to validate a checkpoint, use evaluate.py)")
-    datamodule = instantiate(cfg.data)
-    model = build_model(cfg.model, cfg.contract, datamodule.classes)
+    policy = instantiate(cfg.contract)  # the run's one policy: data, detector, losses, monitor
+    datamodule = build_data(cfg.data, policy)
+    model = build_model(detector_parts(cfg), policy, datamodule.classes)
     resume = resume_path(cfg.get("ckpt_path"), output_dir)
     if resume is not None:
         check_resumable(read_checkpoint(resume), model, resume)

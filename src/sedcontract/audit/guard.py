@@ -16,8 +16,8 @@ import numpy as np
 
 from sedcontract.audit.facts import TraceFacts, check_visible
 from sedcontract.audit.psds import PsdsUnavailable, psds
-from sedcontract.audit.scores import MetricResult, standard_scores
-from sedcontract.contracts.bounds import BoundResolver
+from sedcontract.audit.scores import SCORE_NAMES, MetricResult, standard_scores
+from sedcontract.contracts.bounds import BoundResolver, Conversion
 from sedcontract.contracts.contract import (
     ContractResult,
     check_atom_classes,
@@ -31,10 +31,12 @@ from sedcontract.contracts.syntax import Contract, EventClause
 from sedcontract.errors import ContractCheckError, SedContractError
 from sedcontract.traces import MODES, EventList, TraceSet, read_durations, read_events
 from sedcontract.traces.intervals import Intervals
+from sedcontract.traces.names import SIDES
 from sedcontract.traces.traceset import row_labels
 
 __all__ = ["AGGREGATIONS", "Cell", "GuardReport", "MatchingCounts", "ModeReport",
-           "ScoresReport", "audit", "clip_range", "score"]
+           "ScoresReport", "audit", "clip_counts", "clip_range", "count_layout", "empty_report",
+           "mode_reports", "prepare_contract", "score"]
 
 
 @dataclass(frozen=True)
@@ -370,20 +372,45 @@ def audit(ref: EventList | str | Path, pred: EventList | str | Path,
             raise ContractCheckError("PSDS is a curve over the whole corpus, not a sum of "
                                      "counts: audit without shards to compute it")
         prepared = prepared.clips_between(*clip_range(len(prepared.traces.clips), *shard))
-    traces = prepared.traces
-    guard = tuple(c.name for c in contract.clauses if not c.diagnostic)
-    diagnostics = tuple(c.name for c in contract.clauses if c.diagnostic)
+    guard, _, _ = clause_names(contract)
     chosen = _coordinates(coordinates, guard)
+    resolver = prepare_contract(policy, prepared.traces.classes)
+    reports = mode_reports(policy, resolver, prepared.traces,
+                           MODES if mode == "both" else (mode,), backend=backend, jobs=jobs)
+    standard, psds_result = standard_and_psds(prepared, policy, psds_scores)
+    return GuardReport(policy.report(list(resolver.conversions.values())), prepared.facts(),
+                       reports, policy.aggregation, chosen, standard, psds_result)
+
+
+def clause_names(contract: Contract) -> tuple[tuple[str, ...], tuple[str, ...], dict[str, str]]:
+    """The guard clauses, the diagnostics and each clause's sort (``frame`` or ``event``)."""
+    return (tuple(c.name for c in contract.clauses if not c.diagnostic),
+            tuple(c.name for c in contract.clauses if c.diagnostic),
+            {c.name: ("event" if isinstance(c, EventClause) else "frame")
+             for c in contract.clauses})
+
+
+def prepare_contract(policy: AuditPolicy, classes: Sequence[str]) -> BoundResolver:
+    """Check the policy's contract for ``classes`` once: the resolver its runs share (it
+    records the time → frame conversions for the report's policy section)."""
     resolver = policy.resolver()
-    check_atom_classes(contract, traces.classes)
+    check_atom_classes(policy.parsed, classes)
+    return resolver
+
+
+def mode_reports(policy: AuditPolicy, resolver: BoundResolver, traces: TraceSet,
+                 modes: Sequence[str] = MODES, *, backend: str = "runs", jobs: int = 1
+                 ) -> dict[str, ModeReport]:
+    """The contract's counts on the traces, per mode, with a resolver from
+    :func:`prepare_contract`."""
+    contract = policy.parsed
+    guard, diagnostics, sorts = clause_names(contract)
     needed = needed_signals(contract) | {"ref.active"}  # ref.active gives the table its shape
-    sorts = {c.name: ("event" if isinstance(c, EventClause) else "frame")
-             for c in contract.clauses}
     reports = {}
     workers = min(jobs, len(traces.clips)) if backend == "runs" else 1
     pool = ProcessPoolExecutor(workers, mp_context=get_context("spawn")) if workers > 1 \
         else None
-    for name in MODES if mode == "both" else (mode,):
+    for name in modes:
         row_classes = traces.row_classes(name)
         if backend == "runs":
             signals, lengths = traces.run_signals(name, needed), traces.row_lengths(name)
@@ -422,10 +449,48 @@ def audit(ref: EventList | str | Path, pred: EventList | str | Path,
              for k, m in result.matchings.items()})
     if pool is not None:
         pool.shutdown()
-    standard, psds_result = standard_and_psds(prepared, policy, psds_scores)
-    return GuardReport(policy.report(list(resolver.conversions.values())), prepared.facts(),
-                       reports, policy.aggregation, chosen, standard, psds_result)
+    return reports
 
+
+def clip_counts(ref: EventList, pred: EventList, policy: AuditPolicy, resolver: BoundResolver,
+                *, durations: Mapping[str, float], classes: Sequence[str]
+                ) -> dict[str, np.ndarray]:
+    """``audit(ref, pred, policy, ...).arrays()`` (both modes) with the contract checked once
+    (``resolver`` from :func:`prepare_contract`)."""
+    prepared = prepare_traces(ref, pred, policy, durations=durations, classes=classes)
+    standard, _ = standard_and_psds(prepared, policy, None)
+    return GuardReport({}, prepared.facts(), mode_reports(policy, resolver, prepared.traces),
+                       scores=standard).arrays()
+
+def empty_report(policy: AuditPolicy, classes: Sequence[str], modes: Sequence[str] = MODES, *,
+                 conversions: Sequence[Conversion] = (), durations_given: bool = True
+                 ) -> GuardReport:
+    """The report of no clips, made without a run: the structure of every report of this
+    policy and classes (:meth:`GuardReport.rebuild` fills it with clips' counts)."""
+    contract, classes, n = policy.parsed, tuple(classes), len(classes)
+    guard, diagnostics, sorts = clause_names(contract)
+    none, table = np.zeros(0, dtype=np.int64), np.zeros((0, n), dtype=np.int64)
+    facts = TraceFacts((), classes, policy.hop, policy.projection, durations_given,
+                       dict.fromkeys(SIDES, table), dict.fromkeys(SIDES, none),
+                       dict.fromkeys(SIDES, none), none, np.zeros((0, n + 1), dtype=np.int64))
+    paired = dict.fromkeys(c.match for c in contract.clauses
+                           if isinstance(c, EventClause) and c.each == "pair")
+    matchings = {m: MatchingCounts(m, policy.matching or contract.matches[m].method, none, none)
+                 for m in paired}  # the matchings a run audits: those pair clauses use
+    counts = dict.fromkeys((*guard, *diagnostics), none)
+    reports = {mode: ModeReport(mode, guard, diagnostics, sorts, [], counts, counts, matchings)
+               for mode in modes}
+    scores = None if policy.scores is None else {
+        name: MetricResult((), classes, table, table, table, none) for name in SCORE_NAMES}
+    return GuardReport(policy.report(list(conversions)), facts, reports, policy.aggregation,
+                       guard, scores)
+
+
+def count_layout(policy: AuditPolicy, classes: Sequence[str], modes: Sequence[str] = MODES
+                 ) -> dict[str, int]:
+    """The counts one clip adds to a report (:meth:`GuardReport.arrays`, in order): name →
+    numbers per clip, without a run."""
+    return {k: v.shape[1] for k, v in empty_report(policy, classes, modes).arrays().items()}
 
 def clip_range(clips: int, index: int, count: int) -> tuple[int, int]:
     """Clips ``[first, stop)`` of block ``index`` of ``count`` consecutive, nearly equal

@@ -362,6 +362,10 @@ def boundary_metrics(traces: TraceSet, *, frames: int, kind: str = "onset",
                                 _count(r_row, None, n_rows), _count(p_row, None, n_rows))
 
 
+SCORE_NAMES: tuple[str, ...] = ("frame", "segment", "event", "intersection", "onset_boundary",
+                               "offset_boundary")  # the keys of standard_scores, in order
+
+
 def standard_scores(ref: EventList, pred: EventList, traces: TraceSet,
                     settings: ScoreSettings, *,
                     durations: Mapping[str, float] | None = None,

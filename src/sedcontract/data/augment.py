@@ -34,10 +34,11 @@ class Augmentation:
         for name in ("perturb", "background"):
             value = getattr(self, name)
             if not 0 <= value <= 1:
-                raise SedContractError(f"augment.{name} is a probability in [0, 1], got "
-                                       f"{value!r}")
+                raise SedContractError(f"augment.waveform.{name} is a probability in [0, 1], "
+                                       f"got {value!r}")
         if self.gain_db < 0 or self.shift < 0:
-            raise SedContractError("augment.gain_db and augment.shift must be >= 0")
+            raise SedContractError("augment.waveform.gain_db and augment.waveform.shift must be "
+                                   ">= 0")
 
     def __call__(self, waveform: np.ndarray, activity: np.ndarray, samples: np.ndarray,
                  frames: np.ndarray, *, hop: float, sample_rate: int,

@@ -1,11 +1,13 @@
-"""Lightning at the edge of the networks: the detector module (losses and validation by the
-exact monitor), the benchmark datamodule, the ``ContractMonitor`` metric, callbacks that show
-guard vectors, and checkpoint reading. No Hydra here; ``models`` holds the plain networks."""
+"""Lightning at the edge of the networks: one detector module composed of parts (front end,
+network, losses, batch transform), the datamodules, the ``ContractMonitor`` and soft clause
+metrics, callbacks that show guard vectors, and checkpoint reading. No Hydra here; ``models``
+holds the plain networks."""
 
-from sedcontract.lightning.contract_aware import ContractAwareModule
 from sedcontract.lightning.datamodule import ControlledDataModule
+from sedcontract.lightning.losses import ContractObjective, FrameBCE
 from sedcontract.lightning.metric import ContractMonitor
-from sedcontract.lightning.module import DetectorModule, NonFiniteLoss, ThresholdModule
+from sedcontract.lightning.module import DetectorModule, NonFiniteLoss
+from sedcontract.lightning.transforms import FeatureMasks, Perturb
 
-__all__ = ["ContractAwareModule", "ContractMonitor", "ControlledDataModule", "DetectorModule",
-           "NonFiniteLoss", "ThresholdModule"]
+__all__ = ["ContractMonitor", "ContractObjective", "ControlledDataModule", "DetectorModule",
+           "FeatureMasks", "FrameBCE", "NonFiniteLoss", "Perturb"]

@@ -82,7 +82,8 @@ class ReportFiles(Callback):
 class FailureTimelines(Callback):
     """After each validation, the failure timeline of the clip that fails each coordinate most
     (``per_coordinate`` clips each), one figure per clip showing the coordinates it is worst
-    at: PNG files ``dirpath/epoch_<e>/<clip>.png`` and, with W&B, images ``val/timeline``.
+    at: PNG files ``dirpath/epoch_<e>/<clip>.png`` (each at its own height) and, with W&B,
+    images ``val/timeline`` (padded to one size, :func:`same_size`).
     Clips are those the global-zero process validated (it holds their decided events)."""
 
     def __init__(self, dirpath: str | Path, per_coordinate: int = 1,
@@ -115,15 +116,38 @@ class FailureTimelines(Callback):
 
         ref, durations = trainer.datamodule.reference(trainer.datamodule.val_split)
         folder = self.dirpath / f"epoch_{trainer.current_epoch:03d}"
-        paths, captions = [], []
+        pngs, captions = [], []
         for clip, names in self.worst(pl_module.report, set(predicted.clips)).items():
             picture = timeline(ref.select(clips=[clip]), predicted.select(clips=[clip]),
                                pl_module.policy, clip, durations={clip: durations[clip]},
                                mode=self.mode)
             folder.mkdir(parents=True, exist_ok=True)
-            paths.append(str(atomic_write(folder / f"{clip}.png", timeline_png(picture, names))))
+            pngs.append(timeline_png(picture, names))
+            atomic_write(folder / f"{clip}.png", pngs[-1])
             captions.append(f"{clip}: worst at {', '.join(names)}")
-        for logger in trainer.loggers:
-            if isinstance(logger, WandbLogger) and paths:
-                logger.log_image("val/timeline", images=paths, caption=captions,
+        wandb = [logger for logger in trainer.loggers if isinstance(logger, WandbLogger)]
+        if wandb and pngs:
+            images = same_size(pngs)
+            for logger in wandb:
+                logger.log_image("val/timeline", images=images, caption=captions,
                                  step=trainer.global_step)
+
+
+def same_size(pngs: list[bytes]) -> list[Any]:
+    """PNG images as PIL images of one size: each padded with white at its right and bottom
+    to the largest width and height. A timeline's height grows with its lanes, and W&B logs
+    the images of one step at one size (it warns and rescales otherwise)."""
+    import io
+
+    from PIL import Image
+
+    images = [Image.open(io.BytesIO(data)).convert("RGB") for data in pngs]
+    size = (max(i.width for i in images), max(i.height for i in images))
+    padded = []
+    for image in images:
+        if image.size != size:
+            canvas = Image.new("RGB", size, "white")
+            canvas.paste(image, (0, 0))
+            image = canvas
+        padded.append(image)
+    return padded

@@ -71,7 +71,10 @@ def init_weights(model: nn.Module, path: str | Path, *, fresh: tuple[str, ...] =
         raise SedContractError(f"{path}: the checkpoint's classes are {', '.join(theirs)}; "
                                f"this detector's are {', '.join(classes)}")
     if frontend is not None and isinstance(hyper.get("model_config"), str):
-        their_frontend = json.loads(hyper["model_config"]).get("frontend") or {}
+        stored = json.loads(hyper["model_config"])
+        their_frontend = dict(stored.get("model", {}).get("frontend") or {})
+        if "hop" in stored and "hop" in frontend:
+            their_frontend["hop"] = stored["hop"]
         differ = sorted(k for k in set(frontend) | set(their_frontend)
                         if frontend.get(k) != their_frontend.get(k))
         if differ:

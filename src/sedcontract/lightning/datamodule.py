@@ -14,6 +14,7 @@ import torch
 from lightning.pytorch import LightningDataModule
 from torch.utils.data import DataLoader
 
+from sedcontract.contracts.policy import AuditPolicy
 from sedcontract.data.build import build_controlled
 from sedcontract.data.dataset import TARGETS, ControlledDataset
 from sedcontract.data.maestro import MaestroCorpus, MaestroFile, class_list, folds, read_corpus
@@ -46,13 +47,38 @@ def collate(items: Sequence[dict[str, Any]]) -> dict[str, Any]:
     return batch
 
 
-class ControlledDataModule(LightningDataModule):
+def _policy(policy: AuditPolicy) -> AuditPolicy:
+    """The run's policy, handed in (a datamodule never builds one)."""
+    if not isinstance(policy, AuditPolicy):
+        raise SedContractError(f"a datamodule takes the run's AuditPolicy, got "
+                               f"{type(policy).__name__}")
+    return policy
+
+
+class PolicyGrid:
+    """The contract grid of a datamodule, read from the run's policy (never a copy)."""
+
+    policy: AuditPolicy
+
+    @property
+    def hop(self) -> float:
+        return self.policy.hop
+
+    @property
+    def projection(self) -> str:
+        return self.policy.projection
+
+    @property
+    def edges(self) -> str:
+        return self.policy.edges
+
+
+class ControlledDataModule(PolicyGrid, LightningDataModule):
     """Train / validation / test splits of ``root/controlled`` (see
     :func:`sedcontract.data.build.build_controlled`)."""
 
     def __init__(self, root: str | Path, *, classes: Sequence[str] = CLASSES,
-                 hop: float = 0.02, projection: str = "center",
-                 edges: str = "open", batch_size: int = 16, num_workers: int = 0,
+                 policy: AuditPolicy, batch_size: int = 16, num_workers: int = 0,
                  build: bool = True, seed: int = 0, sizes: Mapping[str, int] | None = None,
                  speech_source: str = "auto", librispeech_root: str | None = None,
                  train_split: str = "train", val_split: str = "validation",
@@ -64,7 +90,7 @@ class ControlledDataModule(LightningDataModule):
                                        f"{value!r}")
         if sizes is not None:
             sizes = check_sizes(sizes, "data.sizes")
-        self.root, self.hop, self.projection, self.edges = Path(root), hop, projection, edges
+        self.root, self.policy = Path(root), _policy(policy)
         self.batch_size, self.num_workers = batch_size, num_workers
         self.build, self.seed, self.sizes = build, seed, dict(sizes) if sizes else None
         self.speech_source, self.librispeech_root = speech_source, librispeech_root
@@ -145,15 +171,15 @@ def collate_files(items: Sequence[dict[str, Any]]) -> dict[str, Any]:
     return collate([window for item in items for window in item["windows"]])
 
 
-class MaestroDataModule(LightningDataModule):
+class MaestroDataModule(PolicyGrid, LightningDataModule):
     """MAESTRO Real development files (see :mod:`sedcontract.data.maestro`): a 5-fold split
     by scene, one fold held out for validation (and test: the evaluation set's labels are not
     public). Training batches are windows; evaluation batches are whole files whose window
     scores the monitor merges back to file time."""
 
     def __init__(self, root: str | Path, *, classes: str | Sequence[str] = "evaluated",
-                 hop: float = 0.02, projection: str = "center", edges: str = "open",
-                 batch_size: int = 16, eval_files: int = 1, num_workers: int = 0,
+                 policy: AuditPolicy, batch_size: int = 16,
+                 eval_files: int = 1, num_workers: int = 0,
                  window: float = 10.0, train_hop: float = 5.0, eval_hop: float = 5.0,
                  fold: int = 0, folds: int = 5,
                  validation_files: Sequence[str] | None = None, durations: str | None = None,
@@ -167,6 +193,8 @@ class MaestroDataModule(LightningDataModule):
                                        f"{value!r}")
         if not (isinstance(fold, int) and 0 <= fold < folds):
             raise SedContractError(f"data.fold must be one of 0 … {folds - 1}, got {fold!r}")
+        self.policy = _policy(policy)
+        hop = self.policy.hop
         hop_us = round(hop * 1e6)
         for name, value in (("window", window), ("train_hop", train_hop),
                             ("eval_hop", eval_hop)):
@@ -175,7 +203,7 @@ class MaestroDataModule(LightningDataModule):
                                        f"hop {hop:g} s, got {value!r}")
         if train_hop > window or eval_hop > window:
             raise SedContractError("window hops longer than the window leave time unseen")
-        self.root, self.hop, self.projection, self.edges = Path(root), hop, projection, edges
+        self.root = Path(root)
         self.classes: tuple[str, ...] = class_list(classes if isinstance(classes, str)
                                                    else list(classes))
         self.batch_size, self.eval_files, self.num_workers = batch_size, eval_files, num_workers

@@ -1,5 +1,6 @@
 """``ContractMonitor``: the exact contract monitor of the audit layer as a torchmetrics
-``Metric``, so validation reports the same guard vector as ``sedcontract audit``.
+``Metric``, so validation reports the same guard vector as ``sedcontract audit``; and
+``SoftClauseMetric``, the soft relaxation's validation numbers beside it.
 
 Each ``update`` decides the batch's events and audits them at once: the state is the counts
 of every clip of the split (a row of whole numbers per clip, the report's own counts) and a
@@ -7,7 +8,8 @@ seen-count, reduced by sum. A process *writes* a clip's row (it never adds to it
 seen twice by one process counts once, and a clip that several processes saw (the
 distributed sampler pads the last batch) is divided by its seen-count: the vector is
 identical on 1 or N processes, and what crosses processes grows with clips and classes,
-never with frames.
+never with frames. The contract is checked once, when the monitor is made, and the layout of
+a clip's counts is the policy's (:func:`~sedcontract.audit.guard.count_layout`).
 """
 
 from __future__ import annotations
@@ -20,11 +22,14 @@ import numpy as np
 import torch
 from torchmetrics import Metric
 
-from sedcontract.audit import AuditPolicy, GuardReport, audit
+from sedcontract.audit import AuditPolicy, GuardReport
+from sedcontract.audit.guard import clip_counts, count_layout, empty_report, prepare_contract
+from sedcontract.contracts.soft import ClauseTerms
 from sedcontract.errors import SedContractError
 from sedcontract.traces import EventList
 from sedcontract.traces.grid import frames_covering, to_us
 from sedcontract.traces.scores import DecisionPolicy, activity_to_events, decide
+from sedcontract.traces.traceset import check_classes
 from sedcontract.traces.windows import Piece, check_windows, overlap_average
 
 log = logging.getLogger(__name__)
@@ -79,20 +84,16 @@ class ContractMonitor(Metric):
         if source:
             decision = replace(decision, source=source)
         self.policy = policy.but(decision=decision)
-        self.classes, self.hop = tuple(classes), policy.hop
+        self.classes, self.hop = tuple(check_classes(classes)), policy.hop
         hop_us = int(to_us(policy.hop))
         duration_us = to_us(np.array([self.durations[c] for c in self.clips]))
         self.lengths = frames_covering(duration_us, hop_us).astype(np.int64)  # the grid
         self.whole = (duration_us // hop_us).astype(np.int64)  # frames a front end gives
         if not self.clips:
             raise SedContractError("the reference of the monitored split lists no clips")
-        # one clip audited against no prediction: the report's structure, and the layout of
-        # the counts of one clip (the columns of the state)
-        first = self.clips[:1]
-        self.template = audit(reference.select(clips=first), EventList.from_rows([], clips=first),
-                              self.policy, durations={first[0]: self.durations[first[0]]},
-                              classes=self.classes)
-        self.widths = {k: v.shape[1] for k, v in self.template.arrays().items()}
+        # the contract, checked once for every batch; the columns of the state (a clip's counts)
+        self.resolver = prepare_contract(self.policy, self.classes)
+        self.widths = count_layout(self.policy, self.classes)
         self.add_state("counts", torch.zeros(len(self.clips), sum(self.widths.values()),
                                              dtype=torch.int64), dist_reduce_fx="sum")
         self.add_state("seen", torch.zeros(len(self.clips), dtype=torch.int64),
@@ -114,28 +115,29 @@ class ContractMonitor(Metric):
     def update(self, scores: torch.Tensor, clips: Sequence[str]) -> None:
         """Audit a batch of clips (named by id) from their frame scores; keep their counts.
         With ``windows``, the batch's clips are windows, merged to their files first."""
+        values = host(scores)  # the batch's one crossing to the host
         if self.windows is not None:
-            scores, clips = self.merged(scores, clips)
-        pred = self.decided(scores, clips)
+            values, clips = self.merged(values, clips)
+        pred = self.decided(values, clips)
         batch = tuple(dict.fromkeys(clips))
         take = np.concatenate([self.events_of[c] for c in batch])
         ref = self.reference
         reference = EventList(ref.clip[take], ref.onset[take], ref.offset[take],
                               ref.label[take], clips=batch, path=ref.path)
-        report = audit(reference, pred, self.policy,
-                       durations={c: self.durations[c] for c in batch}, classes=self.classes)
+        arrays = clip_counts(reference, pred, self.policy, self.resolver,
+                             durations={c: self.durations[c] for c in batch},
+                             classes=self.classes)
         for clip in batch:
             self.predicted_rows[clip] = []
         for row in pred.to_rows():
             self.predicted_rows[row[0]].append(row)
-        arrays = report.arrays()
         matrix = np.concatenate([arrays[k] for k in self.widths], axis=1)
         rows = torch.tensor([self.index[c] for c in batch], device=self.seen.device)
         self.counts[rows] = torch.from_numpy(matrix).to(self.counts)
         self.seen[rows] = 1
 
-    def merged(self, scores: torch.Tensor, clips: Sequence[str]
-               ) -> tuple[torch.Tensor, list[str]]:
+    def merged(self, scores: torch.Tensor | np.ndarray, clips: Sequence[str]
+               ) -> tuple[np.ndarray, list[str]]:
         """Window scores ``[windows, classes, frames]`` merged into file scores (the mean of
         the windows covering each frame); every window of a file must be in the batch."""
         groups: dict[str, list[int]] = {}
@@ -144,7 +146,7 @@ class ContractMonitor(Metric):
                 raise SedContractError(f"clip {clip!r} is not a window of this split")
             groups.setdefault(self.windows[clip][0], []).append(k)
         hop_us = int(to_us(self.hop))
-        values = scores.detach().float().cpu().numpy()
+        values = host(scores)
         files, merged = list(groups), []
         for file, ks in groups.items():
             if {clips[k] for k in ks} != self.window_ids[file]:
@@ -167,12 +169,13 @@ class ContractMonitor(Metric):
                 raise SedContractError(f"the windows of {file!r} do not start on the "
                                        f"{self.hop:g} s grid or leave its start uncovered")
             merged.append(piece.scores.T)
-        out = torch.zeros(len(files), len(self.classes), max(m.shape[1] for m in merged))
+        out = np.zeros((len(files), len(self.classes), max(m.shape[1] for m in merged)),
+                       dtype=np.float32)
         for i, m in enumerate(merged):
-            out[i, :, :m.shape[1]] = torch.from_numpy(m)
+            out[i, :, :m.shape[1]] = m
         return out, files
 
-    def decided(self, scores: torch.Tensor, clips: Sequence[str]) -> EventList:
+    def decided(self, scores: torch.Tensor | np.ndarray, clips: Sequence[str]) -> EventList:
         """The events of a batch's frame scores ``[batch, classes, frames]`` under the decision
         policy, each clip on its own length (no filter across padding); a clip named twice in
         the batch keeps its last scores."""
@@ -191,7 +194,7 @@ class ContractMonitor(Metric):
                 f"scores of {scores.shape[-1]} frames for clips of {whole} whole frames of "
                 f"{self.hop:g} s: do the detector's hop and the contract's hop agree?")
         last = {c: k for k, c in enumerate(clips)}
-        values = scores.detach().float().cpu().numpy()
+        values = host(scores)
         batch = tuple(last)
         lengths = self.lengths[[self.index[c] for c in batch]]
         # frames past the scores (a clip's last partial frame) are 0, as a front end leaves them
@@ -218,4 +221,51 @@ class ContractMonitor(Metric):
         cuts = np.cumsum(list(self.widths.values()))[:-1]
         arrays = dict(zip(self.widths, np.split(matrix, cuts, axis=1), strict=True))
         clips = tuple(self.clips[i] for i in rows)
-        return Audited(self.template.rebuild(clips, arrays), clips)
+        # the bounds of the policy section are the ones the runs converted, in their order
+        structure = empty_report(self.policy, self.classes,
+                                 conversions=list(self.resolver.conversions.values()))
+        return Audited(structure.rebuild(clips, arrays), clips)
+
+
+def host(scores: torch.Tensor | np.ndarray) -> np.ndarray:
+    """Frame scores as a float32 array on the host (a tensor crosses once; an array stays)."""
+    if isinstance(scores, torch.Tensor):
+        return scores.detach().float().cpu().numpy()
+    return np.asarray(scores, dtype=np.float32)
+
+
+class SoftClauseMetric(Metric):
+    """Soft satisfaction ``1 − Σ violations / Σ obligations`` of each relaxed clause over the
+    validation batches: float64 sums per clause (fixed at construction), reduced by sum."""
+
+    full_state_update = False
+    is_differentiable = False
+    higher_is_better = True
+
+    def __init__(self, names: Sequence[str]) -> None:
+        super().__init__()
+        self.names = tuple(names)
+        if len(set(self.names)) != len(self.names):
+            raise SedContractError(f"clause names must be distinct, got {list(self.names)}")
+        for state in ("violations", "obligations"):
+            self.add_state(state, torch.zeros(len(self.names), dtype=torch.float64),
+                           dist_reduce_fx="sum")
+
+    def update(self, terms: Mapping[str, ClauseTerms]) -> None:
+        """Add one batch's soft violations and obligations per clause (none: adds 0); stays
+        on the device."""
+        unknown = [n for n in terms if n not in self.names]
+        if unknown:
+            raise SedContractError(f"clause {unknown[0]!r} is not one of the monitored "
+                                   f"clauses ({', '.join(self.names) or 'none'})")
+        if not self.names:
+            return
+        zero = self.violations.new_zeros(())
+        for state, field in ((self.violations, "violations"), (self.obligations, "obligations")):
+            state += torch.stack([getattr(terms[n], field).detach().reshape(()).to(zero)
+                                  if n in terms else zero for n in self.names])
+
+    def compute(self) -> dict[str, float]:
+        """``1 − violations / obligations`` per clause with obligations (the others left out)."""
+        pairs = zip(self.names, self.violations.tolist(), self.obligations.tolist(), strict=True)
+        return {n: 1 - v / o for n, v, o in pairs if o > 0}

@@ -1,24 +1,28 @@
-"""``DetectorModule``: the LightningModule of the learned detectors — log-mel front end, a plain
-``nn.Module`` detector, BCE on activity/onset/offset, and validation by the exact contract
-monitor (:class:`~sedcontract.lightning.metric.ContractMonitor`) — and ``ThresholdModule``,
-its subclass for the fitted threshold detector."""
+"""``DetectorModule``: one LightningModule composed of parts — a front end (log-mel on the
+contract grid, or a frozen encoder's cached features), a plain ``nn.Module`` network, the
+losses (frame BCE, the contract's soft relaxations), a training-batch transform
+(augmentation, feature masks) — validated by the exact contract monitor
+(:class:`~sedcontract.lightning.metric.ContractMonitor`) beside the soft relaxation's numbers.
+Every part is built with the run's one policy; no subclass of the training loop."""
 
 from __future__ import annotations
 
+import json
 import logging
+import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import torch
-import torch.nn.functional as F
 from lightning.pytorch import LightningModule
 from torch import nn
 
-from sedcontract.audit import AuditPolicy, GuardReport, ScoreSettings
+from sedcontract.audit import AuditPolicy, GuardReport
 from sedcontract.errors import SedContractError
-from sedcontract.lightning.metric import ContractMonitor
-from sedcontract.models.detectors import HEADS, ThresholdDetector
-from sedcontract.models.frontend import LogMel
+from sedcontract.lightning.checkpoints import init_weights
+from sedcontract.lightning.losses import ContractObjective
+from sedcontract.lightning.metric import ContractMonitor, SoftClauseMetric
+from sedcontract.lightning.transforms import Perturb
 from sedcontract.traces import EventList
 
 log = logging.getLogger(__name__)
@@ -49,47 +53,62 @@ def guard_metrics(report: GuardReport, prefix: str = "val") -> dict[str, float]:
 
 
 class DetectorModule(LightningModule):
-    """Trains ``net`` on log-mel features of the contract grid and validates it with the exact
-    monitor under ``policy`` (the :class:`AuditPolicy` of the config's ``contract`` group).
-    ``classes`` (the class names of the outputs, in order) and ``model_config`` (the JSON of the
-    config that built the module) travel in the checkpoints, so ``evaluate`` rebuilds it and
-    refuses other data; the policy does not (evaluate takes its own)."""
+    """``frontend`` → (``norm``: batch-normalised features) → ``net`` → heads, trained with the
+    sum of ``losses`` (name → part; each weighted by its ``weight``) on batches the
+    ``augment`` part transforms, validated by the exact monitor under ``policy``.
 
-    score_source = "sigmoid of the activity logits"  # how frame scores are made, for reports
+    Parts may declare: the front end ``batch_features(batch)``, ``prepare(clips, device,
+    name)`` (a feature cache) and ``score_source``; the network ``frame_scores(features,
+    out)`` (default: the sigmoid of the activity logits), ``fitted``/``fit`` with
+    ``fit_clips`` (a detector fitted, not trained: it validates once and stops) and
+    ``fresh`` (tensors ``init_from`` may lack). ``classes`` and ``model_config`` travel in the
+    checkpoints, so ``evaluate`` rebuilds the module and refuses other data."""
 
-    def __init__(self, net: nn.Module, frontend: LogMel,
+    def __init__(self, net: nn.Module, frontend: nn.Module, *, policy: AuditPolicy,
+                 losses: Mapping[str, nn.Module] | None = None, augment: Perturb | None = None,
+                 norm: bool = True,
                  optimizer: Callable[..., torch.optim.Optimizer] | None = None,
-                 scheduler: Callable[..., Any] | None = None, *,
-                 policy: AuditPolicy | None = None,
-                 loss_weights: Mapping[str, float] | None = None,
-                 pos_weight: Mapping[str, float] | None = None,
+                 scheduler: Callable[..., Any] | None = None,
                  classes: Sequence[str] | None = None, model_config: str | None = None,
-                 metric_prefix: str = "val") -> None:
+                 init_from: str | None = None, metric_prefix: str = "val") -> None:
         super().__init__()
         self.save_hyperparameters(ignore=["net", "frontend", "optimizer", "scheduler", "policy",
-                                          "metric_prefix"])
-        self.net, self.frontend = net, frontend
+                                          "losses", "augment", "metric_prefix"])
+        if not isinstance(policy, AuditPolicy):
+            raise SedContractError(f"a detector takes the run's AuditPolicy, got "
+                                   f"{type(policy).__name__}")
+        if abs(frontend.hop - policy.hop) > 1e-9:
+            raise SedContractError(f"the front end's frames are {frontend.hop:g} s; the "
+                                   f"contract grid's hop is {policy.hop:g} s")
+        self.net, self.frontend, self.policy = net, frontend, policy
+        self.losses = nn.ModuleDict(dict(losses or {}))
+        self.augment = augment
+        self.norm = nn.BatchNorm1d(frontend.dim) if norm else nn.Identity()
         self.optimizer, self.scheduler = optimizer, scheduler
-        self.policy = policy or AuditPolicy(scores=ScoreSettings())
-        self.loss_weights = dict(loss_weights or {"activity": 1.0, "onset": 0.5,
-                                                  "offset": 0.5})
-        unknown = set(self.loss_weights) - set(HEADS)
-        if unknown:
-            raise SedContractError(f"unknown loss head(s) {sorted(unknown)}; heads are "
-                                   f"{', '.join(HEADS)}")
-        self.pos_weight = dict(pos_weight or {})
         self.classes = tuple(classes) if classes is not None else None
-        self.norm = self.make_norm(frontend)
+        self.init_from = init_from
+        self.score_source = getattr(net, "score_source", None) or getattr(
+            frontend, "score_source", "sigmoid of the activity logits")
+        self.contract = next((part for part in self.losses.values()
+                              if isinstance(part, ContractObjective)), None)
         self.monitor: ContractMonitor | None = None
+        self.soft: SoftClauseMetric | None = None
         self.report: GuardReport | None = None
         self.predicted: EventList | None = None  # decided events of the last validation
         self.metric_prefix = metric_prefix  # evaluate logs under the split's name
+        self._prepared: set[str] = set()  # splits whose front end is prepared
 
-    def make_norm(self, frontend: LogMel) -> nn.Module:
-        """Learned detectors see features normalised by batch statistics."""
-        return nn.BatchNorm1d(frontend.mel.n_mels)
+    @property
+    def fitted_not_trained(self) -> bool:
+        """A network fitted on training data instead of trained by gradient."""
+        return hasattr(self.net, "fitted") and hasattr(self.net, "fit")
 
-    # ---- forward and loss -------------------------------------------------------------
+    @property
+    def hop(self) -> float:
+        """Seconds per output frame: the policy's grid."""
+        return self.policy.hop
+
+    # ---- forward ----------------------------------------------------------------------
     def features(self, waveform: torch.Tensor) -> torch.Tensor:
         return self.norm(self.frontend(waveform))
 
@@ -97,47 +116,120 @@ class DetectorModule(LightningModule):
         return self.net(self.features(waveform))
 
     def batch_features(self, batch: Mapping[str, Any]) -> torch.Tensor:
-        """The features of a batch (a subclass may look them up instead of computing them)."""
-        return self.features(batch["waveform"])
-
-    @property
-    def hop(self) -> float:
-        """Seconds per output frame: the contract grid's hop the detector was built for."""
-        return self.frontend.hop
-
-    def loss(self, out: Mapping[str, torch.Tensor],
-             batch: Mapping[str, Any]) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
-        """Weighted BCE of each head over the valid frames of each clip."""
-        t = min(out["activity"].shape[-1], batch["activity"].shape[-1])
-        valid = (torch.arange(t, device=self.device)[None, :] < batch["frames"][:, None])
-        valid = valid[:, None, :].to(out["activity"].dtype)
-        parts = {}
-        for head, weight in self.loss_weights.items():
-            if weight == 0:
-                continue
-            pos = self.pos_weight.get(head)
-            bce = F.binary_cross_entropy_with_logits(
-                out[head][..., :t], batch[head][..., :t], reduction="none",
-                pos_weight=None if pos is None else torch.tensor(pos, device=self.device))
-            parts[head] = (bce * valid).sum() / (valid.sum() * bce.shape[1]).clamp(min=1)
-        total = sum(self.loss_weights[h] * v for h, v in parts.items())
-        return total, parts
+        """A batch's features: the front end's (a probe's from its cache), computed afresh for
+        an augmented batch (its clips are new: a cache would only grow)."""
+        if batch.get("augmented"):
+            return self.features(batch["waveform"])
+        return self.norm(self.frontend.batch_features(batch))
 
     def frame_scores(self, features: torch.Tensor,
                      out: Mapping[str, torch.Tensor]) -> torch.Tensor:
-        """Activity scores the decision policy thresholds: the sigmoid of the logits."""
-        return torch.sigmoid(out["activity"])
+        """Activity scores the decision policy thresholds."""
+        own = getattr(self.net, "frame_scores", None)
+        return own(features, out) if own is not None else torch.sigmoid(out["activity"])
+
+    def loss(self, out: Mapping[str, torch.Tensor], batch: Mapping[str, Any], *,
+             validated: bool = False) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        """The weighted sum of the losses (``validated``: only those logged in validation) and
+        what to log: each loss's value and its parts."""
+        logs: dict[str, torch.Tensor] = {}
+        total = torch.zeros((), device=out["activity"].device)
+        for name, part in self.losses.items():
+            if validated and not part.validated:
+                continue
+            value, parts = part(out, batch)
+            weight = part.weight
+            if hasattr(part, "balance"):  # a weighted auxiliary loss: log its weight
+                if part.balance and value.requires_grad and total.requires_grad:
+                    weight = weight * self._balance(total, value, out["activity"])
+                logs[f"{name}/weight"] = torch.tensor(weight)
+            total = total + weight * value
+            logs[f"loss/{name}"] = value.detach()
+            logs.update({k: v.detach() for k, v in parts.items()})
+        return total, logs
+
+    @staticmethod
+    def _balance(before: torch.Tensor, value: torch.Tensor, logits: torch.Tensor) -> float:
+        """The factor that gives ``value`` the gradient norm on the activity logits of the
+        losses ``before`` it."""
+        (g_before,) = torch.autograd.grad(before, logits, retain_graph=True, allow_unused=True)
+        (g_value,) = torch.autograd.grad(value, logits, retain_graph=True, allow_unused=True)
+        if g_before is None or g_value is None or float(g_value.norm()) == 0:
+            return 1.0
+        return float(g_before.norm() / g_value.norm())
 
     # ---- training ---------------------------------------------------------------------
+    def setup(self, stage: str) -> None:
+        if stage == "fit" and self.init_from:
+            frontend = None
+            if self.hparams.get("model_config"):
+                stored = json.loads(self.hparams["model_config"])
+                frontend = {**stored["model"].get("frontend", {}), "hop": self.policy.hop}
+            fresh = tuple(f"net.{p}" for p in getattr(self.net, "fresh", ()))
+            kept = init_weights(self, self.init_from, fresh=fresh, classes=self.classes,
+                                frontend=frontend)
+            log.info("initialised from %s (%d tensors kept their initial values: %s)",
+                     self.init_from, len(kept), ", ".join(kept[:4]) or "none")
+
+    def prepare_split(self, split: str) -> None:
+        """Let the front end prepare a split's clips (a probe encodes them once)."""
+        prepare = getattr(self.frontend, "prepare", None)
+        if prepare is None or split in self._prepared:
+            return
+        self._prepared.add(split)
+        prepare(self.trainer.datamodule.dataset(split).waveforms(), self.device, split)
+
+    def on_fit_start(self) -> None:
+        self.prepare_split(self.trainer.datamodule.train_split)
+        if self.fitted_not_trained and not self.net.fitted:
+            self.fit_net()
+
+    @torch.no_grad()
+    def fit_net(self) -> None:
+        """Fit a fitted detector on the first ``fit_clips`` clips of the training loader."""
+        feats, targets = [], {k: [] for k in ("activity", "onset")}
+        clips = 0
+        for batch in self.trainer.datamodule.train_dataloader():
+            batch = {k: v.to(self.device) if isinstance(v, torch.Tensor) else v
+                     for k, v in batch.items()}
+            x = self.batch_features(batch)
+            t = min(x.shape[-1], batch["activity"].shape[-1])
+            feats.append(x[..., :t])
+            for key in targets:
+                targets[key].append(batch[key][..., :t])
+            clips += len(batch["id"])
+            if clips >= self.net.fit_clips:
+                break
+        self.net.fit(torch.cat(feats), torch.cat(targets["activity"]),
+                     torch.cat(targets["onset"]))
+        log.info("%s fitted on %d training clips", type(self.net).__name__, clips)
+
+    def on_before_batch_transfer(self, batch: Any, dataloader_idx: int) -> Any:
+        """Training batches are transformed on the CPU; boundary targets follow the activity."""
+        if self.augment is None or self.trainer is None or not self.trainer.training:
+            return batch
+        return self.augment.batch(batch, hop=self.hop,
+                                  sample_rate=self.trainer.datamodule.sample_rate,
+                                  seed=[torch.initial_seed() % 2**32, self.global_step])
+
     def training_step(self, batch: Mapping[str, Any], batch_idx: int) -> torch.Tensor | None:
-        out = self.net(self.batch_features(batch))
-        loss, parts = self.loss(out, batch)
+        if self.fitted_not_trained:
+            return None  # nothing to learn by gradient
+        features = self.batch_features(batch)
+        if self.augment is not None:
+            features = self.augment.features(features)
+        out = self.net(features)
+        loss, logs = self.loss(out, batch)
         self.check_finite(loss, batch_idx)
         batch_size = len(batch["id"])
         self.log("train/loss", loss, prog_bar=True, batch_size=batch_size)
-        for head, value in parts.items():
-            self.log(f"train/loss/{head}", value, batch_size=batch_size)
+        for key, value in logs.items():
+            self.log(f"train/{key}", value, batch_size=batch_size)
         return loss
+
+    def on_train_epoch_end(self) -> None:
+        if self.fitted_not_trained:
+            self.trainer.should_stop = True  # nothing more to learn after the fit
 
     def check_finite(self, loss: torch.Tensor, batch_idx: int) -> None:
         """Stop with a clear error when the loss is NaN or infinite on any process (every
@@ -151,7 +243,7 @@ class DetectorModule(LightningModule):
 
     def configure_optimizers(self) -> Any:
         params = [p for p in self.parameters() if p.requires_grad]
-        if self.optimizer is None or not params:
+        if self.optimizer is None or not params or self.fitted_not_trained:
             return None
         optimizer = self.optimizer(params=params)
         if self.scheduler is None:
@@ -163,46 +255,39 @@ class DetectorModule(LightningModule):
     # ---- validation with the exact monitor --------------------------------------------
     def make_monitor(self, split: str) -> ContractMonitor:
         """A monitor for ``split`` of the trainer's datamodule under this module's policy;
-        refuses data whose classes or grid differ from the detector's or the policy's."""
+        refuses data whose classes differ from the detector's outputs."""
         datamodule = self.trainer.datamodule
         if self.classes is not None and tuple(datamodule.classes) != self.classes:
             raise SedContractError(f"the detector's outputs are {', '.join(self.classes)}; the "
                                    f"data's classes are {', '.join(datamodule.classes)}")
-        if abs(self.hop - datamodule.hop) > 1e-9:
-            raise SedContractError(f"the detector's frames are {self.hop:g} s; the "
-                                   f"contract grid's hop is {datamodule.hop:g} s")
-        for name in ("hop", "projection", "edges"):
-            if getattr(datamodule, name) != getattr(self.policy, name):
-                raise SedContractError(f"the data's {name} is {getattr(datamodule, name)!r}, "
-                                       f"the policy's {getattr(self.policy, name)!r}")
         reference, durations = datamodule.reference(split)
         return ContractMonitor(reference, durations, datamodule.classes, self.policy,
                                source=self.score_source,
                                windows=datamodule.windows(split)).to(self.device)
 
     def on_validation_start(self) -> None:
+        split = self.trainer.datamodule.val_split
+        self.prepare_split(split)
         # built afresh for every validation run: the datamodule or split may have changed
-        self.monitor = self.make_monitor(self.trainer.datamodule.val_split)
+        self.monitor = self.make_monitor(split)
+        if self.contract is not None:
+            self.soft = SoftClauseMetric(self.contract.clauses).to(self.device)
 
     def on_validation_epoch_start(self) -> None:
         self.monitor.reset()
+        if self.soft is not None:
+            self.soft.reset()
 
     def validation_step(self, batch: Mapping[str, Any], batch_idx: int) -> None:
         features = self.batch_features(batch)
         out = self.net(features)
-        self.log_validation_loss(out, batch)
+        if not self.fitted_not_trained and self.losses:
+            loss, _ = self.loss(out, batch, validated=True)
+            self.log(f"{self.metric_prefix}/loss", loss, batch_size=len(batch["id"]),
+                     sync_dist=True)
         self.monitor.update(self.frame_scores(features, out), batch["id"])
-        self.observe_validation(out, batch)
-
-    def observe_validation(self, out: Mapping[str, torch.Tensor],
-                           batch: Mapping[str, Any]) -> None:
-        """A subclass's look at each validation batch's outputs (none here)."""
-
-    def log_validation_loss(self, out: Mapping[str, torch.Tensor],
-                            batch: Mapping[str, Any]) -> None:
-        loss, _ = self.loss(out, batch)
-        self.log(f"{self.metric_prefix}/loss", loss, batch_size=len(batch["id"]),
-                 sync_dist=True)
+        if self.soft is not None:
+            self.soft.update(self.contract.terms(out, batch))
 
     def on_validation_epoch_end(self) -> None:
         self.report = self.monitor.compute().report
@@ -212,61 +297,14 @@ class DetectorModule(LightningModule):
         # is exactly the value (a mean in float32 need not be)
         self.log_dict(guard_metrics(self.report, self.metric_prefix), sync_dist=True,
                       reduce_fx="max")
-
-
-class ThresholdModule(DetectorModule):
-    """A :class:`ThresholdDetector` has no gradient: it is fitted on ``fit_clips`` training
-    clips when fitting starts (raw log-mel, no normalisation), its hysteresis gives 0/1 frame
-    scores, and the run stops after one validation."""
-
-    score_source = "fitted hysteresis per class (0/1 scores)"
-
-    def __init__(self, net: ThresholdDetector, frontend: LogMel, *args: Any,
-                 fit_clips: int = 256, **kwargs: Any) -> None:
-        if not isinstance(net, ThresholdDetector):
-            raise SedContractError(f"ThresholdModule fits a ThresholdDetector, got "
-                                   f"{type(net).__name__}")
-        super().__init__(net, frontend, *args, **kwargs)
-        self.fit_clips = fit_clips
-
-    def make_norm(self, frontend: LogMel) -> nn.Module:
-        return nn.Identity()
-
-    def frame_scores(self, features: torch.Tensor,
-                     out: Mapping[str, torch.Tensor]) -> torch.Tensor:
-        return self.net.decide(features).float()
-
-    def on_fit_start(self) -> None:
-        if not self.net.fitted:
-            self.fit()
-
-    @torch.no_grad()
-    def fit(self) -> None:
-        """Fit the thresholds on the first ``fit_clips`` clips of the training loader."""
-        feats, targets = [], {k: [] for k in ("activity", "onset")}
-        clips = 0
-        for batch in self.trainer.datamodule.train_dataloader():
-            x = self.features(batch["waveform"].to(self.device))
-            t = min(x.shape[-1], batch["activity"].shape[-1])
-            feats.append(x[..., :t])
-            for key in targets:
-                targets[key].append(batch[key][..., :t].to(self.device))
-            clips += len(batch["id"])
-            if clips >= self.fit_clips:
-                break
-        self.net.fit(torch.cat(feats), torch.cat(targets["activity"]),
-                     torch.cat(targets["onset"]))
-        log.info("threshold detector fitted on %d training clips", clips)
-
-    def training_step(self, batch: Mapping[str, Any], batch_idx: int) -> None:
-        return None  # nothing to learn by gradient
-
-    def on_train_epoch_end(self) -> None:
-        self.trainer.should_stop = True  # nothing more to learn after the fit and one validation
-
-    def configure_optimizers(self) -> None:
-        return None
-
-    def log_validation_loss(self, out: Mapping[str, torch.Tensor],
-                            batch: Mapping[str, Any]) -> None:
-        """No loss: the detector is fitted, not trained."""
+        if self.soft is None:
+            return
+        soft = self.soft.compute()
+        self.soft.reset()
+        self.log_dict({f"{self.metric_prefix}/soft/{n}": v for n, v in soft.items()},
+                      sync_dist=False)
+        if not self.trainer.sanity_checking:
+            exact = self.report.vector("typed") if "typed" in self.report.modes else {}
+            log.info("soft relaxation beside the exact monitor (%s): %s", self.metric_prefix,
+                     ", ".join(f"{n} {v:.3f} (exact {exact.get(n, math.nan):.3f})"
+                               for n, v in soft.items()))

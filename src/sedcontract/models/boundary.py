@@ -52,11 +52,11 @@ def align_steps(h: torch.Tensor, centres: torch.Tensor, frames: int,
 class BoundaryHead(nn.Module):
     """Features → activity/onset/offset logits on the contract grid (see the module text)."""
 
-    def __init__(self, channels: int, classes: int, refine: int = 2, kernel: int = 5) -> None:
+    def __init__(self, features: int, classes: int, refine: int = 2, kernel: int = 5) -> None:
         super().__init__()
         self.classes = classes
-        self.refine = nn.Sequential(*[_Refine(channels, kernel) for _ in range(refine)])
-        self.proj = nn.Conv1d(channels, len(HEADS) * classes, kernel_size=1)
+        self.refine = nn.Sequential(*[_Refine(features, kernel) for _ in range(refine)])
+        self.proj = nn.Conv1d(features, len(HEADS) * classes, kernel_size=1)
 
     def forward(self, h: torch.Tensor, frames: int | None = None) -> dict[str, torch.Tensor]:
         if frames is not None and frames != h.shape[-1]:

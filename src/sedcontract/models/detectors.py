@@ -102,9 +102,12 @@ class ThresholdDetector(nn.Module):
     threshold); ``decide`` applies the hysteresis to give Boolean activity.
     """
 
-    def __init__(self, features: int, classes: int, band: int = 8) -> None:
+    score_source = "fitted hysteresis per class (0/1 scores)"  # how its scores are made
+
+    def __init__(self, features: int, classes: int, band: int = 8, fit_clips: int = 256) -> None:
         super().__init__()
         self.features, self.classes, self.band = features, classes, band
+        self.fit_clips = fit_clips  # training clips the fit sees
         self.register_buffer("start", torch.zeros(classes, dtype=torch.long))
         self.register_buffer("low", torch.zeros(classes))
         self.register_buffer("high", torch.zeros(classes))
@@ -169,6 +172,10 @@ class ThresholdDetector(nn.Module):
         mid = ((self.low + self.high) / 2)[None, :, None]
         onset = self.flux(x) - self.flux_threshold[None, :, None]
         return {"activity": energy - mid, "onset": onset, "offset": -onset}
+
+    def frame_scores(self, x: torch.Tensor, out: dict[str, torch.Tensor]) -> torch.Tensor:
+        """The scores the decision policy thresholds: the hysteresis' 0/1 decisions."""
+        return self.decide(x).float()
 
     def decide(self, x: torch.Tensor) -> torch.Tensor:
         """Boolean activity ``[batch, classes, frames]`` with the fitted hysteresis."""

@@ -4,6 +4,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import torch
 import torch.nn.functional as F
 import torchaudio
@@ -29,8 +32,17 @@ class LogMel(nn.Module):
             sample_rate=sample_rate, n_fft=n_fft, win_length=win, hop_length=self.hop_samples,
             n_mels=n_mels, center=False, power=2.0)
 
+    @property
+    def dim(self) -> int:
+        """Feature bins per frame."""
+        return self.mel.n_mels
+
     def frames(self, samples: int) -> int:
         return samples // self.hop_samples
+
+    def batch_features(self, batch: Mapping[str, Any]) -> torch.Tensor:
+        """The features of a batch (its waveforms)."""
+        return self(batch["waveform"])
 
     def forward(self, waveform: torch.Tensor) -> torch.Tensor:
         frames = self.frames(waveform.shape[-1])

@@ -12,6 +12,9 @@ them is replaced by its expectation under independent frames:
 
 On crisp 0/1 inputs counts and coverage are exact. Comparisons of counts with whole numbers are
 piecewise linear (exact on whole counts); comparisons of real values are ``exp(−excess/scale)``.
+
+Everything, the reference's runs included, is computed with torch ops on the predictions' own
+device: nothing is copied to the host during a training step.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 
 from sedcontract.contracts.bounds import BoundResolver
 from sedcontract.contracts.events import TOLERANCE
@@ -42,7 +46,6 @@ from sedcontract.contracts.syntax import (
     postorder,
 )
 from sedcontract.errors import ContractCheckError
-from sedcontract.traces.activity import runs
 
 Tensor = torch.Tensor
 
@@ -51,10 +54,35 @@ class NoRelaxation(ContractCheckError):
     """A clause (or part of one) has no soft relaxation; train it with weight 0."""
 
 
+def reference_runs(active: Tensor, lengths: Tensor | None = None
+                   ) -> tuple[Tensor, Tensor, Tensor]:
+    """Maximal runs of True of ``[rows, frames]`` ``active`` (frames at or past a row's
+    ``lengths`` ignored) as ``(row, start, end)``, ``end`` exclusive, in row-major order, on
+    ``active``'s device: ``traces.activity.runs`` in torch. One ``nonzero`` over the changes
+    of the zero-padded rows; in each row they alternate start, end, start, …"""
+    active = active.bool()
+    if lengths is not None:
+        active = active & (torch.arange(active.shape[-1], device=active.device)
+                           < lengths.to(active.device)[:, None])
+    padded = F.pad(active.to(torch.int8), (1, 1))
+    row, at = torch.nonzero(padded[:, 1:] != padded[:, :-1], as_tuple=True)
+    return row[0::2], at[0::2], at[1::2]
+
+
+def next_reference(active: Tensor) -> Tensor:
+    """The first active frame at or after each frame of ``[rows, frames]`` ``active``
+    (``frames`` where there is none): a reversed running minimum."""
+    n = active.shape[-1]
+    at = torch.where(active, torch.arange(n, device=active.device), n)
+    return at.flip(-1).cummin(-1).values.flip(-1)
+
+
 def interval_sums(x: Tensor, row: Tensor, start: Tensor, end: Tensor) -> Tensor:
-    """``Σ x[row, start:end]`` for each interval, by binary lifting over a table of
-    power-of-two block sums: O(frames · log frames) memory, no subtraction (so ``−inf`` log
-    values stay exact)."""
+    """``Σ x[row, start:end]`` for each interval (``0 ≤ start``, ``end ≤ frames``; an empty or
+    reversed one sums to 0), by binary lifting over a table of power-of-two block sums:
+    O(frames · log frames) memory, no subtraction (so ``−inf`` log values stay exact). The
+    block sizes go up to the number of frames, not to the longest interval, so nothing is read
+    back from the device."""
     n = x.shape[-1]
     total = torch.zeros(row.shape, dtype=x.dtype, device=x.device)
     if n == 0 or row.numel() == 0:
@@ -62,7 +90,7 @@ def interval_sums(x: Tensor, row: Tensor, start: Tensor, end: Tensor) -> Tensor:
     length = (end - start).clamp(min=0)
     position = start.clone()
     block, size = x, 1
-    while size <= int(length.max()):
+    while size <= n:
         take = (length & size) != 0
         at = position.clamp(0, n - 1)
         total = total + torch.where(take, block[row, at], torch.zeros_like(total))
@@ -91,30 +119,34 @@ class ClauseTerms:
     obligations: Tensor
 
     def loss(self) -> Tensor:
-        if float(self.obligations) <= 0:
-            return self.violations * 0.0
-        return self.violations / self.obligations
+        # chosen on the device (no host sync); the divisor of the branch not taken is 1, so
+        # its gradient is 0, never 0/0
+        some = ~(self.obligations <= 0)
+        return torch.where(some, self.violations / torch.where(some, self.obligations, 1.0),
+                           self.violations * 0.0)
 
 
 class SoftEvents:
     """The soft event sort of one batch of rows: crisp reference runs, soft predicted
-    activity ``p`` (``log p`` and ``log(1−p)`` given, zero activity past each row's length)."""
+    activity ``p`` (``log p`` and ``log(1−p)`` given, zero activity past each row's length).
+    ``reference`` ``[rows, frames]``, ``lengths`` ``[rows]`` and ``row_class`` ``[rows]`` are
+    tensors (arrays are accepted and copied to ``log_p``'s device once)."""
 
-    def __init__(self, reference: np.ndarray, lengths: np.ndarray, log_p: Tensor,
-                 log_q: Tensor, row_class: np.ndarray, classes: Sequence[str],
-                 resolver: BoundResolver) -> None:
+    def __init__(self, reference: Tensor | np.ndarray, lengths: Tensor | np.ndarray,
+                 log_p: Tensor, log_q: Tensor, row_class: Tensor | np.ndarray,
+                 classes: Sequence[str], resolver: BoundResolver) -> None:
         device = log_p.device
         self.log_p, self.log_q = log_p, log_q
         self.p = torch.exp(log_p)
-        self.lengths = lengths
-        self.row_class, self.classes, self.resolver = row_class, tuple(classes), resolver
-        r, s, e = runs(reference, lengths)
-        self.row = torch.as_tensor(r, device=device)
-        self.start = torch.as_tensor(s, device=device)
-        self.end = torch.as_tensor(e, device=device)
+        self.lengths = torch.as_tensor(lengths, device=device)
+        self.row_class = torch.as_tensor(row_class, device=device)
+        self.classes, self.resolver = tuple(classes), resolver
+        reference = torch.as_tensor(reference, device=device).bool()
+        self.inside = torch.arange(reference.shape[-1], device=device) < self.lengths[:, None]
+        self.reference = reference & self.inside  # frames past a row's length are ignored
+        self.row, self.start, self.end = reference_runs(self.reference)
         # a predicted run starts at t: active at t, inactive at t−1 (frame 0 starts any run)
         self.starts = torch.exp(log_p + shift(log_q, -1, 0.0))
-        self.reference = reference
         self.device = device
 
     # -- per reference interval ------------------------------------------------------------
@@ -137,7 +169,7 @@ class SoftEvents:
         prev_end = torch.where(same_prev, torch.roll(self.end, 1), 0)
         same_next = torch.zeros_like(same_prev)
         same_next[:-1] = same_prev[1:]
-        length = torch.as_tensor(self.lengths, device=self.device)[self.row]
+        length = self.lengths[self.row]
         next_start = torch.where(same_next, torch.roll(self.start, -1), length)
         lo = torch.maximum(self.start - dilation, prev_end)
         hi = torch.minimum(self.end + dilation, next_start)
@@ -148,23 +180,17 @@ class SoftEvents:
         """Expected predicted runs that share no frame with a reference interval, over the
         expected number of predicted runs."""
         rows, n = self.reference.shape
-        t = np.arange(n)
-        ref = self.reference & (t < self.lengths[:, None])
         # the first reference frame at or after each frame (n where none): a run starting in
         # a gap overlaps a reference iff it stays active up to and including that frame
-        following = np.minimum.accumulate(np.where(ref, t, n)[:, ::-1], axis=1)[:, ::-1]
-        nxt = torch.as_tensor(np.ascontiguousarray(following), device=self.device)
-        length = torch.as_tensor(self.lengths, device=self.device)[:, None]
-        reachable = nxt < length
+        nxt = next_reference(self.reference)
+        reachable = nxt < self.lengths[:, None]
         row = torch.arange(rows, device=self.device)[:, None].expand(rows, n)
         start = torch.arange(n, device=self.device)[None].expand(rows, n) + 1
         reach = torch.exp(interval_sums(self.log_p, row.reshape(-1), start.reshape(-1),
                                         (nxt + 1).clamp(max=n).reshape(-1)).reshape(rows, n))
         reach = torch.where(reachable, reach, torch.zeros_like(reach))
-        in_gap = torch.as_tensor(~ref, device=self.device) & \
-            (torch.arange(n, device=self.device)[None] < length)
-        inside = torch.arange(n, device=self.device)[None] < length
-        starts = torch.where(inside, self.starts, torch.zeros_like(self.starts))
+        in_gap = ~self.reference & self.inside
+        starts = torch.where(self.inside, self.starts, torch.zeros_like(self.starts))
         violations = (starts * torch.where(in_gap, 1 - reach, torch.zeros_like(reach))).sum()
         return ClauseTerms(violations, starts.sum().detach())
 
@@ -259,7 +285,7 @@ class SoftEvents:
             elif node.fn == "offset":
                 value = self.end
             else:
-                value = torch.as_tensor(self.row_class, device=self.device)[self.row]
+                value = self.row_class[self.row]
             return Soft(value.to(self.p.dtype), True)
         if node.fn == "abs":
             return Soft(args[0].value.abs(), args[0].crisp)
@@ -313,9 +339,12 @@ def _binary(op: str, left: Soft, right: Soft, clause: EventClause) -> Soft:
 
 def _count_compare(op: str, count: Soft, k: Tensor, clause: EventClause) -> Soft:
     """A soft count against whole numbers: piecewise linear, exact on whole counts;
-    ``>= 1`` is the coverage."""
-    if not torch.all(k == torch.round(k)):
-        return _real_compare(op, count.value, k, clause)
+    ``>= 1`` is the coverage. Against other numbers, the real comparison — picked on the
+    device (no host sync), except for ``!=``, which has no real relaxation to fall back on."""
+    whole = torch.all(k == torch.round(k))
+    if op == "!=" and not whole:
+        return _real_compare(op, count.value, k, clause)  # refuses it, by name
+    real = None if op == "!=" else _real_compare(op, count.value, k, clause).value
     c = count.value
     if op == ">":
         op, k = ">=", k + 1
@@ -330,7 +359,7 @@ def _count_compare(op: str, count: Soft, k: Tensor, clause: EventClause) -> Soft
         value = (1 - (c - k).abs()).clamp(0, 1)
     else:
         value = 1 - (1 - (c - k).abs()).clamp(0, 1)
-    return Soft(value, False)
+    return Soft(value if real is None else torch.where(whole, value, real), False)
 
 
 def _real_compare(op: str, a: Tensor, b: Tensor, clause: EventClause) -> Soft:

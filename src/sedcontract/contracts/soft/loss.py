@@ -1,14 +1,14 @@
 """``ContractLoss``: the clauses of the policy's contract, relaxed, as training losses. One
 source of truth: the same contract text, bounds and grid the exact monitor scores in
 validation. Each clause's loss is ``Σ obligation·(1 − soft) / Σ obligation`` over its
-obligations in the batch, and 0 (never NaN) when the batch holds none."""
+obligations in the batch, and 0 (never NaN) when the batch holds none. Every step runs on the
+device of the detector's outputs: the reference's runs are found there too."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
 
-import numpy as np
 import torch
 import torch.nn.functional as F
 
@@ -100,7 +100,7 @@ class ContractLoss:
                                "other clauses") from None
 
     def rows(self, logits: Tensor, reference: Tensor, lengths: Tensor, mode: str
-             ) -> tuple[dict[str, Signal], Tensor, Tensor, LogPair, np.ndarray]:
+             ) -> tuple[dict[str, Signal], Tensor, Tensor, LogPair, Tensor]:
         """Signals, reference rows, row lengths, the soft ``pred.active`` rows and the class of
         each row for one mode."""
         b, c, t = logits.shape
@@ -111,14 +111,14 @@ class ContractLoss:
             z_rows = z.reshape(b * c, t)
             pair = LogPair(F.logsigmoid(z_rows), F.logsigmoid(-z_rows))
             row_lengths = lengths.repeat_interleave(c)
-            row_class = np.tile(np.arange(c), b)
+            row_class = torch.arange(c, device=logits.device).repeat(b)
         else:
             ref = reference.any(1)
             log_q = F.logsigmoid(-z).sum(1)
             pair = LogPair(log1mexp(log_q), log_q)
             z_rows = z.max(1).values  # the union's robustness: the max over classes
             row_lengths = lengths
-            row_class = np.full(b, -1)
+            row_class = torch.full((b,), -1, dtype=torch.long, device=logits.device)
 
         def per_row(x: Tensor) -> Tensor:  # one clip's class trace on each of its rows
             return x[:, None].expand(b, c, t).reshape(b * c, t) if mode == "typed" else x
@@ -167,9 +167,8 @@ class ContractLoss:
             for clause in self.clauses:
                 if isinstance(clause, EventClause):
                     if events is None:
-                        events = SoftEvents(ref.cpu().numpy(), row_lengths.cpu().numpy(),
-                                            pair.true, pair.false, row_class, self.classes,
-                                            self.resolver)
+                        events = SoftEvents(ref, row_lengths, pair.true, pair.false,
+                                            row_class, self.classes, self.resolver)
                     term = events.clause(clause)
                 else:
                     table = shared or self._table(clause, named, ref.shape, row_lengths,

@@ -1,0 +1,131 @@
+"""The training losses a detector is composed with (config group ``loss``): BCE on the frame
+targets, and the soft relaxations of the policy's contract. Each is built with the run's
+policy and class names, and returns its value with the numbers to log."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from sedcontract.contracts.policy import AuditPolicy
+from sedcontract.contracts.soft import ClauseTerms, ContractLoss
+from sedcontract.errors import SedContractError
+from sedcontract.models.detectors import HEADS
+
+Outputs = Mapping[str, torch.Tensor]
+Batch = Mapping[str, Any]
+
+
+def _non_negative(name: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) \
+            or not math.isfinite(value) or value < 0:
+        raise SedContractError(f"{name} must be a number >= 0, got {value!r}")
+    return float(value)
+
+
+def smooth_boundaries(target: torch.Tensor, radius: int) -> torch.Tensor:
+    """Onset/offset targets spread over ``±radius`` frames with a triangle (1 at the boundary,
+    ``1 − d/(radius+1)`` at distance ``d``): a boundary a frame or two off is partly right."""
+    out = target
+    for d in range(1, radius + 1):
+        weight = 1 - d / (radius + 1)
+        for k in (d, -d):
+            moved = torch.zeros_like(target)
+            if k > 0:
+                moved[..., k:] = target[..., :-k]
+            else:
+                moved[..., :k] = target[..., -k:]
+            out = torch.maximum(out, weight * moved)
+    return out
+
+
+class FrameBCE(nn.Module):
+    """Weighted BCE of each head (activity, onset, offset) over the valid frames of each clip;
+    onset/offset targets smoothed over ``target_tolerance`` seconds of the policy's grid."""
+
+    validated = True  # also logged as the validation loss
+    weight = 1.0
+
+    def __init__(self, *, policy: AuditPolicy, classes: Sequence[str] | None = None,
+                 weights: Mapping[str, float] | None = None,
+                 pos_weight: Mapping[str, float] | None = None,
+                 target_tolerance: float = 0.0) -> None:
+        super().__init__()
+        self.weights = dict(weights or {"activity": 1.0, "onset": 0.5, "offset": 0.5})
+        self.pos_weight = dict(pos_weight or {})
+        unknown = (set(self.weights) | set(self.pos_weight)) - set(HEADS)
+        if unknown:
+            raise SedContractError(f"unknown loss head(s) {sorted(unknown)}; heads are "
+                                   f"{', '.join(HEADS)}")
+        self.radius = round(_non_negative("loss.bce.target_tolerance", target_tolerance)
+                            / policy.hop)
+
+    def forward(self, out: Outputs, batch: Batch) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        t = min(out["activity"].shape[-1], batch["activity"].shape[-1])
+        device = out["activity"].device
+        valid = (torch.arange(t, device=device)[None, :] < batch["frames"][:, None])
+        valid = valid[:, None, :].to(out["activity"].dtype)
+        parts = {}
+        for head, weight in self.weights.items():
+            if weight == 0:
+                continue
+            target = batch[head][..., :t]
+            if self.radius and head != "activity":
+                target = smooth_boundaries(target, self.radius)
+            pos = self.pos_weight.get(head)
+            bce = F.binary_cross_entropy_with_logits(
+                out[head][..., :t], target, reduction="none",
+                pos_weight=None if pos is None else torch.tensor(pos, device=device))
+            parts[head] = (bce * valid).sum() / (valid.sum() * bce.shape[1]).clamp(min=1)
+        total = sum(self.weights[h] * v for h, v in parts.items())
+        return total, {f"loss/{head}": value for head, value in parts.items()}
+
+
+class ContractObjective(nn.Module):
+    """``weight`` (λ) × the weighted soft clause losses of the policy's contract
+    (:class:`~sedcontract.contracts.soft.ContractLoss`: ``weights``, ``semantics``,
+    ``epsilon``, ``modes``); with ``balance`` λ is rescaled each step so its gradient on the
+    activity logits is as large as the losses' before it."""
+
+    validated = False  # its validation numbers are the soft clause metric's
+
+    def __init__(self, *, policy: AuditPolicy, classes: Sequence[str] | None = None,
+                 weight: float = 1.0, balance: bool = False,
+                 weights: Mapping[str, float] | None = None, semantics: str = "product",
+                 epsilon: float = 0.1, modes: Sequence[str] = ("typed",)) -> None:
+        super().__init__()
+        self.weight = _non_negative("loss.contract.weight", weight)
+        self.balance = bool(balance)
+        try:
+            # without class names (a bare build), class-indexed atoms are refused by name
+            self.relaxation = ContractLoss(policy, tuple(classes or ()), weights,
+                                           semantics=semantics, epsilon=epsilon,
+                                           modes=tuple(modes))
+        except SedContractError as exc:
+            if "no clause" not in str(exc):
+                raise
+            raise SedContractError(
+                f"{exc}. With another contract, loss.contract.weights=null trains each of its "
+                "guard coordinates with weight 1; or replace the mapping: "
+                "~loss.contract.weights '+loss.contract.weights={name: 1.0}'") from None
+
+    @property
+    def clauses(self) -> list[str]:
+        return sorted(self.relaxation.weights)
+
+    def terms(self, out: Outputs, batch: Batch) -> dict[str, ClauseTerms]:
+        """Soft violations and obligations of each weighted clause on one batch."""
+        t = min(out["activity"].shape[-1], batch["activity"].shape[-1])
+        return self.relaxation.terms(out["activity"][..., :t], batch["activity"][..., :t] > 0.5,
+                                     batch["frames"].clamp(max=t))
+
+    def forward(self, out: Outputs, batch: Batch) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        clauses = {n: term.loss() for n, term in self.terms(out, batch).items()}
+        total = sum((self.relaxation.weights[n] * v for n, v in clauses.items()),
+                    torch.zeros((), device=out["activity"].device))
+        return total, {f"contract/{name}": value for name, value in clauses.items()}
