@@ -22,7 +22,7 @@ import torch
 from hydra import compose, initialize_config_module
 from hydra.utils import instantiate
 
-from sedcontract.training import build_model, detector_parts
+from sedcontract.training import build_data, build_model, detector_parts
 
 DETECTORS = ("threshold", "logistic", "temporal_cnn", "dilated_cnn", "contract_aware")
 
@@ -117,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
     with initialize_config_module("sedcontract.configs", version_base="1.3"):
         cfg = compose("train", overrides=overrides)
     policy = instantiate(cfg.contract)
-    datamodule = instantiate(cfg.data, _partial_=True)(policy=policy)
+    datamodule = build_data(cfg.data, policy)
     datamodule.prepare_data()
     devices = [torch.device("cpu")] + ([torch.device("cuda")] if torch.cuda.is_available()
                                        else [])
