@@ -89,15 +89,16 @@ class FrameBCE(nn.Module):
 class ContractObjective(nn.Module):
     """``weight`` (λ) × the weighted soft clause losses of the policy's contract
     (:class:`~sedcontract.contracts.soft.ContractLoss`: ``weights``, ``semantics``,
-    ``epsilon``, ``modes``); with ``balance`` λ is rescaled each step so its gradient on the
-    activity logits is as large as the losses' before it."""
+    ``epsilon``, ``modes``, ``relaxation``); with ``balance`` λ is rescaled each step so its
+    gradient on the activity logits is as large as the losses' before it."""
 
     validated = False  # its validation numbers are the soft clause metric's
 
     def __init__(self, *, policy: AuditPolicy, classes: Sequence[str] | None = None,
                  weight: float = 1.0, balance: bool = False,
                  weights: Mapping[str, float] | None = None, semantics: str = "product",
-                 epsilon: float = 0.1, modes: Sequence[str] = ("typed",)) -> None:
+                 epsilon: float = 0.1, modes: Sequence[str] = ("typed",),
+                 relaxation: Mapping[str, str] | None = None) -> None:
         super().__init__()
         self.weight = _non_negative("loss.contract.weight", weight)
         self.balance = bool(balance)
@@ -105,7 +106,7 @@ class ContractObjective(nn.Module):
             # without class names (a bare build), class-indexed atoms are refused by name
             self.relaxation = ContractLoss(policy, tuple(classes or ()), weights,
                                            semantics=semantics, epsilon=epsilon,
-                                           modes=tuple(modes))
+                                           modes=tuple(modes), relaxation=relaxation)
         except SedContractError as exc:
             if "no clause" not in str(exc):
                 raise

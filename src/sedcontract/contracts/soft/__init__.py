@@ -4,8 +4,15 @@ clause losses built on them."""
 
 from sedcontract.contracts.soft.events import ClauseTerms, NoRelaxation, SoftEvents
 from sedcontract.contracts.soft.frame import SEMANTICS, Signal, smoothing_depth, soft_formula
-from sedcontract.contracts.soft.logic import Bounds, LogPair, ProductOps, SoundOps
+from sedcontract.contracts.soft.logic import (
+    WITNESSES,
+    Bounds,
+    LogPair,
+    ProductOps,
+    SoundOps,
+)
 from sedcontract.contracts.soft.loss import ContractLoss
 
-__all__ = ["SEMANTICS", "Bounds", "ClauseTerms", "ContractLoss", "LogPair", "NoRelaxation",
-           "ProductOps", "Signal", "SoftEvents", "SoundOps", "smoothing_depth", "soft_formula"]
+__all__ = ["SEMANTICS", "WITNESSES", "Bounds", "ClauseTerms", "ContractLoss", "LogPair",
+           "NoRelaxation", "ProductOps", "Signal", "SoftEvents", "SoundOps", "smoothing_depth",
+           "soft_formula"]

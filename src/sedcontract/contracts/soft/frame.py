@@ -156,13 +156,15 @@ def soft_formula(formula: Formula | str, signals: Mapping[str, Signal | torch.Te
                  rounding: Rounding = "nearest", edges: str = "open",
                  lengths: torch.Tensor | None = None, semantics: str = "product",
                  epsilon: float = 0.1, limit: float = 1e3,
-                 dtype: torch.dtype = torch.float32) -> LogPair | Bounds:
+                 dtype: torch.dtype = torch.float32,
+                 witness: str = "noisy_or") -> LogPair | Bounds:
     """Soft value of ``formula`` at every frame of ``[rows, frames]`` signals (a Boolean tensor
     is crisp, a float tensor a probability; wrap it in :class:`Signal` to say otherwise).
 
     ``product``: a :class:`LogPair` (``.value`` in [0, 1]); equals the exact monitor on crisp
     inputs. ``sound``: :class:`Bounds` with ``lower ≤ robustness ≤ upper`` and
-    ``upper − lower ≤ epsilon``.
+    ``upper − lower ≤ epsilon``. ``witness`` (product only): the relaxation of ``N/F/P``
+    (``logic.WITNESSES``).
     """
     if isinstance(formula, str):
         formula = parse_formula(formula)
@@ -176,5 +178,12 @@ def soft_formula(formula: Formula | str, signals: Mapping[str, Signal | torch.Te
     depth = smoothing_depth(formula)
     ops = make_ops(semantics, first.shape, lengths, dtype=dtype, device=first.device,
                    node_eps=epsilon / max(depth, 1), limit=limit)
+    if witness != "noisy_or":
+        if not isinstance(ops, ProductOps):
+            raise SignalError(f"the witness relaxation {witness!r} is one of product logic")
+        try:
+            ops = ops.with_witness(witness)
+        except ValueError as exc:
+            raise SignalError(str(exc)) from None
     table = SoftTable(table_signals, ops, edges=edges)
     return evaluate_tree(formula, ops, table.lookup, resolver)

@@ -13,6 +13,7 @@ NaN gradients.
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -24,6 +25,10 @@ Tensor = torch.Tensor
 NEG_INF = float("-inf")
 LN2 = math.log(2.0)
 UNTIL_CELLS = 1 << 22  # rows × frames × window cells of one until block
+# witness relaxations of the existential windows N/F/P (product logic), per clause
+WITNESSES = ("noisy_or", "exactly_one", "linear_softmax", "softmax_max")
+SOFTMAX_TEMPERATURE = 0.1  # τ of ``softmax_max``
+FLOOR = -1e30  # a finite "log 0" where logsumexp needs an identity (−inf has NaN gradients)
 
 
 def log1mexp(x: Tensor) -> Tensor:
@@ -126,7 +131,21 @@ class _Rows:
 class ProductOps(_Rows):
     """Product logic (``¬u = 1−u``, ``∧`` product, ``∨`` probabilistic sum, ``F/P/N`` noisy-or
     and ``G/H`` product over the window) on ``[rows, frames]`` values; ``lengths`` gives each
-    row's in-clip frames (None: all)."""
+    row's in-clip frames (None: all). ``witness`` relaxes ``F/P/N`` otherwise
+    (:meth:`with_witness`, one of ``WITNESSES``)."""
+
+    witness = "noisy_or"
+
+    def with_witness(self, witness: str) -> ProductOps:
+        """The same rows with ``F/P/N`` relaxed by ``witness`` (a shallow copy)."""
+        if witness not in WITNESSES:
+            raise ValueError(f"unknown witness relaxation {witness!r}; choose one of "
+                             f"{', '.join(WITNESSES)}")
+        if witness == self.witness:
+            return self
+        other = copy.copy(self)
+        other.witness = witness
+        return other
 
     def crisp(self, value: Tensor) -> LogPair:
         """A Boolean tensor as a value (``0`` / ``−inf`` halves)."""
@@ -163,9 +182,77 @@ class ProductOps(_Rows):
         return x if self.valid is None else torch.where(self.valid, x, torch.zeros_like(x))
 
     def window_any(self, x: LogPair, lo: int, hi: int) -> LogPair:
-        """Noisy-or over ``[t+lo, t+hi]`` inside the clip; false on an empty window."""
+        """``∃`` over ``[t+lo, t+hi]`` inside the clip, by ``witness``; false on an empty
+        window. ``noisy_or``: ``1 − ∏(1 − u)``."""
+        if self.witness == "exactly_one":
+            return self._exactly_one(x, lo, hi)
+        if self.witness == "linear_softmax":
+            return self._linear_softmax(x, lo, hi)
+        if self.witness == "softmax_max":
+            return self._softmax_max(x, lo, hi)
         false = window_reduce(self._in_clip(x.false), lo, hi, torch.add, 0.0)
         return LogPair(log1mexp(false), false)
+
+    def _window_parts(self, x: LogPair) -> tuple[Tensor, Tensor, Tensor]:
+        """``log u``, ``log(1 − u)`` at the full ``[rows, frames]`` shape, and the in-clip mask."""
+        shape = torch.broadcast_shapes(x.true.shape, self.shape)
+        inside = self.inside(0).expand(shape)
+        return x.true.expand(shape), x.false.expand(shape), inside
+
+    def _exactly_one(self, x: LogPair, lo: int, hi: int) -> LogPair:
+        """P(exactly one frame of the window holds) under independent frames (the semantic
+        loss of Xu et al. 2018), by the closed form ``∏(1 − u) · Σ u/(1 − u)`` in log space:
+        ``Σ log(1 − u) + logsumexp(log u − log(1 − u))`` over the frames with ``u < 1``; with
+        one sure frame (``u = 1``) it is the product of the others' ``1 − u``, with two or
+        more 0. O(frames · log window). On crisp inputs: exactly one true frame, not at least
+        one."""
+        true, false, inside = self._window_parts(x)
+        sure = inside & (false == NEG_INF)
+        unsure = inside & ~sure
+        log_q = torch.where(unsure, false, 0.0)
+        ratio = torch.where(unsure, (true - false).clamp(min=FLOOR), FLOOR)
+        total_q = window_reduce(log_q, lo, hi, torch.add, 0.0)
+        odds = window_reduce(ratio, lo, hi, torch.logaddexp, FLOOR)
+        n_sure = window_reduce(sure.to(true.dtype), lo, hi, torch.add, 0.0)
+        one = torch.where(n_sure == 0, total_q + odds,
+                          torch.where(n_sure == 1, total_q, NEG_INF)).clamp(max=0.0)
+        one = torch.where(one <= FLOOR / 2, NEG_INF, one)  # no witness at all: exactly 0
+        return LogPair(one, log1mexp(one))
+
+    def _linear_softmax(self, x: LogPair, lo: int, hi: int) -> LogPair:
+        """Linear-softmax pooling ``Σu² / Σu`` of the window (0 on an all-zero or empty one),
+        its complement ``Σu(1 − u) / Σu``. O(frames · log window). On crisp inputs: at least
+        one true frame (the exact monitor)."""
+        true, false, inside = self._window_parts(x)
+        u = torch.where(inside, torch.exp(true), 0.0)
+        q = torch.exp(false)
+        s1 = window_reduce(u, lo, hi, torch.add, 0.0)
+        s2 = window_reduce(u * u, lo, hi, torch.add, 0.0)
+        s3 = window_reduce(u * q, lo, hi, torch.add, 0.0)
+        some = s1 > 0
+        log_s1 = safe_log(torch.where(some, s1, 1.0))
+        on = torch.where(some, (safe_log(s2) - log_s1).clamp(max=0.0), NEG_INF)
+        off = torch.where(some, (safe_log(s3) - log_s1).clamp(max=0.0), 0.0)
+        return LogPair(on, off)
+
+    def _softmax_max(self, x: LogPair, lo: int, hi: int) -> LogPair:
+        """Softmax-weighted max ``Σ u·e^{u/τ} / Σ e^{u/τ}`` (``τ = SOFTMAX_TEMPERATURE``), a
+        weighted mean, so never above the true max; complement ``Σ (1−u)·e^{u/τ} / Σ e^{u/τ}``,
+        both by logsumexp over the window. O(frames · log window). On crisp inputs with ``k``
+        of ``m`` window frames true: ``k·e^{1/τ} / (k·e^{1/τ} + m − k)`` — 0 for ``k = 0``,
+        1 only for ``k = m``, so *not* the exact monitor."""
+        true, false, inside = self._window_parts(x)
+        score = torch.exp(true) / SOFTMAX_TEMPERATURE
+        weight = torch.where(inside, score, FLOOR)
+        on_w = torch.where(inside, true.clamp(min=FLOOR) + score, FLOOR)
+        off_w = torch.where(inside, false.clamp(min=FLOOR) + score, FLOOR)
+        norm = window_reduce(weight, lo, hi, torch.logaddexp, FLOOR)
+        on = window_reduce(on_w, lo, hi, torch.logaddexp, FLOOR) - norm
+        off = window_reduce(off_w, lo, hi, torch.logaddexp, FLOOR) - norm
+        some = window_reduce(inside.to(true.dtype), lo, hi, torch.add, 0.0) > 0
+        on = torch.where(some & (on > FLOOR / 2), on.clamp(max=0.0), NEG_INF)
+        off = torch.where(some, torch.where(off > FLOOR / 2, off.clamp(max=0.0), NEG_INF), 0.0)
+        return LogPair(on, off)
 
     def window_all(self, x: LogPair, lo: int, hi: int) -> LogPair:
         """Product over ``[t+lo, t+hi]`` inside the clip; true on an empty window."""

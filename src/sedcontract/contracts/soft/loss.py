@@ -22,8 +22,15 @@ from sedcontract.contracts.soft.frame import (
     make_ops,
     smoothing_depth,
 )
-from sedcontract.contracts.soft.logic import LogPair, log1mexp
-from sedcontract.contracts.syntax import EventClause, FrameClause, atoms
+from sedcontract.contracts.soft.logic import WITNESSES, LogPair, log1mexp
+from sedcontract.contracts.syntax import (
+    EventClause,
+    FrameClause,
+    Temporal,
+    atoms,
+    children,
+    postorder,
+)
 from sedcontract.errors import SedContractError
 from sedcontract.traces.names import signal_name
 from sedcontract.traces.traceset import MODES
@@ -38,12 +45,15 @@ class ContractLoss:
     diagnostics); a clause of weight 0 is not computed. ``semantics``: ``product`` (product
     logic in log space) or ``sound`` (certified smooth robustness within ``epsilon``, frame
     clauses only; event clauses keep their product surrogates). ``modes``: the traces the
-    losses are taken on (``typed`` rows clip × class, ``union`` rows clip).
+    losses are taken on (``typed`` rows clip × class, ``union`` rows clip). ``relaxation``
+    maps frame-clause names to the witness relaxation of the existential windows ``N/F/P`` of
+    their requirement (product semantics; one of ``WITNESSES``; default ``noisy_or``).
     """
 
     def __init__(self, policy: AuditPolicy, classes: Sequence[str],
                  weights: Mapping[str, float] | None = None, *, semantics: str = "product",
-                 epsilon: float = 0.1, modes: Sequence[str] = ("typed",)) -> None:
+                 epsilon: float = 0.1, modes: Sequence[str] = ("typed",),
+                 relaxation: Mapping[str, str] | None = None) -> None:
         if semantics not in SEMANTICS:
             raise SedContractError(f"unknown soft semantics {semantics!r}; choose one of "
                                    f"{', '.join(SEMANTICS)}")
@@ -73,6 +83,7 @@ class ContractLoss:
                 raise SedContractError(f"the weight of clause {name!r} must be a number >= 0, "
                                        f"got {weight!r}")
         self.weights = {n: float(w) for n, w in weights.items() if w}
+        self.witness = self._witnesses(relaxation, clauses)
         self.clauses = [clauses[n] for n in clauses if n in self.weights]
         # the (side, class) of every active signal the frame clauses read
         self.signals = sorted({(a.side, a.cls) for c in self.clauses
@@ -86,6 +97,44 @@ class ContractLoss:
         # logits are recentred on the threshold, so soft truth 0.5 is the decision boundary
         self.offset = math.log(threshold) - math.log1p(-threshold)
         self._check()
+
+    def _witnesses(self, relaxation: Mapping[str, str] | None,
+                   clauses: Mapping[str, EventClause | FrameClause]) -> dict[str, str]:
+        """Each named clause's witness relaxation, checked (clause → name, ``noisy_or`` kept
+        out: it is the default)."""
+        if relaxation is None:
+            return {}
+        if not isinstance(relaxation, Mapping):
+            raise SedContractError(f"relaxation must map clause names to one of "
+                                   f"{', '.join(WITNESSES)}, got {relaxation!r}")
+        unknown = sorted((k for k in relaxation if k not in clauses), key=str)
+        if unknown:
+            raise SedContractError(
+                f"relaxation names clause {', '.join(map(repr, unknown))}, which contract "
+                f"{self.policy.contract_name} does not have; its clauses are "
+                f"{', '.join(clauses)}")
+        out = {}
+        for name, witness in relaxation.items():
+            if witness not in WITNESSES:
+                raise SedContractError(f"unknown witness relaxation {witness!r} for clause "
+                                       f"{name!r}; choose one of {', '.join(WITNESSES)}")
+            if witness == "noisy_or":
+                continue
+            clause = clauses[name]
+            if not isinstance(clause, FrameClause):
+                raise SedContractError(f"clause {name!r} is an event clause; the witness "
+                                       f"relaxation {witness!r} applies to the N/F/P windows "
+                                       "of frame clauses")
+            if not any(isinstance(n, Temporal) and n.op in "NFP"
+                       for n in postorder(clause.requirement, children)):
+                raise SedContractError(f"clause {name!r} has no N/F/P window in its "
+                                       f"requirement for the witness relaxation {witness!r}")
+            if self.semantics != "product":
+                raise SedContractError(f"the witness relaxation {witness!r} of clause "
+                                       f"{name!r} is one of product logic; the "
+                                       f"{self.semantics} semantics has its own smooth max")
+            out[name] = witness
+        return out
 
     def _check(self) -> None:
         """Relax every weighted clause once on a tiny batch, so a clause without a relaxation
@@ -195,7 +244,9 @@ class ContractLoss:
     def _frame(self, clause: FrameClause, table: SoftTable) -> ClauseTerms:
         ops = table.ops
         obligation = evaluate_tree(clause.obligation, ops, table.lookup, self.resolver)
-        requirement = evaluate_tree(clause.requirement, ops, table.lookup, self.resolver)
+        witness = self.witness.get(clause.name)
+        relaxed = ops if witness is None else ops.with_witness(witness)
+        requirement = evaluate_tree(clause.requirement, relaxed, table.lookup, self.resolver)
         valid = ops.inside(0)
         if self.semantics == "product":
             weight = torch.exp(obligation.true)
