@@ -24,6 +24,7 @@ from sedcontract.lightning.transforms import FeatureMasks, Perturb
 from sedcontract.models import BoundaryHead, ContractAwareDetector, DilatedCNN, LogMel
 from sedcontract.models.detectors import TemporalCNN
 from sedcontract.training import train
+from tests.conftest import build
 from tests.test_training import compose_config
 
 CLASSES = ("speech", "tone", "burst")
@@ -245,3 +246,149 @@ def test_fine_tuning_loads_a_trained_run_and_refuses_a_mismatched_one(base, tmp_
         f"paths.output_dir={tmp_path / 'refused'}"])
     with pytest.raises(SedContractError, match="cannot initialise DetectorModule"):
         train(refused)
+
+
+# ---- training to the contract: targets and Lagrange multipliers ----------------------------
+
+def constrained_batch(seed: int = 0):
+    """Random activity logits and references on 3 classes × 60 frames (the second clip 45)."""
+    gen = torch.Generator().manual_seed(seed)
+    activity = torch.zeros(2, 3, 60)
+    activity[0, 0, 10:25] = 1.0
+    activity[0, 1, 30:50] = 1.0
+    activity[1, 2, 5:15] = 1.0
+    logits = torch.randn(2, 3, 60, generator=gen).requires_grad_()
+    return {"activity": logits}, {"activity": activity, "frames": torch.tensor([60, 45])}
+
+
+def constrained(targets, **kwargs):
+    return ContractObjective(policy=AuditPolicy(), classes=CLASSES, targets=targets, **kwargs)
+
+
+def test_a_multiplier_rises_by_the_shortfall_falls_once_met_and_stays_non_negative():
+    out, batch = constrained_batch()
+    part = constrained({"onset": 1.0, "missed": 0.0, "silence": 0.0}, dual_lr=0.05).train()
+    assert part.constrained == ("missed", "onset", "silence")
+    part.multipliers.copy_(torch.tensor([0.5, 0.2, 1e-4]))
+    _, logs = part(out, batch)
+    sat = {c: float(logs[f"contract/satisfaction/{c}"]) for c in part.constrained}
+    for c in part.constrained:
+        assert sat[c] == pytest.approx(1 - float(logs[f"contract/{c}"].detach()))
+        assert 0 < sat[c] < 1
+    assert float(logs["contract/multiplier/onset"]) == pytest.approx(0.2)  # the one used
+    part.after_step()
+    torch.testing.assert_close(part.multiplier("onset"),
+                               torch.tensor(0.2 + 0.05 * (1.0 - sat["onset"])))  # below: up
+    torch.testing.assert_close(part.multiplier("missed"),
+                               torch.tensor(0.5 - 0.05 * sat["missed"]))  # met: down
+    assert float(part.multiplier("silence")) == 0.0  # met by more than μ/dual_lr: clamped
+    part.after_step()  # no batch since the last step: nothing moves
+    torch.testing.assert_close(part.multiplier("onset"),
+                               torch.tensor(0.2 + 0.05 * (1.0 - sat["onset"])))
+    before = part.multipliers.clone()
+    part.eval()(out, batch)  # validation
+    with torch.no_grad():
+        part.train()(out, batch)
+    part.after_step()
+    assert torch.equal(part.multipliers, before)  # only training steps move the multipliers
+
+
+def test_a_step_of_accumulated_batches_uses_their_mean_satisfaction_in_float64():
+    part = constrained({"onset": 1.0}, dual_lr=0.1).double().train()
+    sats = []
+    for seed in (0, 1):
+        out, batch = constrained_batch(seed)
+        out = {"activity": out["activity"].detach().double().requires_grad_()}
+        _, logs = part(out, batch)
+        sats.append(logs["contract/satisfaction/onset"])
+    part.after_step()
+    assert part.multipliers.dtype == torch.float64
+    expected = 0.1 * (1.0 - (sats[0] + sats[1]) / 2)
+    assert float(part.multiplier("onset")) == pytest.approx(float(expected), rel=1e-12)
+
+
+def test_the_multiplier_weights_the_clause_loss_and_its_gradient():
+    out, batch = constrained_batch()
+    part = constrained({"onset": 0.9}, weights={"missed": 1.0}).train()
+    assert part.weights == {"missed": 1.0, "onset": 0.0}  # constrained, not weighted: w = 0
+    assert part.clauses == ["missed", "onset"]
+
+    def grad(mu: float) -> torch.Tensor:
+        part.multipliers.fill_(mu)
+        value, _ = part(out, batch)
+        (g,) = torch.autograd.grad(value, out["activity"])
+        return g
+
+    onset = part.terms(out, batch)["onset"].loss()
+    (g_onset,) = torch.autograd.grad(onset, out["activity"])
+    assert g_onset.abs().sum() > 0
+    torch.testing.assert_close(grad(3.0) - grad(0.0), 3.0 * g_onset)
+    part.multipliers.fill_(3.0)
+    value, logs = part(out, batch)
+    torch.testing.assert_close(value, logs["contract/missed"] + 3.0 * logs["contract/onset"])
+    given = constrained({"onset": 0.9}, weights={"onset": 2.0})  # a given weight is kept
+    assert given.weights == {"onset": 2.0}
+
+
+def test_multipliers_are_saved_and_loaded_with_the_detector(tmp_path):
+    def detector():
+        return module_of(DilatedCNN(16, 3, channels=8, blocks=2),
+                         losses={"contract": constrained({"onset": 0.9, "missed": 0.95})})
+
+    source = detector()
+    source.contract.multipliers.copy_(torch.tensor([0.25, 1.5]))
+    path = save(source, tmp_path / "constrained.ckpt")
+    assert [k for k in source.state_dict() if "multipliers" in k] == [
+        "losses.contract.multipliers"]  # saved once, under the loss's name
+    loaded = detector()
+    loaded.load_state_dict(torch.load(path, weights_only=True)["state_dict"])
+    assert torch.equal(loaded.contract.multipliers, torch.tensor([0.25, 1.5]))
+    assert loaded.double().contract.multipliers.dtype == torch.float64  # moves with the module
+    plain = module_of(DilatedCNN(16, 3, channels=8, blocks=2),
+                      losses={"contract": constrained(None)})
+    assert not any("multipliers" in k for k in plain.state_dict())  # unconstrained: as before
+
+
+def test_unknown_constrained_clauses_targets_and_dual_rates_are_named():
+    for kwargs, fragment in (
+            ({"targets": {"onsett": 0.9}}, r"targets names clause 'onsett'.*clauses are onset"),
+            ({"targets": {"onset": 1.5}}, r"target of clause 'onset'.*\[0, 1\], got 1\.5"),
+            ({"targets": {"missed": True}}, r"target of clause 'missed'"),
+            ({"targets": [0.9]}, "must map clause names"),
+            ({"targets": {"onset": 0.9}, "dual_lr": -0.1}, "loss.contract.dual_lr must be")):
+        with pytest.raises(SedContractError, match=fragment):
+            ContractObjective(policy=AuditPolicy(), classes=CLASSES, **kwargs)
+
+
+def test_training_to_targets_through_config_logs_and_steps_the_multipliers(base):
+    cfg = compose_config("train", [*base, "model=contract_aware", "debug=fdr",
+                                   "loss.contract.targets={onset: 1.0, missed: 0.95}"])
+    metrics, objects = train(cfg)
+    part = objects["model"].contract
+    assert part.targets == {"missed": 0.95, "onset": 1.0} and part.dual_lr == 0.05
+    assert float(part.multiplier("onset")) > 0  # a soft satisfaction is below 1: it rose
+    for clause, target in part.targets.items():
+        assert metrics[f"train/contract/multiplier/{clause}"] == 0.0  # the step's (initial) μ
+        sat = metrics[f"train/contract/satisfaction/{clause}"]
+        assert sat == pytest.approx(1 - metrics[f"train/contract/{clause}"], abs=1e-6)
+        # one optimizer step, one dual step
+        assert float(part.multiplier(clause)) == pytest.approx(max(0.0, 0.05 * (target - sat)),
+                                                               abs=1e-6)
+    assert "train/contract/multiplier/silence" not in metrics
+    one = compose_config("train", [*base, "model=contract_aware",
+                                   "+loss.contract.targets.onset=0.9"])
+    assert build(one).contract.targets == {"onset": 0.9}
+
+
+def test_fine_tuning_with_targets_starts_the_multipliers_at_zero(tmp_path):
+    config = json.dumps({"model": {"frontend": {"n_mels": 16}}, "hop": 0.02})
+
+    def detector(**kwargs):
+        return DetectorModule(DilatedCNN(16, 3, channels=8, blocks=2), LogMel(n_mels=16),
+                              policy=AuditPolicy(), classes=list(CLASSES), model_config=config,
+                              **kwargs)
+
+    path = save(detector(), tmp_path / "bce.ckpt")  # trained without a contract loss
+    tuned = detector(losses={"contract": constrained({"onset": 0.9})}, init_from=str(path))
+    tuned.setup("fit")  # the checkpoint lacks the multipliers: they start fresh
+    assert torch.equal(tuned.contract.multipliers, torch.zeros(1))

@@ -1,5 +1,6 @@
 """Guard reports (aggregation, renderings) and the standard scores beside them."""
 
+from sedcontract.audit.bootstrap import Interval, paired_bootstrap
 from sedcontract.audit.guard import (
     AGGREGATIONS,
     Cell,
@@ -13,6 +14,7 @@ from sedcontract.audit.render import to_csv, to_dict, to_json, to_markdown, to_r
 from sedcontract.audit.scores import Counts, MetricResult, standard_scores
 from sedcontract.contracts.policy import AuditPolicy, ScoreSettings
 
-__all__ = ["AGGREGATIONS", "AuditPolicy", "Cell", "Counts", "GuardReport", "MetricResult",
-           "ModeReport", "ScoreSettings", "ScoresReport", "audit", "score", "standard_scores",
-           "to_csv", "to_dict", "to_json", "to_markdown", "to_rows"]
+__all__ = ["AGGREGATIONS", "AuditPolicy", "Cell", "Counts", "GuardReport", "Interval",
+           "MetricResult", "ModeReport", "ScoreSettings", "ScoresReport", "audit",
+           "paired_bootstrap", "score", "standard_scores", "to_csv", "to_dict", "to_json",
+           "to_markdown", "to_rows"]

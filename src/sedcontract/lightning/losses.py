@@ -90,7 +90,15 @@ class ContractObjective(nn.Module):
     """``weight`` (λ) × the weighted soft clause losses of the policy's contract
     (:class:`~sedcontract.contracts.soft.ContractLoss`: ``weights``, ``semantics``,
     ``epsilon``, ``modes``, ``relaxation``); with ``balance`` λ is rescaled each step so its
-    gradient on the activity logits is as large as the losses' before it."""
+    gradient on the activity logits is as large as the losses' before it.
+
+    ``targets`` (clause → soft satisfaction in [0, 1]) trains those clauses to the contract:
+    each has a Lagrange multiplier μ ≥ 0 (the buffer ``multipliers``, in the order of
+    ``constrained``; saved in checkpoints) and enters the sum as ``(w + μ) · loss``, ``w`` its
+    weight in ``weights`` (0 when ``weights`` does not name it). After each optimizer step
+    (:meth:`after_step`, which the module calls) ``μ ← max(0, μ + dual_lr · (target −
+    satisfaction))``, the satisfaction ``1 − loss`` of the step's training batches (their
+    mean under gradient accumulation, across processes too)."""
 
     validated = False  # its validation numbers are the soft clause metric's
 
@@ -98,15 +106,58 @@ class ContractObjective(nn.Module):
                  weight: float = 1.0, balance: bool = False,
                  weights: Mapping[str, float] | None = None, semantics: str = "product",
                  epsilon: float = 0.1, modes: Sequence[str] = ("typed",),
-                 relaxation: Mapping[str, str] | None = None) -> None:
+                 relaxation: Mapping[str, str] | None = None,
+                 targets: Mapping[str, float] | None = None, dual_lr: float = 0.05) -> None:
         super().__init__()
         self.weight = _non_negative("loss.contract.weight", weight)
         self.balance = bool(balance)
+        self.dual_lr = _non_negative("loss.contract.dual_lr", dual_lr)
+        targets = self._targets(policy, targets)
+        relax = {"semantics": semantics, "epsilon": epsilon, "modes": tuple(modes),
+                 "relaxation": relaxation}
+        self.relaxation = self._relaxation(policy, classes, weights, relax)
+        self.weights = dict(self.relaxation.weights)  # the fixed weights w
+        if set(targets) - set(self.weights):  # a constrained clause of weight 0 is computed
+            computed = {**self.weights, **{n: 1.0 for n in targets if n not in self.weights}}
+            self.relaxation = self._relaxation(policy, classes, computed, relax)
+            self.weights.update({n: 0.0 for n in targets if n not in self.weights})
+        self.constrained = tuple(sorted(targets))
+        self.targets = {n: targets[n] for n in self.constrained}
+        if self.constrained:  # absent otherwise: checkpoints of unconstrained runs are as before
+            self.register_buffer("multipliers", torch.zeros(len(self.constrained)))
+        self._pending: list[torch.Tensor] = []  # satisfactions since the last optimizer step
+
+    @staticmethod
+    def _targets(policy: AuditPolicy, targets: Mapping[str, float] | None) -> dict[str, float]:
+        if targets is None:
+            return {}
+        if not isinstance(targets, Mapping):
+            raise SedContractError(f"loss.contract.targets must map clause names to a soft "
+                                   f"satisfaction in [0, 1], got {targets!r}")
+        clauses = [c.name for c in policy.parsed.clauses]
+        unknown = sorted((k for k in targets if k not in clauses), key=str)
+        if unknown:
+            raise SedContractError(
+                f"loss.contract.targets names clause {', '.join(map(repr, unknown))}, which "
+                f"contract {policy.contract_name} does not have; its clauses are "
+                f"{', '.join(clauses)}")
+        out = {}
+        for name, target in targets.items():
+            if isinstance(target, bool) or not isinstance(target, int | float) \
+                    or not 0 <= target <= 1:
+                raise SedContractError(f"the target of clause {name!r} "
+                                       f"(loss.contract.targets.{name}) must be a soft "
+                                       f"satisfaction in [0, 1], got {target!r}")
+            out[name] = float(target)
+        return out
+
+    @staticmethod
+    def _relaxation(policy: AuditPolicy, classes: Sequence[str] | None,
+                    weights: Mapping[str, float] | None,
+                    relax: Mapping[str, Any]) -> ContractLoss:
         try:
             # without class names (a bare build), class-indexed atoms are refused by name
-            self.relaxation = ContractLoss(policy, tuple(classes or ()), weights,
-                                           semantics=semantics, epsilon=epsilon,
-                                           modes=tuple(modes), relaxation=relaxation)
+            return ContractLoss(policy, tuple(classes or ()), weights, **relax)
         except SedContractError as exc:
             if "no clause" not in str(exc):
                 raise
@@ -119,6 +170,12 @@ class ContractObjective(nn.Module):
     def clauses(self) -> list[str]:
         return sorted(self.relaxation.weights)
 
+    def multiplier(self, name: str) -> torch.Tensor | None:
+        """The current multiplier μ of a constrained clause (a 0-d view); None otherwise."""
+        if name not in self.constrained:
+            return None
+        return self.multipliers[self.constrained.index(name)]
+
     def terms(self, out: Outputs, batch: Batch) -> dict[str, ClauseTerms]:
         """Soft violations and obligations of each weighted clause on one batch."""
         t = min(out["activity"].shape[-1], batch["activity"].shape[-1])
@@ -127,6 +184,35 @@ class ContractObjective(nn.Module):
 
     def forward(self, out: Outputs, batch: Batch) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         clauses = {n: term.loss() for n, term in self.terms(out, batch).items()}
-        total = sum((self.relaxation.weights[n] * v for n, v in clauses.items()),
+        logs = {f"contract/{name}": value for name, value in clauses.items()}
+        weights: dict[str, Any] = dict(self.weights)
+        if self.constrained:
+            mu = self.multipliers.detach()
+            satisfaction = torch.stack([1 - clauses[n].detach().to(mu.dtype)
+                                        for n in self.constrained])
+            for i, name in enumerate(self.constrained):
+                weights[name] = weights[name] + mu[i].to(clauses[name].dtype)
+                logs[f"contract/multiplier/{name}"] = mu[i].clone()
+                logs[f"contract/satisfaction/{name}"] = satisfaction[i]
+            if self.training and torch.is_grad_enabled():
+                self._pending.append(satisfaction)
+        total = sum((weights[n] * v for n, v in clauses.items()),
                     torch.zeros((), device=out["activity"].device))
-        return total, {f"contract/{name}": value for name, value in clauses.items()}
+        return total, logs
+
+    @torch.no_grad()
+    def after_step(self) -> None:
+        """One dual step on the multipliers, from the satisfactions of the training batches
+        since the last step (averaged over them and over the processes)."""
+        if not self.constrained or not self._pending:
+            self._pending.clear()
+            return
+        satisfaction = torch.stack(self._pending).mean(0).to(self.multipliers)
+        self._pending.clear()
+        if torch.distributed.is_available() and torch.distributed.is_initialized():
+            torch.distributed.all_reduce(satisfaction)
+            satisfaction /= torch.distributed.get_world_size()
+        targets = torch.tensor([self.targets[n] for n in self.constrained],
+                               dtype=self.multipliers.dtype, device=self.multipliers.device)
+        self.multipliers.copy_((self.multipliers + self.dual_lr * (targets - satisfaction))
+                               .clamp(min=0))

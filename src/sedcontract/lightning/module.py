@@ -89,14 +89,19 @@ class DetectorModule(LightningModule):
         self.init_from = init_from
         self.score_source = getattr(net, "score_source", None) or getattr(
             frontend, "score_source", "sigmoid of the activity logits")
-        self.contract = next((part for part in self.losses.values()
-                              if isinstance(part, ContractObjective)), None)
         self.monitor: ContractMonitor | None = None
         self.soft: SoftClauseMetric | None = None
         self.report: GuardReport | None = None
         self.predicted: EventList | None = None  # decided events of the last validation
         self.metric_prefix = metric_prefix  # evaluate logs under the split's name
         self._prepared: set[str] = set()  # splits whose front end is prepared
+
+    @property
+    def contract(self) -> ContractObjective | None:
+        """The contract loss among the losses (not a submodule of its own: its multipliers
+        are saved once, under ``losses.<name>.``)."""
+        return next((part for part in self.losses.values()
+                     if isinstance(part, ContractObjective)), None)
 
     @property
     def fitted_not_trained(self) -> bool:
@@ -166,6 +171,7 @@ class DetectorModule(LightningModule):
                 stored = json.loads(self.hparams["model_config"])
                 frontend = {**stored["model"].get("frontend", {}), "hop": self.policy.hop}
             fresh = tuple(f"net.{p}" for p in getattr(self.net, "fresh", ()))
+            fresh += tuple(f"losses.{name}." for name in self.losses)  # e.g. multipliers
             kept = init_weights(self, self.init_from, fresh=fresh, classes=self.classes,
                                 frontend=frontend)
             log.info("initialised from %s (%d tensors kept their initial values: %s)",
@@ -226,6 +232,13 @@ class DetectorModule(LightningModule):
         for key, value in logs.items():
             self.log(f"train/{key}", value, batch_size=batch_size)
         return loss
+
+    def on_before_optimizer_step(self, optimizer: torch.optim.Optimizer) -> None:
+        """Parts with a state of their own (a contract's multipliers) step once per
+        optimizer step."""
+        for part in self.losses.values():
+            if hasattr(part, "after_step"):
+                part.after_step()
 
     def on_train_epoch_end(self) -> None:
         if self.fitted_not_trained:

@@ -1,0 +1,202 @@
+"""Paired bootstrap over test clips: how sure is the difference between two systems' guard
+vectors, given which clips happened to be in the test set?
+
+Both reports are of the same clips under the same contract; every resample draws clips with
+replacement, the *same* clips for both systems, and recomputes each system's scores from its
+per-clip counts exactly as the report aggregates them (micro: pooled counts; macro: the mean
+of the non-vacuous per-class scores), then ``logic`` (the mean of the non-vacuous
+coordinates). Nothing is re-audited: a resample is a weighted sum of per-clip counts, one
+matrix product per block of resamples."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+
+from sedcontract.audit.guard import GuardReport
+from sedcontract.errors import SedContractError
+
+__all__ = ["POLICY_KEYS", "Interval", "paired_bootstrap", "resample_indices"]
+
+# The policy settings that decide what a count means; two reports compared clip by clip must
+# agree on all of them. (``decision`` and ``scores`` may differ: how each system's posteriors
+# became events, and which standard scores were computed beside the vector.)
+POLICY_KEYS = ("contract_sha256", "hop", "projection", "edges", "rounding", "eps", "bounds",
+               "matching", "aggregation", "logic")
+MAX_INDEX_CELLS = 50_000_000   # resamples × clips that resample_indices materialises at most
+_CHUNK_CELLS = 1 << 22         # resamples × clips drawn and weighed at once (≈ 32 MiB each)
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A difference a − b: ``point`` on the full set of clips, the percentile interval
+    ``[lo, hi]`` at ``level`` over the resamples where the difference was defined, and how
+    many were (``defined`` of ``resamples``; the others were vacuous for a system)."""
+
+    point: float
+    lo: float
+    hi: float
+    level: float
+    defined: int
+    resamples: int
+
+    @property
+    def undefined(self) -> int:
+        """Resamples left out: a system had no obligations for this coordinate in them."""
+        return self.resamples - self.defined
+
+    @property
+    def excludes_zero(self) -> bool:
+        """The interval lies strictly on one side of 0 (False when it is undefined)."""
+        return bool(self.lo > 0 or self.hi < 0)
+
+
+def _whole(value: object, what: str, least: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < least:
+        raise SedContractError(f"{what} must be a whole number >= {least}, got {value!r}")
+    return int(value)
+
+
+def _index_chunks(clips: int, resamples: int, seed: int) -> Iterator[np.ndarray]:
+    """The resampled clip positions, ``[rows, clips]`` blocks of consecutive resamples, drawn
+    from ``numpy.random.default_rng(seed)`` — a pure function of (clips, resamples, seed)."""
+    rng = np.random.default_rng(seed)
+    rows = max(1, _CHUNK_CELLS // clips)
+    for first in range(0, resamples, rows):
+        yield rng.integers(0, clips, size=(min(rows, resamples - first), clips))
+
+
+def resample_indices(clips: int, resamples: int = 2000, seed: int = 0) -> np.ndarray:
+    """``[resamples, clips]``: the clip positions :func:`paired_bootstrap` draws for this many
+    clips, resamples and seed (the same for any pair of systems, contract or tolerance), for
+    checks and for reuse; refused above :data:`MAX_INDEX_CELLS` cells."""
+    clips, resamples = _whole(clips, "clips", 1), _whole(resamples, "resamples", 1)
+    if clips * resamples > MAX_INDEX_CELLS:
+        raise SedContractError(f"{resamples} resamples × {clips} clips = {clips * resamples} "
+                               f"indices, more than {MAX_INDEX_CELLS} to hold at once; "
+                               "paired_bootstrap draws them in blocks")
+    return np.concatenate(list(_index_chunks(clips, resamples, _whole(seed, "seed", 0))))
+
+
+def _check_paired(a: GuardReport, b: GuardReport, mode: str) -> None:
+    """Refuse, naming what differs, two reports that are not of the same clips and contract."""
+    if a.clips != b.clips:
+        if len(a.clips) != len(b.clips):
+            raise SedContractError(f"the reports are of different clips: {len(a.clips)} and "
+                                   f"{len(b.clips)} clips; a paired bootstrap needs the same "
+                                   "clips in the same order")
+        i = next(i for i, (x, y) in enumerate(zip(a.clips, b.clips, strict=True)) if x != y)
+        raise SedContractError(f"the reports are of different clips: clip {i} is {a.clips[i]!r} "
+                               f"in a and {b.clips[i]!r} in b; a paired bootstrap needs the "
+                               "same clips in the same order")
+    if a.facts.classes != b.facts.classes:
+        raise SedContractError(f"the reports have different classes: {list(a.facts.classes)} "
+                               f"and {list(b.facts.classes)}")
+    if a.coordinates != b.coordinates:
+        raise SedContractError(f"the reports have different coordinates: "
+                               f"{', '.join(a.coordinates)} and {', '.join(b.coordinates)}")
+    if a.aggregation != b.aggregation:
+        raise SedContractError(f"the reports have different aggregation: {a.aggregation} and "
+                               f"{b.aggregation}")
+    differ = [k for k in POLICY_KEYS if a.policy.get(k) != b.policy.get(k)]
+    if differ:
+        raise SedContractError("the reports come from different policies: " + "; ".join(
+            f"{k} {a.policy.get(k)!r} and {b.policy.get(k)!r}" for k in differ))
+    for name, report in (("a", a), ("b", b)):
+        if mode not in report.modes:
+            raise SedContractError(f"report {name} has no {mode!r} trace mode (it has "
+                                   f"{', '.join(report.modes) or 'none'})")
+    if "logic" in a.coordinates:
+        raise SedContractError("a coordinate is named 'logic', the name of the mean of the "
+                               "coordinates in the result; rename the clause")
+
+
+def _counts(report: GuardReport, mode: str, groups: bool) -> np.ndarray:
+    """``[clips, 2, coordinates, groups]``: satisfied then obligations per clip, per class when
+    ``groups`` (macro on the typed trace), else summed over the clip's rows."""
+    n, per = len(report.clips), len(report.facts.classes) if mode == "typed" else 1
+    m = report.modes[mode]
+    out = np.stack([np.stack([counts[c].reshape(n, per) for c in report.coordinates], axis=1)
+                    for counts in (m.satisfied, m.obligations)], axis=1).astype(np.int64)
+    return out if groups else out.sum(axis=3, keepdims=True)
+
+
+def _mean_defined(scores: np.ndarray) -> np.ndarray:
+    """Mean over the last axis of the non-NaN values, in order (NaN when none is)."""
+    total = np.zeros(scores.shape[:-1])
+    count = np.zeros(scores.shape[:-1], dtype=np.int64)
+    for j in range(scores.shape[-1]):
+        s = scores[..., j]
+        ok = ~np.isnan(s)
+        total += np.where(ok, s, 0.0)
+        count += ok
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(count > 0, total / np.maximum(count, 1), np.nan)
+
+
+def _scores(totals: np.ndarray) -> np.ndarray:
+    """``[rows, 2, K, G]`` resampled totals → ``[rows, K + 1]``: each coordinate's score (mean
+    of the non-vacuous groups when there are several), then logic."""
+    satisfied, obligations = totals[:, 0], totals[:, 1]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        cells = np.where(obligations > 0, satisfied / np.maximum(obligations, 1), np.nan)
+    vector = cells[..., 0] if cells.shape[-1] == 1 else _mean_defined(cells)
+    return np.concatenate([vector, _mean_defined(vector)[:, None]], axis=1)
+
+
+def paired_bootstrap(a: GuardReport, b: GuardReport, *, mode: str = "typed",
+                     resamples: int = 2000, seed: int = 0, level: float = 0.95
+                     ) -> dict[str, Interval]:
+    """The difference a − b of two systems' guard vectors on the same clips, per coordinate
+    and for ``logic``, with paired percentile bootstrap intervals over the clips.
+
+    Each of ``resamples`` resamples draws ``len(a.clips)`` clip positions with replacement
+    (:func:`resample_indices`; the same ones for both systems) and recomputes both vectors
+    from the per-clip counts under the reports' aggregation — micro: pooled satisfied /
+    obligations; macro (typed trace): mean of the non-vacuous per-class scores — and logic,
+    the mean of each system's non-vacuous coordinates. A resample in which a coordinate is
+    vacuous for either system gives no difference for it: it is left out of that coordinate's
+    interval and counted (``Interval.undefined``). ``[lo, hi]`` are the ``(1 − level)/2`` and
+    ``(1 + level)/2`` quantiles (numpy's linear method) of the defined differences; NaN when
+    none is. ``point`` is ``a.vector(mode)`` − ``b.vector(mode)`` (``a.logic(mode)`` −
+    ``b.logic(mode)``). Deterministic from ``seed``; memory O(clips × counts + a block of
+    resamples × clips + resamples × coordinates).
+    """
+    if not isinstance(mode, str):
+        raise SedContractError(f"mode must be 'typed' or 'union', got {mode!r}")
+    _check_paired(a, b, mode)
+    resamples, seed = _whole(resamples, "resamples", 1), _whole(seed, "seed", 0)
+    if isinstance(level, bool) or not isinstance(level, int | float) or not 0 < level < 1:
+        raise SedContractError(f"level must be a number strictly between 0 and 1, got "
+                               f"{level!r}")
+    n = len(a.clips)
+    if n == 0:
+        raise SedContractError("the reports have no clips to resample")
+    groups = a.aggregation == "macro" and mode == "typed"
+    counts = np.concatenate([_counts(a, mode, groups), _counts(b, mode, groups)], axis=1)
+    shape = counts.shape[1:]                      # (4, K, G): a's sat/obl, then b's
+    flat = counts.reshape(n, -1)
+    # Integer-valued float64 sums are exact below 2**53 whatever BLAS's order; above, integers.
+    exact = float(flat.max(initial=0)) * n < 2.0 ** 53
+    matrix = flat.astype(np.float64) if exact else flat
+    differences = []
+    for index in _index_chunks(n, resamples, seed):
+        rows = len(index)
+        weights = np.bincount((index + n * np.arange(rows)[:, None]).ravel(),
+                              minlength=rows * n).reshape(rows, n)
+        totals = (weights.astype(matrix.dtype) @ matrix).reshape(rows, *shape)
+        differences.append(_scores(totals[:, :2]) - _scores(totals[:, 2:]))
+    diff = np.concatenate(differences)
+    points = [x - y for x, y in zip(a.vector(mode).values(), b.vector(mode).values(),
+                                    strict=True)] + [a.logic(mode) - b.logic(mode)]
+    quantiles = ((1 - level) / 2, (1 + level) / 2)
+    out = {}
+    for j, name in enumerate((*a.coordinates, "logic")):
+        values = diff[:, j][~np.isnan(diff[:, j])]
+        lo, hi = (np.quantile(values, quantiles) if len(values) else (math.nan, math.nan))
+        out[name] = Interval(float(points[j]), float(lo), float(hi), float(level), len(values),
+                             resamples)
+    return out

@@ -1,0 +1,262 @@
+"""Paired bootstrap over clips: a case enumerated by hand, a plain-loop oracle built from the
+report's own aggregation (the same indices give the same bits), identical and clearly
+different systems, refusals, determinism, vacuous resamples, and a timing."""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import Counter
+
+import numpy as np
+import pytest
+
+import sedcontract
+from sedcontract.audit import Interval, paired_bootstrap
+from sedcontract.audit import bootstrap as bs
+from sedcontract.audit.guard import GuardReport, count_layout, empty_report
+from sedcontract.contracts.policy import AuditPolicy
+from sedcontract.errors import SedContractError
+from sedcontract.traces import EventList
+
+CLASSES = ("speech", "tone", "burst")
+
+
+def synthetic(clips: int, counts: dict[str, np.ndarray], *, aggregation: str = "micro",
+              classes: tuple[str, ...] = CLASSES) -> GuardReport:
+    """A report of the standard contract over ``clips`` clips whose counts are zero except
+    ``counts`` (keys of :meth:`GuardReport.arrays`, e.g. ``typed/satisfied/onset``)."""
+    base = empty_report(AuditPolicy(aggregation=aggregation), classes)
+    arrays = {k: np.zeros((clips, w), dtype=np.int64)
+              for k, w in count_layout(AuditPolicy(), classes).items()}
+    arrays |= {k: np.asarray(v, dtype=np.int64).reshape(clips, -1) for k, v in counts.items()}
+    return base.rebuild([f"clip{i}" for i in range(clips)], arrays)
+
+
+def random_counts(rng: np.random.Generator, clips: int, vacuous: float = 0.3,
+                  rare: int | None = None) -> dict[str, np.ndarray]:
+    """Random satisfied ≤ obligations for every coordinate, both modes; some cells empty, and
+    fragmentation obliged in clip ``rare`` only (when given)."""
+    out = {}
+    for mode, width in (("typed", len(CLASSES)), ("union", 1)):
+        for name in empty_report(AuditPolicy(), CLASSES).coordinates:
+            obligations = rng.integers(0, 6, size=(clips, width))
+            obligations[rng.random((clips, width)) < vacuous] = 0
+            if name == "fragmentation" and rare is not None:
+                obligations[np.arange(clips) != rare] = 0
+                obligations[rare] = 1
+            out[f"{mode}/obligations/{name}"] = obligations
+            out[f"{mode}/satisfied/{name}"] = rng.integers(0, obligations + 1)
+    return out
+
+
+def oracle(a: GuardReport, b: GuardReport, mode: str, indices: np.ndarray, level: float
+           ) -> dict[str, tuple[float, float, int]]:
+    """The bootstrap as a plain loop: each resample is the report rebuilt from the drawn
+    clips' counts, scored by the report's own vector and logic."""
+    arrays = [a.arrays(), b.arrays()]
+    names = (*a.coordinates, "logic")
+    differences: dict[str, list[float]] = {n: [] for n in names}
+    for row in indices:
+        clips = [a.clips[i] for i in row]
+        ra, rb = (r.rebuild(clips, {k: v[row] for k, v in arr.items()})
+                  for r, arr in zip((a, b), arrays, strict=True))
+        va = [*ra.vector(mode).values(), ra.logic(mode)]
+        vb = [*rb.vector(mode).values(), rb.logic(mode)]
+        for name, x, y in zip(names, va, vb, strict=True):
+            if not (math.isnan(x) or math.isnan(y)):
+                differences[name].append(x - y)
+    out = {}
+    for name, values in differences.items():
+        if values:
+            lo, hi = np.quantile(values, ((1 - level) / 2, (1 + level) / 2))
+        else:
+            lo = hi = math.nan
+        out[name] = (float(lo), float(hi), len(values))
+    return out
+
+
+def same(x: float, y: float) -> bool:
+    return (math.isnan(x) and math.isnan(y)) or x == y
+
+
+# -- by hand --------------------------------------------------------------------------------------
+def test_two_clips_enumerated_by_hand():
+    """Clip 0: a meets 2 of 2 onsets, b 1 of 2; clip 1: both 1 of 2. Duration: one
+    obligation, in clip 0 only, a meets it, b not. The three resamples {0,0}, {0,1}, {1,1}
+    (probabilities 1/4, 1/2, 1/4) give onset differences 1/2, 1/4, 0; duration 1, 1 and
+    undefined; logic (a − b) (1+1)/2 − (1/2+0)/2 = 3/4, (3/4+1)/2 − 1/4 = 5/8, 1/2 − 1/2 = 0."""
+    def system(onset: list[int], duration: list[int]) -> GuardReport:
+        return synthetic(2, {"union/satisfied/onset": onset, "union/obligations/onset": [2, 2],
+                             "union/satisfied/duration": duration,
+                             "union/obligations/duration": [1, 0]})
+
+    a, b = system([2, 1], [1, 0]), system([1, 1], [0, 0])
+    result = paired_bootstrap(a, b, mode="union", resamples=4000, seed=7)
+    indices = bs.resample_indices(2, 4000, 7)
+    has0, has1 = (indices == 0).any(axis=1), (indices == 1).any(axis=1)
+    kinds = Counter(zip(has0.tolist(), has1.tolist(), strict=True))
+    both, only0, only1 = kinds[True, True], kinds[True, False], kinds[False, True]
+    assert both + only0 + only1 == 4000 and abs(only1 / 4000 - 0.25) < 0.03
+
+    onset = result["onset"]
+    assert onset == Interval(0.25, 0.0, 0.5, 0.95, 4000, 4000)
+    duration = result["duration"]
+    assert (duration.point, duration.lo, duration.hi) == (1.0, 1.0, 1.0)
+    assert duration.defined == both + only0 and duration.undefined == only1 > 0
+    logic = result["logic"]
+    assert logic.point == 0.625 and (logic.lo, logic.hi) == (0.0, 0.75)
+    assert logic.defined == 4000
+    for name in ("offset", "missed", "false", "silence", "fragmentation"):  # vacuous everywhere
+        r = result[name]
+        assert math.isnan(r.point) and math.isnan(r.lo) and math.isnan(r.hi)
+        assert r.defined == 0 and r.undefined == 4000 and not r.excludes_zero
+
+
+# -- the loop oracle ------------------------------------------------------------------------------
+@pytest.mark.parametrize("aggregation", ["micro", "macro"])
+@pytest.mark.parametrize("mode", ["typed", "union"])
+def test_equals_a_plain_loop_bit_for_bit(aggregation, mode):
+    rng = np.random.default_rng(3)
+    a = synthetic(20, random_counts(rng, 20, rare=0), aggregation=aggregation)
+    b = synthetic(20, random_counts(rng, 20, rare=1), aggregation=aggregation)
+    result = paired_bootstrap(a, b, mode=mode, resamples=300, seed=11, level=0.9)
+    expected = oracle(a, b, mode, bs.resample_indices(20, 300, 11), 0.9)
+    assert list(result) == [*a.coordinates, "logic"]
+    for name, (lo, hi, defined) in expected.items():
+        got = result[name]
+        assert same(got.lo, lo) and same(got.hi, hi) and got.defined == defined, name
+        assert got.resamples == 300 and got.level == 0.9
+    va, vb = a.vector(mode), b.vector(mode)
+    for name in a.coordinates:
+        assert same(result[name].point, va[name] - vb[name])
+    assert same(result["logic"].point, a.logic(mode) - b.logic(mode))
+    # fragmentation is defined where the resample holds clips 0 (a's) and 1 (b's)
+    assert 0 < result["fragmentation"].undefined < 300
+
+
+def test_blocks_of_resamples_give_the_oracle_too(monkeypatch):
+    """Drawn and weighed a few resamples at a time (as a large run is), still the loop's bits."""
+    monkeypatch.setattr(bs, "_CHUNK_CELLS", 7 * 20 + 3)  # 7 resamples per block, last short
+    rng = np.random.default_rng(5)
+    a, b = synthetic(20, random_counts(rng, 20)), synthetic(20, random_counts(rng, 20))
+    indices = bs.resample_indices(20, 52, 2)
+    assert indices.shape == (52, 20)
+    result = paired_bootstrap(a, b, resamples=52, seed=2)
+    for name, (lo, hi, defined) in oracle(a, b, "typed", indices, 0.95).items():
+        assert same(result[name].lo, lo) and same(result[name].hi, hi)
+        assert result[name].defined == defined
+
+
+# -- real audits ----------------------------------------------------------------------------------
+def reference(clips: int, seed: int = 0) -> EventList:
+    rng = np.random.default_rng(seed)
+    rows = []
+    for c in range(clips):
+        for label in CLASSES:
+            t = rng.uniform(0.3, 1.0)
+            while t < 8.0:
+                length = rng.uniform(0.3, 1.2)
+                rows.append((f"clip{c}", round(t, 3), round(t + length, 3), label))
+                t += length + rng.uniform(0.5, 2.0)
+    return EventList.from_rows(rows)
+
+
+def shifted(events: EventList, by: float) -> EventList:
+    return EventList(events.clip, events.onset + by, events.offset + by, events.label,
+                     clips=events.clips)
+
+
+REF = reference(20)
+DURATIONS = {f"clip{c}": 10.0 for c in range(20)}
+
+
+@pytest.mark.parametrize("aggregation", ["micro", "macro"])
+def test_identical_systems_differ_by_exactly_zero(aggregation):
+    report = sedcontract.audit(REF, shifted(REF, 0.3), durations=DURATIONS,
+                               aggregation=aggregation)
+    for mode in ("typed", "union"):
+        for name, r in paired_bootstrap(report, report, mode=mode, resamples=500).items():
+            assert (r.point, r.lo, r.hi) == (0.0, 0.0, 0.0), (mode, name)
+            assert r.defined == 500 and not r.excludes_zero
+
+
+def test_a_clearly_better_system_has_an_interval_above_zero():
+    good = sedcontract.audit(REF, shifted(REF, 0.05), durations=DURATIONS)
+    bad = sedcontract.audit(REF, shifted(REF, 0.45), durations=DURATIONS)
+    result = paired_bootstrap(good, bad)
+    for name in ("onset", "logic"):
+        r = result[name]
+        assert r.point > 0 and r.lo > 0 and r.excludes_zero and r.lo <= r.point <= r.hi, name
+    reverse = paired_bootstrap(bad, good)["logic"]
+    assert reverse.hi < 0 and reverse.point == -result["logic"].point
+
+
+# -- refusals, arguments, determinism -------------------------------------------------------------
+def test_reports_of_different_clips_or_contracts_are_refused():
+    a = sedcontract.audit(REF, REF, durations=DURATIONS)
+    arrays = a.arrays()
+
+    def refused(b: GuardReport, *words: str, mode: str = "typed") -> None:
+        with pytest.raises(SedContractError) as caught:
+            paired_bootstrap(a, b, mode=mode)
+        for word in words:
+            assert word in str(caught.value)
+
+    refused(a.rebuild(a.clips[:19], {k: v[:19] for k, v in arrays.items()}), "20 and 19 clips")
+    order = list(range(20))
+    order[3], order[4] = 4, 3
+    refused(a.rebuild([a.clips[i] for i in order], {k: v[order] for k, v in arrays.items()}),
+            "clip 3 is 'clip3' in a and 'clip4' in b")
+    refused(sedcontract.audit(REF, REF, durations=DURATIONS, coordinates="onset,offset"),
+            "coordinates", "fragmentation")
+    refused(sedcontract.audit(REF, REF, durations=DURATIONS, aggregation="macro"),
+            "aggregation", "micro and macro")
+    refused(sedcontract.audit(REF, REF, durations=DURATIONS, eps="100ms"), "eps")
+    refused(sedcontract.audit(REF, REF, durations=DURATIONS, hop=0.01), "hop")
+    refused(sedcontract.audit(REF, REF, durations=DURATIONS, classes=(*CLASSES, "dog")),
+            "classes", "dog")
+    refused(sedcontract.audit(REF, REF, durations=DURATIONS, mode="union"), "no 'typed'")
+    # scores computed beside one report only: the counts still mean the same
+    with_scores = sedcontract.audit(REF, REF, durations=DURATIONS,
+                                    scores=sedcontract.ScoreSettings())
+    assert paired_bootstrap(a, with_scores, resamples=10)["logic"].point == 0.0
+
+
+@pytest.mark.parametrize(("option", "value"), [
+    ("resamples", 0), ("resamples", 2.5), ("resamples", True), ("seed", -1), ("seed", "x"),
+    ("level", 1.0), ("level", 0), ("level", True), ("mode", "both"), ("mode", None)])
+def test_bad_arguments_are_refused(option, value):
+    report = synthetic(3, {})
+    with pytest.raises(SedContractError, match=option if option != "mode" else "mode|trace"):
+        paired_bootstrap(report, report, **{option: value})
+
+
+def test_too_many_indices_to_hold_are_refused_by_name():
+    with pytest.raises(SedContractError, match="more than 50000000"):
+        bs.resample_indices(420, 200_000)
+
+
+def test_deterministic_from_the_seed():
+    rng = np.random.default_rng(0)
+    a, b = synthetic(30, random_counts(rng, 30)), synthetic(30, random_counts(rng, 30))
+    first = paired_bootstrap(a, b, resamples=400, seed=4)
+    assert paired_bootstrap(a, b, resamples=400, seed=4) == first
+    other = paired_bootstrap(a, b, resamples=400, seed=5)
+    assert other != first
+    assert all(same(other[n].point, first[n].point) for n in first)  # the point needs no draw
+    assert np.array_equal(bs.resample_indices(30, 400, 4), bs.resample_indices(30, 400, 4))
+
+
+def test_timing_2000_resamples_of_420_clips():
+    """Printed, not asserted: 2000 resamples × 420 clips × 7 coordinates (+ logic)."""
+    rng = np.random.default_rng(1)
+    for aggregation in ("micro", "macro"):
+        a = synthetic(420, random_counts(rng, 420, 0.1), aggregation=aggregation)
+        b = synthetic(420, random_counts(rng, 420, 0.1), aggregation=aggregation)
+        start = time.perf_counter()
+        result = paired_bootstrap(a, b, resamples=2000, seed=0)
+        elapsed = time.perf_counter() - start
+        assert len(result) == 8
+        print(f"\npaired_bootstrap {aggregation}, typed: 2000 resamples × 420 clips × 7 "
+              f"coordinates in {elapsed * 1000:.1f} ms")
