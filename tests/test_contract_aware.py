@@ -392,3 +392,24 @@ def test_fine_tuning_with_targets_starts_the_multipliers_at_zero(tmp_path):
     tuned = detector(losses={"contract": constrained({"onset": 0.9})}, init_from=str(path))
     tuned.setup("fit")  # the checkpoint lacks the multipliers: they start fresh
     assert torch.equal(tuned.contract.multipliers, torch.zeros(1))
+
+
+def test_a_run_trained_to_targets_evaluates_with_a_named_model(base, tmp_path):
+    """evaluate model=<name> replaces the stored model group only: the stored losses, and so
+    the multipliers in the checkpoint, still fit."""
+    from sedcontract.evaluation import evaluate
+    from tests.test_training import for_eval
+
+    cfg = compose_config("train", [*base, "model=contract_aware",
+                                   "+trainer.limit_train_batches=1",
+                                   "+trainer.limit_val_batches=1",
+                                   "loss.contract.targets={onset: 0.9}",
+                                   f"paths.output_dir={tmp_path / 'run'}"])
+    train(cfg)
+    ckpt = tmp_path / "run" / "checkpoints" / "last.ckpt"
+    assert ckpt.is_file()
+    GlobalHydra.instance().clear()
+    eval_cfg = compose_config("eval", for_eval(base, ckpt_path=str(ckpt),
+                                               model="contract_aware"))
+    _, objects = evaluate(eval_cfg)
+    assert objects["model"].contract.multiplier("onset") >= 0.0

@@ -54,8 +54,8 @@ def evaluate(cfg: DictConfig) -> tuple[dict[str, float], dict[str, Any]]:
         L.seed_everything(cfg.seed, workers=True)
     checkpoint = read_checkpoint(path)  # data only: a crafted file cannot run code
     parts, classes = checkpoint_detector(checkpoint, path)
-    if cfg.get("model"):
-        parts = detector_parts(cfg)
+    if cfg.get("model"):  # names the model group only: the stored losses (their state) stay
+        parts = {**(parts or {}), "model": detector_parts(cfg)["model"]}
     if parts is None:
         raise SedContractError(f"{path}: the checkpoint holds no detector config; name one "
                                "with model=<option>")
