@@ -18,6 +18,7 @@ from sedcontract.audit.guard import GuardReport, count_layout, empty_report
 from sedcontract.contracts.policy import AuditPolicy
 from sedcontract.errors import SedContractError
 from sedcontract.traces import EventList
+from tests.test_audit import random_reference
 
 CLASSES = ("speech", "tone", "burst")
 
@@ -149,25 +150,12 @@ def test_blocks_of_resamples_give_the_oracle_too(monkeypatch):
 
 
 # -- real audits ----------------------------------------------------------------------------------
-def reference(clips: int, seed: int = 0) -> EventList:
-    rng = np.random.default_rng(seed)
-    rows = []
-    for c in range(clips):
-        for label in CLASSES:
-            t = rng.uniform(0.3, 1.0)
-            while t < 8.0:
-                length = rng.uniform(0.3, 1.2)
-                rows.append((f"clip{c}", round(t, 3), round(t + length, 3), label))
-                t += length + rng.uniform(0.5, 2.0)
-    return EventList.from_rows(rows)
-
-
 def shifted(events: EventList, by: float) -> EventList:
     return EventList(events.clip, events.onset + by, events.offset + by, events.label,
                      clips=events.clips)
 
 
-REF = reference(20)
+REF = random_reference(0, clips=20)
 DURATIONS = {f"clip{c}": 10.0 for c in range(20)}
 
 

@@ -14,6 +14,7 @@ from torch import nn
 
 from sedcontract.contracts.policy import AuditPolicy
 from sedcontract.contracts.soft import ClauseTerms, ContractLoss
+from sedcontract.contracts.soft.loss import check_clause_names
 from sedcontract.errors import SedContractError
 from sedcontract.models.detectors import HEADS
 
@@ -131,16 +132,8 @@ class ContractObjective(nn.Module):
     def _targets(policy: AuditPolicy, targets: Mapping[str, float] | None) -> dict[str, float]:
         if targets is None:
             return {}
-        if not isinstance(targets, Mapping):
-            raise SedContractError(f"loss.contract.targets must map clause names to a soft "
-                                   f"satisfaction in [0, 1], got {targets!r}")
-        clauses = [c.name for c in policy.parsed.clauses]
-        unknown = sorted((k for k in targets if k not in clauses), key=str)
-        if unknown:
-            raise SedContractError(
-                f"loss.contract.targets names clause {', '.join(map(repr, unknown))}, which "
-                f"contract {policy.contract_name} does not have; its clauses are "
-                f"{', '.join(clauses)}")
+        check_clause_names(policy, targets, "loss.contract.targets",
+                           "a soft satisfaction in [0, 1]")
         out = {}
         for name, target in targets.items():
             if isinstance(target, bool) or not isinstance(target, int | float) \

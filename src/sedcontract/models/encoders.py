@@ -169,7 +169,7 @@ def _pretrained(model_class: Any, family: str, source: str, hub: bool) -> nn.Mod
         for weights in sorted(Path(source).glob("*.safetensors")):  # names the file it refuses
             try:
                 with safe_open(weights, "pt"):
-                    pass
+                    pass  # opening reads the header: the check
             except SafetensorError as bad:
                 raise EncoderError(f"{weights}: not a readable {family} weights file ({bad}); "
                                    f"{HF_WEIGHTS}") from None

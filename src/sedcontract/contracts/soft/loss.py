@@ -38,6 +38,19 @@ from sedcontract.traces.traceset import MODES
 Tensor = torch.Tensor
 
 
+def check_clause_names(policy: AuditPolicy, given: object, what: str, values: str) -> None:
+    """Refuse a per-clause setting ``what`` that is not a mapping of the policy's contract's
+    clause names (to ``values``), naming the clauses it does not have."""
+    if not isinstance(given, Mapping):
+        raise SedContractError(f"{what} must map clause names to {values}, got {given!r}")
+    clauses = [c.name for c in policy.parsed.clauses]
+    unknown = sorted((k for k in given if k not in clauses), key=str)
+    if unknown:
+        raise SedContractError(
+            f"{what} names clause {', '.join(map(repr, unknown))}, which contract "
+            f"{policy.contract_name} does not have; its clauses are {', '.join(clauses)}")
+
+
 class ContractLoss:
     """Soft losses of the clauses of ``policy``'s contract for detector outputs.
 
@@ -104,15 +117,8 @@ class ContractLoss:
         out: it is the default)."""
         if relaxation is None:
             return {}
-        if not isinstance(relaxation, Mapping):
-            raise SedContractError(f"relaxation must map clause names to one of "
-                                   f"{', '.join(WITNESSES)}, got {relaxation!r}")
-        unknown = sorted((k for k in relaxation if k not in clauses), key=str)
-        if unknown:
-            raise SedContractError(
-                f"relaxation names clause {', '.join(map(repr, unknown))}, which contract "
-                f"{self.policy.contract_name} does not have; its clauses are "
-                f"{', '.join(clauses)}")
+        check_clause_names(self.policy, relaxation, "relaxation",
+                           f"one of {', '.join(WITNESSES)}")
         out = {}
         for name, witness in relaxation.items():
             if witness not in WITNESSES:
