@@ -44,12 +44,16 @@ COORDINATES = ("onset", "offset", "missed", "false", "silence", "duration", "fra
 SCORES = ("event", "segment", "frame")
 
 
-def run(command: list[str], log: Path) -> float:
-    """Run one command with its output in ``log``; stop the experiment if it fails."""
+def run(command: list[str], log: Path, threads: int | None = None) -> float:
+    """Run one command with its output in ``log`` (on ``threads`` CPU threads when given);
+    stop the experiment if it fails."""
     start = time.time()
     log.parent.mkdir(parents=True, exist_ok=True)
+    env = None if threads is None else {**os.environ, "OMP_NUM_THREADS": str(threads),
+                                        "MKL_NUM_THREADS": str(threads)}
     with open(log, "w") as out:
-        code = subprocess.call(command, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT)
+        code = subprocess.call(command, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT,
+                               env=env)
     if code:
         sys.exit(f"failed ({code}): {' '.join(command)}; see {log}")
     return time.time() - start

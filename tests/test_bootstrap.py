@@ -248,3 +248,40 @@ def test_timing_2000_resamples_of_420_clips():
         assert len(result) == 8
         print(f"\npaired_bootstrap {aggregation}, typed: 2000 resamples × 420 clips × 7 "
               f"coordinates in {elapsed * 1000:.1f} ms")
+
+
+# -- runs over seeds --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("aggregation", ["micro", "macro"])
+def test_runs_over_seeds_are_the_report_of_their_summed_counts(aggregation):
+    """A system given as its runs over seeds is bootstrapped on its per-clip counts summed
+    over the runs: the same intervals and points, bit for bit, as one report holding them."""
+    rng = np.random.default_rng(4)
+    runs = {s: [synthetic(30, random_counts(rng, 30), aggregation=aggregation)
+                for _ in range(3)] for s in "ab"}
+
+    def summed(reports):
+        arrays = [r.arrays() for r in reports]
+        return reports[0].rebuild(list(reports[0].clips),
+                                  {k: sum(a[k] for a in arrays) for k in arrays[0]})
+    for mode in ("typed", "union"):
+        pooled = paired_bootstrap(runs["a"], runs["b"], mode=mode, resamples=300, seed=2)
+        single = paired_bootstrap(summed(runs["a"]), summed(runs["b"]), mode=mode,
+                                  resamples=300, seed=2)
+        for name, iv in pooled.items():
+            other = single[name]
+            assert (iv.defined, iv.resamples) == (other.defined, other.resamples), name
+            for x, y in ((iv.lo, other.lo), (iv.hi, other.hi)):
+                assert same(x, y), name
+            assert iv.point == pytest.approx(other.point, abs=1e-12) or \
+                (math.isnan(iv.point) and math.isnan(other.point)), name
+
+
+def test_runs_of_other_clips_or_none_are_refused():
+    rng = np.random.default_rng(5)
+    a = synthetic(10, random_counts(rng, 10))
+    with pytest.raises(SedContractError, match="at least one report"):
+        paired_bootstrap([], a)
+    with pytest.raises(SedContractError, match="different clips"):
+        paired_bootstrap([a, synthetic(11, random_counts(rng, 11))], a)

@@ -342,3 +342,25 @@ def test_score_files_without_a_reference_class_are_refused_by_audit(tmp_path, ca
     assert main(["audit", "--ref", str(ref), "--pred-scores", str(scores)]) == 2
     err = capsys.readouterr().err
     assert "'cat'" in err and "a.tsv" in err and "Traceback" not in err
+
+
+def test_audit_decides_score_files_with_hysteresis(tmp_path, capsys):
+    """--hysteresis-low keeps a run on through a dip that the threshold alone would split."""
+    import json
+
+    ref = tsv(tmp_path, "ref.tsv", "a.wav\t0.0\t2.0\tdog\n")
+    scores = tmp_path / "scores"
+    scores.mkdir()
+    values = [0.9, 0.9, 0.4, 0.9, 0.9, 0.9, 0.9, 0.9]
+    (scores / "a.tsv").write_text("onset\toffset\tdog\n" + "".join(
+        f"{k * 0.25:g}\t{(k + 1) * 0.25:g}\t{v}\n" for k, v in enumerate(values)))
+    runs = {}
+    for extra in ([], ["--hysteresis-low", "0.3"]):
+        assert main(["audit", "--ref", str(ref), "--pred-scores", str(scores), "--hop", "0.25",
+                     "--format", "json", *extra]) == 0
+        report = json.loads(capsys.readouterr().out)
+        runs[bool(extra)] = report["modes"]["typed"]["coordinates"]["fragmentation"]
+    assert runs[False]["satisfied"] == 0 and runs[True]["satisfied"] == 1
+    assert main(["audit", "--ref", str(ref), "--pred-scores", str(scores),
+                 "--hysteresis-low", "0.7", "--threshold", "0.5"]) == 2
+    assert "must not exceed the decision threshold" in capsys.readouterr().err

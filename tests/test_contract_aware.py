@@ -262,7 +262,13 @@ def constrained_batch(seed: int = 0):
 
 
 def constrained(targets, **kwargs):
-    return ContractObjective(policy=AuditPolicy(), classes=CLASSES, targets=targets, **kwargs)
+    """The multiplier tests use the smooth relaxation (noisy-or windows, expected events): on
+    random logits its satisfactions lie strictly inside (0, 1) with gradients everywhere,
+    where the defaults are exact (every reference of the batch is covered; a window of random
+    logits holds a whole rise)."""
+    smooth = {"events": "expected", "relaxation": {"onset": "noisy_or", "offset": "noisy_or"}}
+    return ContractObjective(policy=AuditPolicy(), classes=CLASSES, targets=targets,
+                             **{**smooth, **kwargs})
 
 
 def test_a_multiplier_rises_by_the_shortfall_falls_once_met_and_stays_non_negative():
@@ -413,3 +419,38 @@ def test_a_run_trained_to_targets_evaluates_with_a_named_model(base, tmp_path):
                                                model="contract_aware"))
     _, objects = evaluate(eval_cfg)
     assert objects["model"].contract.multiplier("onset") >= 0.0
+
+
+def test_targets_from_a_risk_order_constrain_its_high_risk_clauses(tmp_path):
+    """The shipped speech gate: missed, false and onset get risk_target; a target given by
+    name wins; a risk order naming no clause is refused with its file and line."""
+    from importlib.resources import files
+
+    gate = str(files("sedcontract") / "examples" / "speech_gate.yaml")
+    part = ContractObjective(policy=AuditPolicy(), classes=CLASSES, risk_order=gate)
+    assert part.targets == {"false": 0.95, "missed": 0.95, "onset": 0.95}
+    named = ContractObjective(policy=AuditPolicy(), classes=CLASSES, risk_order=gate,
+                              risk_target=0.9, targets={"onset": 0.8})
+    assert named.targets == {"false": 0.9, "missed": 0.9, "onset": 0.8}
+    bad = tmp_path / "order.yaml"
+    bad.write_text("order: [missed, leakage_far]\nhigh: 1\n")
+    with pytest.raises(SedContractError, match=r"order\.yaml.*(line|row) 1.*'leakage_far'"):
+        ContractObjective(policy=AuditPolicy(), classes=CLASSES, risk_order=str(bad))
+    with pytest.raises(SedContractError, match=r"risk_target must be"):
+        ContractObjective(policy=AuditPolicy(), classes=CLASSES, risk_order=gate,
+                          risk_target=1.5)
+
+
+@pytest.mark.parametrize(("events", "fragmentation"), [("decided", 0.0), ("expected", 1.0)])
+def test_the_event_relaxation_is_a_config_option(events, fragmentation):
+    """loss.contract.events picks the relaxation of the event clauses: on a perfect
+    prediction at logits ±4, decided fragmentation is exact (0), expected saturates (1)."""
+    cfg = compose_config("train", ["model=contract_aware", f"loss.contract.events={events}"])
+    loss = build(cfg).contract.relaxation
+    assert loss.events == events
+    ref = torch.zeros(1, 3, 200, dtype=torch.bool)
+    ref[..., 50:150] = True
+    out = loss(torch.where(ref, 4.0, -4.0), ref, torch.tensor([200]))
+    assert out["fragmentation"].item() == pytest.approx(fragmentation, abs=1e-3)
+    with pytest.raises(Exception, match="unknown event relaxation 'exact'"):
+        build(compose_config("train", ["model=contract_aware", "loss.contract.events=exact"]))

@@ -500,11 +500,12 @@ def test_the_contract_loss_reads_nothing_back_to_the_host(semantics, monkeypatch
 
 
 def test_a_one_frame_batch_has_losses():
-    """The host path failed here (a one-frame array reversed keeps negative strides)."""
-    out = ContractLoss(AuditPolicy(), CLASSES)(torch.zeros(2, 3, 1),
-                                                torch.ones(2, 3, 1, dtype=torch.bool),
-                                                torch.tensor([1, 0]))
-    assert out["missed"].item() == pytest.approx(0.5) and out["false"].item() == 0.0
+    """The host path failed here (a one-frame array reversed keeps negative strides). Logit 0
+    is the threshold: half covered in expectation, inactive when decided."""
+    for events, missed in (("expected", 0.5), ("decided", 1.0)):
+        out = ContractLoss(AuditPolicy(), CLASSES, events=events)(
+            torch.zeros(2, 3, 1), torch.ones(2, 3, 1, dtype=torch.bool), torch.tensor([1, 0]))
+        assert out["missed"].item() == pytest.approx(missed) and out["false"].item() == 0.0
 
 
 # ---- no NaN, no infinity -------------------------------------------------------------------
@@ -685,6 +686,18 @@ def test_a_clause_without_relaxation_is_refused_by_name(tmp_path):
     assert trained(crisp_logits(ref), ref, lengths)["covered"].item() == 0.0
 
 
+def test_the_rise_witness_is_refused_where_no_window_reads_a_predicted_boundary(tmp_path):
+    path = tmp_path / "mine.contract"
+    path.write_text("clause near: on ref.onset require N[5] pred.active\n"
+                    "clause starts: on ref.onset require N[5] pred.onset\n")
+    policy = AuditPolicy(contract=str(path))
+    loss = ContractLoss(policy, CLASSES)
+    assert loss.witness == {"near": "noisy_or", "starts": "rise"}
+    with pytest.raises(SedContractError, match=r"'near': the rise witness relaxes N/F/P "
+                                               r"windows over pred.onset or pred.offset"):
+        ContractLoss(policy, CLASSES, relaxation={"near": "rise"})
+
+
 def test_class_indexed_atoms_read_the_named_class():
     path_text = "clause speech_onset: on ref.onset[speech] require N[2] pred.onset[speech]\n"
     policy = AuditPolicy(contract=parse_contract_text(path_text))
@@ -724,8 +737,9 @@ def window_counts(active: np.ndarray, lengths: np.ndarray, lo: int, hi: int):
 ])
 @pytest.mark.parametrize("witness", WITNESSES)
 def test_witness_relaxations_on_crisp_inputs(text, lo, hi, witness):
-    """noisy_or and linear_softmax are the exact monitor (at least one); exactly_one is
-    exactly one true frame; softmax_max is k·e^{1/τ}/(k·e^{1/τ} + m − k), never above it —
+    """noisy_or and linear_softmax are the exact monitor (at least one), and so is rise, which
+    relaxes windows over predicted boundaries and falls back on noisy_or elsewhere; exactly_one
+    is exactly one true frame; softmax_max is k·e^{1/τ}/(k·e^{1/τ} + m − k), never above it —
     all on windows truncated at each clip's own length."""
     rng = np.random.default_rng(3)
     signals, lengths = crisp_case(rng, 6, 30)
@@ -735,7 +749,7 @@ def test_witness_relaxations_on_crisp_inputs(text, lo, hi, witness):
     valid = np.arange(30) < lengths[:, None]
     active = signals["pred.active"] & valid
     k, m = window_counts(active, lengths, lo, hi)
-    if witness in ("noisy_or", "linear_softmax"):
+    if witness in ("noisy_or", "linear_softmax", "rise"):
         expected = evaluate_formula(text, signals, lengths=lengths).astype(float)
         np.testing.assert_array_equal(value[valid], expected[valid])
         np.testing.assert_array_equal(expected[valid], (k > 0)[valid].astype(float))
@@ -813,14 +827,24 @@ def test_a_broken_onset_clause_has_a_gradient_under_every_witness(witness):
     assert z.grad[1, 0, 60:].abs().sum() == 0  # past the clip: nothing
 
 
-def test_the_default_witness_is_noisy_or_for_every_clause():
+def test_the_default_witness_is_rise_for_boundary_windows_and_noisy_or_elsewhere():
+    loss = ContractLoss(AuditPolicy(), CLASSES)
+    assert {n: loss.witness[n] for n in ("onset", "offset", "late_onset", "early_release")} \
+        == dict.fromkeys(("onset", "offset", "late_onset", "early_release"), "rise")
+    assert loss.witness["silence"] == loss.witness["leakage"] == "noisy_or"
     ref, lengths = reference_batch()
     z = torch.randn(ref.shape, dtype=torch.float64)
-    default = ContractLoss(AuditPolicy(), CLASSES)(z, ref, lengths)
-    named = ContractLoss(AuditPolicy(), CLASSES, relaxation={"onset": "noisy_or",
-                                                            "offset": "noisy_or"})(z, ref, lengths)
+    default = loss(z, ref, lengths)
+    named = ContractLoss(AuditPolicy(), CLASSES, relaxation={"onset": "rise",
+                                                            "offset": "rise"})(z, ref, lengths)
+    other = ContractLoss(AuditPolicy(), CLASSES, relaxation={"onset": "noisy_or"})(z, ref,
+                                                                                  lengths)
     for name, value in default.items():
         assert value.item() == named[name].item(), name
+    assert other["onset"].item() != default["onset"].item()
+    assert other["offset"].item() == default["offset"].item()
+    # the sound semantics has no witnesses
+    assert ContractLoss(AuditPolicy(), CLASSES, semantics="sound").witness == {}
 
 
 def test_witness_relaxations_are_checked_by_name():
@@ -846,7 +870,8 @@ def test_the_witness_relaxation_is_a_config_option(override):
     assert compose_config("train", ["loss=contract"]).loss.contract.relaxation is None
     cfg = compose_config("train", ["loss=contract", override])
     module = build(cfg)
-    assert module.losses["contract"].relaxation.witness == {"onset": "exactly_one"}
+    witness = module.losses["contract"].relaxation.witness
+    assert witness["onset"] == "exactly_one" and witness["offset"] == "rise"
     with pytest.raises(Exception, match="exactly_on"):
         build(compose_config("train", ["loss=contract",
                                        "+loss.contract.relaxation.onset=exactly_on"]))

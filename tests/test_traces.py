@@ -425,3 +425,48 @@ def test_a_reference_class_without_a_score_column_is_refused(tmp_path):
     assert (info.value.path, info.value.row) == (str(folder / "a.tsv"), 1)
     check_score_classes(tables, ("dog",))  # a column the reference lacks is false activity
     check_score_classes({}, ("dog",))
+
+
+def test_hysteresis_is_the_frame_loop_of_the_threshold_detector():
+    """The vectorised hysteresis of the decision policy against the frame-by-frame loop of
+    ``models.detectors.hysteresis`` (an independent implementation) on random scores."""
+    import torch
+
+    from sedcontract.models.detectors import hysteresis as loop
+
+    rng = np.random.default_rng(7)
+    for _ in range(20):
+        scores = rng.random((4, 60, 3))  # [clips, frames, classes]
+        low, high = sorted(rng.uniform(0.1, 0.9, 2))
+        got = decide(scores, DecisionPolicy(threshold=high, low=low), 0.02)
+        want = loop(torch.tensor(scores).transpose(1, 2), torch.tensor(low),
+                    torch.tensor(high)).transpose(1, 2).numpy()
+        np.testing.assert_array_equal(got, want)
+    # a run starts above the threshold and continues while at or above low
+    column = np.array([0.45, 0.6, 0.45, 0.4, 0.39, 0.45, 0.6])[:, None]
+    assert decide(column, DecisionPolicy(threshold=0.5, low=0.4), 0.02)[:, 0].tolist() == \
+        [False, True, True, True, False, False, True]
+    assert DecisionPolicy(threshold=0.5, low=0.4).describe() == \
+        "active from score > 0.5 while score >= 0.4 (hysteresis)"
+
+
+@pytest.mark.parametrize(("low", "message"), [
+    (0.6, r"decision low, 0.6\) must not exceed the decision threshold \(0.5\)"),
+    (float("nan"), "must be a finite number"), (True, "must be a finite number"),
+    ("0.3", "must be a finite number")])
+def test_a_bad_hysteresis_threshold_is_refused(low, message):
+    with pytest.raises(TraceFormatError, match=message):
+        DecisionPolicy(threshold=0.5, low=low)
+
+
+def test_score_files_written_are_read_back(tmp_path):
+    from sedcontract.traces.scores import read_scores, scores_tsv
+
+    values = np.array([[0.1, 0.9], [0.25, 0.5], [1.0, 0.0]], dtype=np.float32)
+    path = tmp_path / "a.tsv"
+    path.write_text(scores_tsv(values, ("dog", "cat"), 0.02))
+    table = read_scores(path)
+    assert table.classes == ("dog", "cat")
+    np.testing.assert_allclose(table.scores, values, rtol=1e-6)
+    np.testing.assert_allclose(table.onset, [0.0, 0.02, 0.04])
+    np.testing.assert_allclose(table.offset, [0.02, 0.04, 0.06])

@@ -292,6 +292,41 @@ def test_evaluate_reproduces_the_validation_report_from_the_checkpoint(base, tmp
     assert "scores" in json.loads((eval_dir / "validation_report_scores.json").read_text())
 
 
+def test_evaluate_writes_score_files_the_audit_reads_back_to_the_same_report(
+        base, tmp_path, data_root):
+    """save_scores=true: one sed_scores_eval score file per clip; deciding them again under the
+    same policy gives the evaluation's own guard vector, and another decision another one."""
+    from sedcontract.audit import AuditPolicy, audit
+    from sedcontract.traces.scores import DecisionPolicy, scores_to_events
+
+    cfg = compose_config("train", [*base, "model=logistic"])
+    train(cfg)
+    ckpt = Path(cfg.paths.output_dir) / "checkpoints" / "last.ckpt"
+    eval_dir = tmp_path / "eval"
+    eval_cfg = compose_config("eval", for_eval(base, **{"paths.output_dir": str(eval_dir)},
+                                               ckpt_path=str(ckpt), split="validation",
+                                               save_scores="true"))
+    _, objects = evaluate(eval_cfg)
+    folder = eval_dir / "validation_report_scores"
+    report = objects["model"].report
+    assert sorted(p.stem for p in folder.glob("*.tsv")) == sorted(report.clips)
+    ref = data_root / "controlled" / "validation.tsv"
+    durations = data_root / "controlled" / "validation_durations.tsv"
+    classes = list(objects["datamodule"].classes)
+    again = audit(ref, scores_to_events(folder, DecisionPolicy()), AuditPolicy(),
+                  durations=durations, classes=classes)
+    for mode in ("typed", "union"):
+        assert again.vector(mode) == report.vector(mode), mode
+    other = audit(ref, scores_to_events(folder, DecisionPolicy(threshold=0.9, low=0.2)),
+                  AuditPolicy(), durations=durations, classes=classes)
+    assert other.vector("typed") != report.vector("typed")
+    # without the option, no score files
+    plain = tmp_path / "plain"
+    evaluate(compose_config("eval", for_eval(base, **{"paths.output_dir": str(plain)},
+                                             ckpt_path=str(ckpt), split="validation")))
+    assert not (plain / "validation_report_scores").exists()
+
+
 def test_evaluate_under_another_contract_changes_the_policy(base, tmp_path):
     cfg = compose_config("train", [*base, "model=logistic"])
     train(cfg)

@@ -68,7 +68,8 @@ def evaluate(cfg: DictConfig) -> tuple[dict[str, float], dict[str, Any]]:
     datamodule = build_data(cfg.data, policy, val_split=cfg.split)
     model = build_model(parts, policy, classes or datamodule.classes, metric_prefix=cfg.split)
     check_weights(checkpoint, model, path)
-    files = ReportFiles(cfg.paths.output_dir, f"{cfg.split}_report")
+    files = ReportFiles(cfg.paths.output_dir, f"{cfg.split}_report",
+                        scores=bool(cfg.get("save_scores", False)))
     trainer = instantiate(cfg.trainer, logger=False, callbacks=[GuardConsole(), files],
                           num_sanity_val_steps=0)
     trainer.validate(model, datamodule=datamodule, ckpt_path=str(path), weights_only=True)

@@ -11,7 +11,7 @@ matrix product per block of resamples."""
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -147,7 +147,8 @@ def _scores(totals: np.ndarray) -> np.ndarray:
     return np.concatenate([vector, _mean_defined(vector)[:, None]], axis=1)
 
 
-def paired_bootstrap(a: GuardReport, b: GuardReport, *, mode: str = "typed",
+def paired_bootstrap(a: GuardReport | Sequence[GuardReport],
+                     b: GuardReport | Sequence[GuardReport], *, mode: str = "typed",
                      resamples: int = 2000, seed: int = 0, level: float = 0.95
                      ) -> dict[str, Interval]:
     """The difference a − b of two systems' guard vectors on the same clips, per coordinate
@@ -164,10 +165,22 @@ def paired_bootstrap(a: GuardReport, b: GuardReport, *, mode: str = "typed",
     none is. ``point`` is ``a.vector(mode)`` − ``b.vector(mode)`` (``a.logic(mode)`` −
     ``b.logic(mode)``). Deterministic from ``seed``; memory O(clips × counts + a block of
     resamples × clips + resamples × coordinates).
+
+    A system given as a sequence of reports (its runs over training seeds, all of the same
+    clips) is scored on its counts summed over the runs, clip by clip: a resample draws clips,
+    each with every seed's counts, so the interval covers clip sampling with the seeds pooled;
+    ``point`` is then the difference of the pooled vectors.
     """
     if not isinstance(mode, str):
         raise SedContractError(f"mode must be 'typed' or 'union', got {mode!r}")
-    _check_paired(a, b, mode)
+    runs_a = [a] if isinstance(a, GuardReport) else list(a)
+    runs_b = [b] if isinstance(b, GuardReport) else list(b)
+    if not runs_a or not runs_b:
+        raise SedContractError("each system needs at least one report")
+    for other in (*runs_a[1:], *runs_b):
+        _check_paired(runs_a[0], other, mode)
+    pooled = len(runs_a) > 1 or len(runs_b) > 1
+    a, b = runs_a[0], runs_b[0]
     resamples, seed = _whole(resamples, "resamples", 1), _whole(seed, "seed", 0)
     if isinstance(level, bool) or not isinstance(level, int | float) or not 0 < level < 1:
         raise SedContractError(f"level must be a number strictly between 0 and 1, got "
@@ -176,7 +189,8 @@ def paired_bootstrap(a: GuardReport, b: GuardReport, *, mode: str = "typed",
     if n == 0:
         raise SedContractError("the reports have no clips to resample")
     groups = a.aggregation == "macro" and mode == "typed"
-    counts = np.concatenate([_counts(a, mode, groups), _counts(b, mode, groups)], axis=1)
+    counts = np.concatenate([sum(_counts(r, mode, groups) for r in runs_a),
+                             sum(_counts(r, mode, groups) for r in runs_b)], axis=1)
     shape = counts.shape[1:]                      # (4, K, G): a's sat/obl, then b's
     flat = counts.reshape(n, -1)
     # Integer-valued float64 sums are exact below 2**53 whatever BLAS's order; above, integers.
@@ -190,8 +204,12 @@ def paired_bootstrap(a: GuardReport, b: GuardReport, *, mode: str = "typed",
         totals = (weights.astype(matrix.dtype) @ matrix).reshape(rows, *shape)
         differences.append(_scores(totals[:, :2]) - _scores(totals[:, 2:]))
     diff = np.concatenate(differences)
-    points = [x - y for x, y in zip(a.vector(mode).values(), b.vector(mode).values(),
-                                    strict=True)] + [a.logic(mode) - b.logic(mode)]
+    if pooled:
+        totals = counts.sum(axis=0)[None]
+        points = list((_scores(totals[:, :2]) - _scores(totals[:, 2:]))[0])
+    else:
+        points = [x - y for x, y in zip(a.vector(mode).values(), b.vector(mode).values(),
+                                        strict=True)] + [a.logic(mode) - b.logic(mode)]
     quantiles = ((1 - level) / 2, (1 + level) / 2)
     out = {}
     for j, name in enumerate((*a.coordinates, "logic")):

@@ -46,6 +46,8 @@ DECISION = {
                   "score > it)"),
     "median_filter": ("--median-filter", None, "median filter in seconds applied to scores "
                       "before the threshold"),
+    "low": ("--hysteresis-low", None, "hysteresis: a run, once above --threshold, continues "
+            "while the score is at least this"),
 }
 GROUPS: dict[type, tuple[str, dict[str, tuple[str, Any, str]]]] = {
     AuditPolicy: ("policy", POLICY), ScoreSettings: ("scores", SCORES),
@@ -74,6 +76,8 @@ def add_options(parser: argparse.ArgumentParser, kind: type, *, only: tuple[str,
             extra["action"] = argparse.BooleanOptionalAction
         elif isinstance(default, int | float):
             extra["type"] = type(default)
+        elif default is None and "float" in str(field.type):
+            extra["type"] = float
         if choices is not None:
             extra["choices"] = choices
         parser.add_argument(flag, **extra)

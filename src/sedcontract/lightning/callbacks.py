@@ -20,6 +20,7 @@ from sedcontract.audit.render import (
 )
 from sedcontract.errors import SedContractError
 from sedcontract.outputs import atomic_write
+from sedcontract.traces.scores import scores_tsv
 from sedcontract.traces.tsv import events_tsv
 
 log = logging.getLogger(__name__)
@@ -60,10 +61,18 @@ class GuardTable(Callback):
 class ReportFiles(Callback):
     """Writes the latest validation report as ``<stem>.json|md|csv`` (and its standard scores)
     and the decided events as ``<stem>_pred.tsv`` (those of the global-zero process's clips)
-    into ``dirpath`` after every validation, so a killed run keeps its last vector."""
+    into ``dirpath`` after every validation, so a killed run keeps its last vector. With
+    ``scores``, also each clip's frame scores as ``<stem>_scores/<clip>.tsv`` (the
+    sed_scores_eval layout ``sedcontract audit --pred-scores`` reads), from a monitor that
+    keeps them."""
 
-    def __init__(self, dirpath: str | Path, stem: str = "val_report") -> None:
-        self.dirpath, self.stem = Path(dirpath), stem
+    def __init__(self, dirpath: str | Path, stem: str = "val_report", *,
+                 scores: bool = False) -> None:
+        self.dirpath, self.stem, self.scores = Path(dirpath), stem, scores
+
+    def on_validation_epoch_start(self, trainer: Trainer, pl_module: LightningModule) -> None:
+        if self.scores:  # the module builds its monitor in setup
+            pl_module.monitor.keep_scores = True
 
     def on_validation_end(self, trainer: Trainer, pl_module: LightningModule) -> None:
         if _ready(trainer, pl_module):
@@ -76,7 +85,24 @@ class ReportFiles(Callback):
             if predicted is not None:  # the decided events, for sweeps and timelines
                 written.append(atomic_write(self.dirpath / f"{self.stem}_pred.tsv",
                                             events_tsv(predicted)))
+            if self.scores:
+                written += self.write_scores(pl_module.scores_seen, pl_module.monitor)
             log.debug("wrote %s", ", ".join(str(p) for p in written))
+
+
+    def write_scores(self, scores_of: dict[str, Any], monitor: Any) -> list[Path]:
+        """Each kept clip's scores as a score file; a clip id that is not a plain file name is
+        refused, naming it."""
+        folder = self.dirpath / f"{self.stem}_scores"
+        folder.mkdir(parents=True, exist_ok=True)
+        written = []
+        for clip, scores in scores_of.items():
+            if not clip or clip in (".", "..") or "/" in clip or "\\" in clip or "\0" in clip:
+                raise SedContractError(f"clip id {clip!r} is not a file name; its scores have "
+                                       "no score file name")
+            written.append(atomic_write(folder / f"{clip}.tsv",
+                                        scores_tsv(scores, monitor.classes, monitor.hop)))
+        return written
 
 
 class FailureTimelines(Callback):

@@ -12,6 +12,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from sedcontract.audit.selection import read_risk_order
 from sedcontract.contracts.policy import AuditPolicy
 from sedcontract.contracts.soft import ClauseTerms, ContractLoss
 from sedcontract.contracts.soft.loss import check_clause_names
@@ -90,8 +91,8 @@ class FrameBCE(nn.Module):
 class ContractObjective(nn.Module):
     """``weight`` (λ) × the weighted soft clause losses of the policy's contract
     (:class:`~sedcontract.contracts.soft.ContractLoss`: ``weights``, ``semantics``,
-    ``epsilon``, ``modes``, ``relaxation``); with ``balance`` λ is rescaled each step so its
-    gradient on the activity logits is as large as the losses' before it.
+    ``epsilon``, ``modes``, ``relaxation``, ``events``); with ``balance`` λ is rescaled each
+    step so its gradient on the activity logits is as large as the losses' before it.
 
     ``targets`` (clause → soft satisfaction in [0, 1]) trains those clauses to the contract:
     each has a Lagrange multiplier μ ≥ 0 (the buffer ``multipliers``, in the order of
@@ -99,7 +100,9 @@ class ContractObjective(nn.Module):
     weight in ``weights`` (0 when ``weights`` does not name it). After each optimizer step
     (:meth:`after_step`, which the module calls) ``μ ← max(0, μ + dual_lr · (target −
     satisfaction))``, the satisfaction ``1 − loss`` of the step's training batches (their
-    mean under gradient accumulation, across processes too)."""
+    mean under gradient accumulation, across processes too). ``risk_order`` (a YAML risk order,
+    :func:`~sedcontract.audit.selection.read_risk_order`, whose kinds are clause names) gives
+    each of its high-risk clauses the target ``risk_target`` unless ``targets`` names it."""
 
     validated = False  # its validation numbers are the soft clause metric's
 
@@ -107,15 +110,24 @@ class ContractObjective(nn.Module):
                  weight: float = 1.0, balance: bool = False,
                  weights: Mapping[str, float] | None = None, semantics: str = "product",
                  epsilon: float = 0.1, modes: Sequence[str] = ("typed",),
-                 relaxation: Mapping[str, str] | None = None,
-                 targets: Mapping[str, float] | None = None, dual_lr: float = 0.05) -> None:
+                 relaxation: Mapping[str, str] | None = None, events: str = "decided",
+                 targets: Mapping[str, float] | None = None, dual_lr: float = 0.05,
+                 risk_order: str | None = None, risk_target: float = 0.95) -> None:
         super().__init__()
         self.weight = _non_negative("loss.contract.weight", weight)
         self.balance = bool(balance)
         self.dual_lr = _non_negative("loss.contract.dual_lr", dual_lr)
         targets = self._targets(policy, targets)
+        if risk_order is not None:
+            if isinstance(risk_target, bool) or not isinstance(risk_target, int | float) \
+                    or not 0 <= risk_target <= 1:
+                raise SedContractError(f"loss.contract.risk_target must be a soft satisfaction "
+                                       f"in [0, 1], got {risk_target!r}")
+            order = read_risk_order(risk_order, [c.name for c in policy.parsed.clauses])
+            targets = {**{k: float(risk_target) for k in order.order if k in order.high},
+                       **targets}
         relax = {"semantics": semantics, "epsilon": epsilon, "modes": tuple(modes),
-                 "relaxation": relaxation}
+                 "relaxation": relaxation, "events": events}
         self.relaxation = self._relaxation(policy, classes, weights, relax)
         self.weights = dict(self.relaxation.weights)  # the fixed weights w
         if set(targets) - set(self.weights):  # a constrained clause of weight 0 is computed

@@ -101,10 +101,15 @@ class ContractMonitor(Metric):
         # the decided events of the clips this process saw (for failure timelines; not
         # reduced across processes: O(events), kept until reset)
         self.predicted_rows: dict[str, list[tuple[str, float, float, str]]] = {}
+        # with keep_scores, each seen clip's frame scores [frames, classes] on its own length
+        # (for score files: evaluate.py save_scores=true); O(clips × frames × classes)
+        self.keep_scores = False
+        self.scores_of: dict[str, np.ndarray] = {}
 
     def reset(self) -> None:
         super().reset()
         self.predicted_rows = {}
+        self.scores_of = {}
 
     def predicted(self) -> EventList:
         """The decided events of every clip this process saw since the last reset."""
@@ -119,6 +124,13 @@ class ContractMonitor(Metric):
         if self.windows is not None:
             values, clips = self.merged(values, clips)
         pred = self.decided(values, clips)
+        if self.keep_scores:
+            for k, clip in enumerate(clips):
+                n = int(self.lengths[self.index[clip]])
+                kept = np.zeros((n, len(self.classes)), dtype=np.float32)
+                m = min(n, values.shape[-1])
+                kept[:m] = values[k, :, :m].T  # frames past the scores are 0, as decided
+                self.scores_of[clip] = kept
         batch = tuple(dict.fromkeys(clips))
         take = np.concatenate([self.events_of[c] for c in batch])
         ref = self.reference

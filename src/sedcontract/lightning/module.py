@@ -93,6 +93,7 @@ class DetectorModule(LightningModule):
         self.soft: SoftClauseMetric | None = None
         self.report: GuardReport | None = None
         self.predicted: EventList | None = None  # decided events of the last validation
+        self.scores_seen: dict[str, Any] = {}     # its frame scores, when the monitor keeps them
         self.metric_prefix = metric_prefix  # evaluate logs under the split's name
         self._prepared: set[str] = set()  # splits whose front end is prepared
 
@@ -305,6 +306,7 @@ class DetectorModule(LightningModule):
     def on_validation_epoch_end(self) -> None:
         self.report = self.monitor.compute().report
         self.predicted = self.monitor.predicted()  # this process's clips, for timelines
+        self.scores_seen = self.monitor.scores_of  # kept frame scores (empty unless asked)
         self.monitor.reset()
         # identical on every process (the monitor reduced its state); the max of equal values
         # is exactly the value (a mean in float32 need not be)

@@ -1,6 +1,7 @@
 """Frame scores (sed_scores_eval layout: one tsv per clip, ``onset offset <class…>``) and the
 declared decision policy that turns them into events: optional median filter, then a
-threshold (active iff score > threshold)."""
+threshold (active iff score > threshold), optionally with hysteresis (a run, once above the
+threshold, continues while the score stays at or above ``low``)."""
 
 from __future__ import annotations
 
@@ -28,10 +29,16 @@ class DecisionPolicy:
     threshold: float = 0.5
     median_filter: float = 0.0  # seconds; 0 = off
     source: str = ""            # what made the scores (e.g. a detector's sigmoid), if known
+    low: float | None = None    # hysteresis: a run continues while score >= low; None = off
 
     def __post_init__(self) -> None:
         if not isinstance(self.source, str):
             raise TraceFormatError(f"the decision's source must be text, got {self.source!r}")
+        if self.low is not None and (isinstance(self.low, bool)
+                                     or not isinstance(self.low, int | float)
+                                     or not math.isfinite(self.low)):
+            raise TraceFormatError(f"the hysteresis threshold (decision low) must be a finite "
+                                   f"number, got {self.low!r}")
         for name in ("threshold", "median_filter"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int | float):
@@ -42,10 +49,17 @@ class DecisionPolicy:
         if not math.isfinite(self.median_filter) or self.median_filter < 0:
             raise TraceFormatError(f"median filter must be a non-negative number of seconds, "
                                    f"got {self.median_filter!r}")
+        if self.low is not None and self.low > self.threshold:
+            raise TraceFormatError(f"the hysteresis threshold (decision low, {self.low:g}) "
+                                   f"must not exceed the decision threshold "
+                                   f"({self.threshold:g})")
 
     def describe(self) -> str:
         mf = f", median filter {self.median_filter:g} s" if self.median_filter else ""
         rule = f"active iff score > {self.threshold:g}{mf}"
+        if self.low is not None:
+            rule = (f"active from score > {self.threshold:g} while score >= {self.low:g} "
+                    f"(hysteresis){mf}")
         return f"{self.source}; {rule}" if self.source else rule
 
 
@@ -174,7 +188,33 @@ def decide(scores: np.ndarray, policy: DecisionPolicy, hop: float) -> np.ndarray
 
         sizes = (1,) * (scores.ndim - 2) + (size, 1)
         scores = median_filter(scores, size=sizes, mode="nearest")
+    if policy.low is not None:
+        return hysteresis(scores, policy.low, policy.threshold)
     return scores > policy.threshold
+
+
+def hysteresis(scores: np.ndarray, low: float, high: float) -> np.ndarray:
+    """Boolean activity from scores ``[..., frames, classes]``: a run switches on at a frame
+    above ``high`` and stays on while the score is at least ``low`` (``low <= high``); the
+    frames of a run of ``>= low`` before its first frame above ``high`` stay off."""
+    x = np.moveaxis(np.asarray(scores), -2, -1)  # frames last
+    kept = x >= low
+    start = kept & ~np.concatenate([np.zeros_like(kept[..., :1]), kept[..., :-1]], -1)
+    high_seen = np.cumsum(kept & (x > high), -1)
+    # high frames seen before each run's start, carried along the run (nondecreasing)
+    before = np.maximum.accumulate(np.where(start, high_seen - (x > high), 0), -1)
+    return np.moveaxis(kept & (high_seen > before), -1, -2)
+
+
+def scores_tsv(scores: np.ndarray, classes: Sequence[str], hop: float) -> str:
+    """One clip's frame scores ``[frames, classes]`` as a score tsv (the sed_scores_eval
+    layout :func:`read_scores` reads): ``onset offset <class…>``, frame ``k`` covering
+    ``[k·hop, (k+1)·hop)``."""
+    lines = ["\t".join(("onset", "offset", *classes))]
+    for k, row in enumerate(np.asarray(scores, dtype=np.float64)):
+        lines.append("\t".join((f"{k * hop:.6f}", f"{(k + 1) * hop:.6f}",
+                                *(f"{v:.6g}" for v in row))))
+    return "\n".join(lines) + "\n"
 
 
 def activity_to_events(active: np.ndarray, clips: Sequence[str], classes: Sequence[str],

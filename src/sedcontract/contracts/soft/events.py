@@ -1,6 +1,9 @@
 """Event-sort clauses relaxed over soft predictions. Reference intervals are crisp (maximal
-runs of the reference); predicted intervals do not exist as objects, so each predicate over
-them is replaced by its expectation under independent frames:
+runs of the reference); predicted intervals do not exist as objects. Two relaxations
+(``EVENT_RELAXATIONS``), chosen per loss:
+
+``expected`` — each predicate over predicted intervals is replaced by its expectation under
+independent frames:
 
 - ``count(pred overlapping ref)``: ``p[start] + Σ onsets inside`` (expected number of predicted
   runs touching the interval); ``count(…) >= 1`` is the coverage ``1 − ∏(1 − p)``;
@@ -10,8 +13,25 @@ them is replaced by its expectation under independent frames:
   that start outside every reference interval and end before reaching one, over the expected
   number of runs.
 
-On crisp 0/1 inputs counts and coverage are exact. Comparisons of counts with whole numbers are
-piecewise linear (exact on whole counts); comparisons of real values are ``exp(−excess/scale)``.
+Comparisons of counts with whole numbers are piecewise linear (exact on whole counts);
+comparisons of real values are ``exp(−excess/scale)``. Exact on crisp 0/1 inputs only: at
+logits ±4 a perfect prediction already expects ~1.7 dropouts in 100 frames, so the
+fragmentation loss sits on the flat side of its clamp (1.0, gradient 0) and ~5 spurious runs
+in 300 silent frames.
+
+``decided`` — the value is the exact monitor's on the decision (logit above the threshold):
+counts, coverage, durations and spurious runs of the thresholded prediction, for any logits.
+The gradient is a straight-through one, taken only where the clause is broken, from the
+frames whose flip repairs it (the *repair set*), each through a softplus toward its repaired
+side (gradient ≥ 1/2 on a wrong-side frame, at any logit): a spurious run's frames are pushed
+down (mean over the run), the gaps between the pieces of a fragmented interval pushed up (mean
+over the gaps), a missed interval's frames pushed up (mean), and ``dur(pred)`` — the total
+length of the predicted runs overlapping the interval, seen in full, not through a dilation
+— moves through the frames of those runs outside the interval and the interval's undetected
+frames (sum: a frame is a frame of duration). Comparisons: the exact truth value, with the
+gradient of the linear slack ``(bound − value) / max(|bound|, 1)`` where broken. Pairs are the
+reference intervals a predicted run overlaps, which is the monitor's matching wherever each
+reference interval overlaps at most one prediction and vice versa.
 
 Everything, the reference's runs included, is computed with torch ops on the predictions' own
 device: nothing is copied to the host during a training step.
@@ -48,6 +68,7 @@ from sedcontract.contracts.syntax import (
 from sedcontract.errors import ContractCheckError
 
 Tensor = torch.Tensor
+EVENT_RELAXATIONS = ("expected", "decided")
 
 
 class NoRelaxation(ContractCheckError):
@@ -75,6 +96,18 @@ def next_reference(active: Tensor) -> Tensor:
     n = active.shape[-1]
     at = torch.where(active, torch.arange(n, device=active.device), n)
     return at.flip(-1).cummin(-1).values.flip(-1)
+
+
+def last_active(active: Tensor) -> Tensor:
+    """The last active frame at or before each frame of ``[rows, frames]`` ``active`` (−1
+    where there is none): a running maximum."""
+    at = torch.where(active, torch.arange(active.shape[-1], device=active.device), -1)
+    return at.cummax(-1).values
+
+
+def straight(exact: Tensor, surrogate: Tensor) -> Tensor:
+    """``exact`` in the forward pass with the gradient of ``surrogate`` (straight-through)."""
+    return exact + (surrogate - surrogate.detach())
 
 
 def interval_sums(x: Tensor, row: Tensor, start: Tensor, end: Tensor) -> Tensor:
@@ -108,6 +141,7 @@ class Soft:
     value: Tensor
     crisp: bool
     coverage: Tensor | None = None  # a count: P(count >= 1)
+    decided: bool = False  # exact forward value, repair gradient (the ``decided`` relaxation)
 
 
 @dataclass
@@ -130,11 +164,19 @@ class SoftEvents:
     """The soft event sort of one batch of rows: crisp reference runs, soft predicted
     activity ``p`` (``log p`` and ``log(1−p)`` given, zero activity past each row's length).
     ``reference`` ``[rows, frames]``, ``lengths`` ``[rows]`` and ``row_class`` ``[rows]`` are
-    tensors (arrays are accepted and copied to ``log_p``'s device once)."""
+    tensors (arrays are accepted and copied to ``log_p``'s device once). ``relaxation``: one
+    of ``EVENT_RELAXATIONS``; ``decided`` reads ``logits``, the rows' logits recentred on the
+    decision threshold (active above 0)."""
 
     def __init__(self, reference: Tensor | np.ndarray, lengths: Tensor | np.ndarray,
                  log_p: Tensor, log_q: Tensor, row_class: Tensor | np.ndarray,
-                 classes: Sequence[str], resolver: BoundResolver) -> None:
+                 classes: Sequence[str], resolver: BoundResolver, *,
+                 relaxation: str = "expected", logits: Tensor | None = None) -> None:
+        if relaxation not in EVENT_RELAXATIONS:
+            raise ValueError(f"unknown event relaxation {relaxation!r}; choose one of "
+                             f"{', '.join(EVENT_RELAXATIONS)}")
+        if relaxation == "decided" and logits is None:
+            raise ValueError("the decided relaxation reads the rows' logits")
         device = log_p.device
         self.log_p, self.log_q = log_p, log_q
         self.p = torch.exp(log_p)
@@ -148,16 +190,118 @@ class SoftEvents:
         # a predicted run starts at t: active at t, inactive at t−1 (frame 0 starts any run)
         self.starts = torch.exp(log_p + shift(log_q, -1, 0.0))
         self.device = device
+        self.decided = relaxation == "decided"
+        if self.decided:
+            assert logits is not None
+            self.active = (logits > 0) & self.inside  # the monitor's decision
+            self.d = self.active.to(log_p.dtype)
+            self.push_up = F.softplus(-logits)    # falls as a frame rises
+            self.push_down = F.softplus(logits)   # falls as a frame falls
+
+    # -- the decided relaxation: exact values, repair gradients ----------------------------
+    def _mean(self, x: Tensor, mask: Tensor, row: Tensor, start: Tensor, end: Tensor
+              ) -> Tensor:
+        """Mean of ``x`` over the ``mask`` frames of each interval (0 where there are none)."""
+        total = interval_sums(torch.where(mask, x, torch.zeros_like(x)), row, start, end)
+        count = interval_sums(mask.to(x.dtype), row, start, end)
+        return total / count.clamp(min=1)
+
+    def _decided_coverage(self) -> Tensor:
+        """1 where a predicted run shares a frame with the interval; where none does, the
+        gradient raises the interval's frames (mean softplus)."""
+        hard = (interval_sums(self.d, self.row, self.start, self.end) > 0).to(self.d.dtype)
+        raise_ = -self._mean(self.push_up, self.reference, self.row, self.start, self.end)
+        return torch.where(hard > 0, hard, straight(hard, raise_))
+
+    def _between(self, outer: Tensor, inner: Tensor) -> Tensor:
+        """Frames of ``outer``'s runs where ``inner`` is off but on somewhere before and after
+        them in the same run: the gaps between a reference interval's pieces (outer the
+        reference, inner the prediction), or the bridges of a predicted run over several
+        reference intervals (the other way round)."""
+        n = outer.shape[-1]
+        at = torch.arange(n, device=self.device)
+        first = outer & ~shift(outer, -1, False)
+        last = outer & ~shift(outer, 1, False)
+        start_at = torch.where(first, at, 0).cummax(-1).values  # the run's first frame
+        end_at = next_reference(last).clamp(max=n - 1)          # and its last
+        on = inner.to(self.d.dtype)
+        cum = on.cumsum(-1)
+        before = cum - (cum.gather(-1, start_at) - on.gather(-1, start_at))
+        after = cum.gather(-1, end_at) - cum
+        return outer & ~inner & (before > 0) & (after > 0)
+
+    def _decided_count(self) -> Tensor:
+        """The number of predicted runs sharing a frame with each interval; its gradient
+        closes the gaps between them (mean softplus over the gaps, which falls as they
+        rise)."""
+        starts = self.d * (1 - shift(self.d, -1, 0.0))
+        first = self.d[self.row, self.start]
+        hard = first + interval_sums(starts, self.row, self.start + 1, self.end)
+        gaps = self._between(self.reference, self.active)
+        gaps = self._mean(self.push_up, gaps, self.row, self.start, self.end)
+        return straight(hard, gaps)
+
+    def _decided_duration(self) -> Tensor:
+        """Total length of the predicted runs overlapping each interval, in full; its gradient
+        comes from those runs' frames outside the interval and the interval's undetected
+        frames (sum of softplus toward longer)."""
+        n = self.reference.shape[-1]
+        nxt = next_reference(self.active)   # first active frame at or after each frame
+        prev = last_active(self.active)     # last active frame at or before each frame
+        first = nxt[self.row, self.start]
+        last = prev[self.row, (self.end - 1).clamp(min=0)]
+        some = (first < self.end) & (last >= self.start)
+        run_start = last_active(~self.active)   # the frame before each run's start
+        run_end = next_reference(~self.active)  # each run's end (exclusive)
+        lo = torch.where(some, run_start[self.row, first.clamp(max=n - 1)] + 1, self.start)
+        hi = torch.where(some, run_end[self.row, last.clamp(min=0)], self.start)
+        hard = interval_sums(self.d, self.row, lo, hi)
+        outside = self.active & ~self.reference
+        longer = interval_sums(torch.where(outside, self.push_down, 0.0), self.row,
+                               lo, hi)
+        longer = longer - interval_sums(torch.where(self.reference & ~self.active,
+                                                    self.push_up, 0.0),
+                                        self.row, self.start, self.end)
+        return straight(hard, longer)
+
+    def _decided_false_runs(self) -> ClauseTerms:
+        """Predicted runs sharing no frame with a reference interval over all predicted runs;
+        a spurious run's gradient lowers its frames (mean softplus)."""
+        row, start, end = reference_runs(self.active)
+        touch = interval_sums(self.reference.to(self.d.dtype), row, start, end) > 0
+        lower = self._mean(self.push_down, self.active, row, start, end)
+        one = torch.ones_like(lower)
+        violations = torch.where(touch, torch.zeros_like(lower), straight(one, lower)).sum()
+        return ClauseTerms(violations, torch.tensor(float(row.numel()), dtype=self.d.dtype,
+                                                    device=self.device))
+
+    def _decided_merges(self) -> ClauseTerms:
+        """Predicted runs sharing frames with two or more reference intervals over those
+        sharing frames with at least one; a merging run's gradient lowers its bridges between
+        them (mean softplus)."""
+        row, start, end = reference_runs(self.active)
+        ref = self.reference.to(self.d.dtype)
+        starts = ref * (1 - shift(ref, -1, 0.0))
+        count = ref[row, start] + interval_sums(starts, row, start + 1, end)
+        bridges = self._mean(self.push_down, self._between(self.active, self.reference),
+                             row, start, end)
+        one = torch.ones_like(bridges)
+        violations = torch.where(count > 1, straight(one, bridges), torch.zeros_like(one))
+        return ClauseTerms(violations.sum(), (count >= 1).to(ref.dtype).sum())
 
     # -- per reference interval ------------------------------------------------------------
     def coverage(self) -> Tensor:
         """``1 − ∏(1 − p)`` over each reference interval."""
+        if self.decided:
+            return self._decided_coverage()
         return -torch.expm1(interval_sums(self.log_q, self.row, self.start, self.end))
 
     def count(self) -> Tensor:
         """Expected number of predicted runs sharing a frame with each reference interval."""
         if self.row.numel() == 0:
             return torch.zeros(0, dtype=self.p.dtype, device=self.device)
+        if self.decided:
+            return self._decided_count()
         first = self.p[self.row, self.start]
         return first + interval_sums(self.starts, self.row, self.start + 1, self.end)
 
@@ -179,6 +323,8 @@ class SoftEvents:
     def false_runs(self) -> ClauseTerms:
         """Expected predicted runs that share no frame with a reference interval, over the
         expected number of predicted runs."""
+        if self.decided:
+            return self._decided_false_runs()
         rows, n = self.reference.shape
         # the first reference frame at or after each frame (n where none): a run starting in
         # a gap overlaps a reference iff it stays active up to and including that frame
@@ -200,8 +346,14 @@ class SoftEvents:
         if clause.each == "pred":
             if clause.where is None and _at_least_one(clause.requirement, "ref", "pred"):
                 return self.false_runs()
+            if self.decided and clause.where is not None and \
+                    _at_least_one(clause.where, "ref", "pred") and \
+                    _at_most_one(clause.requirement, "ref", "pred"):
+                return self._decided_merges()
             raise NoRelaxation(f"clause {clause.name!r}: 'each pred' is relaxed only as "
-                               "'each pred require count(ref overlapping pred) >= 1'")
+                               "'each pred require count(ref overlapping pred) >= 1' and, "
+                               "decided, 'each pred where count(ref overlapping pred) >= 1 "
+                               "require count(ref overlapping pred) <= 1'")
         size = int(self.row.numel())
         weight = torch.ones(size, dtype=self.p.dtype, device=self.device)
         dilation = None
@@ -255,15 +407,15 @@ class SoftEvents:
             if (node.counted, node.around) != ("pred", "ref"):
                 raise NoRelaxation(f"clause {clause.name!r}: count({node.counted} overlapping "
                                    f"{node.around}) has no relaxation over reference intervals")
-            return Soft(self.count(), False, self.coverage())
+            return Soft(self.count(), False, self.coverage(), self.decided)
         if isinstance(node, Flag):
             if node.name == "overlaps":
-                return Soft(self.coverage(), False)
+                return Soft(self.coverage(), False, decided=self.decided)
             return self._const(1.0, size)  # surrogate pairs share the reference's row
         if isinstance(node, Call):
             return self._call(node, args, clause, dilation, size)
         if isinstance(node, Negation):
-            return Soft(1 - args[0].value, args[0].crisp)
+            return Soft(1 - args[0].value, args[0].crisp, decided=args[0].decided)
         if isinstance(node, Binary):
             return _binary(node.op, args[0], args[1], clause)
         raise NoRelaxation(f"clause {clause.name!r}: no relaxation for {node!r}")
@@ -275,6 +427,8 @@ class SoftEvents:
             assert isinstance(var, Var)
             if var.name == "pred":
                 if node.fn == "dur" and dilation is not None:
+                    if self.decided:
+                        return Soft(self._decided_duration(), False, decided=True)
                     return Soft(self.mass(dilation), False)
                 raise NoRelaxation(f"clause {clause.name!r}: {node.fn}(pred) has no relaxation "
                                    "(dur(pred) has one in pair clauses)")
@@ -288,10 +442,11 @@ class SoftEvents:
                 value = self.row_class[self.row]
             return Soft(value.to(self.p.dtype), True)
         if node.fn == "abs":
-            return Soft(args[0].value.abs(), args[0].crisp)
+            return Soft(args[0].value.abs(), args[0].crisp, decided=args[0].decided)
         if node.fn in ("min", "max"):
             pick = torch.minimum if node.fn == "min" else torch.maximum
-            return Soft(pick(args[0].value, args[1].value), args[0].crisp and args[1].crisp)
+            return Soft(pick(args[0].value, args[1].value), args[0].crisp and args[1].crisp,
+                        decided=args[0].decided or args[1].decided)
         raise NoRelaxation(f"clause {clause.name!r}: {node.fn}(…) has no relaxation")
 
 
@@ -299,36 +454,75 @@ def _mentions_pred(expr: Expr) -> bool:
     return any(isinstance(n, Var) and n.name == "pred" for n in postorder(expr, expr_children))
 
 
-def _at_least_one(expr: Expr, counted: str, around: str) -> bool:
-    """``count(counted overlapping around) >= 1`` (or ``> 0``)."""
+def _count_bound(expr: Expr, counted: str, around: str,
+                 forms: tuple[tuple[str, float], ...]) -> bool:
+    """``count(counted overlapping around) <op> <k>`` for one of the ``(op, k)`` forms."""
     return (isinstance(expr, Binary) and isinstance(expr.left, Count)
             and (expr.left.counted, expr.left.around) == (counted, around)
             and isinstance(expr.right, Number)
-            and ((expr.op == ">=" and float(expr.right.text) == 1)
-                 or (expr.op == ">" and float(expr.right.text) == 0)))
+            and (expr.op, float(expr.right.text)) in forms)
+
+
+def _at_least_one(expr: Expr, counted: str, around: str) -> bool:
+    """``count(counted overlapping around) >= 1`` (or ``> 0``)."""
+    return _count_bound(expr, counted, around, ((">=", 1.0), (">", 0.0)))
+
+
+def _at_most_one(expr: Expr, counted: str, around: str) -> bool:
+    """``count(counted overlapping around) <= 1`` (or ``< 2``)."""
+    return _count_bound(expr, counted, around, (("<=", 1.0), ("<", 2.0)))
 
 
 _FLIP = {"<=": ">=", "<": ">", ">=": "<=", ">": "<", "==": "==", "!=": "!="}
 
 
+def _exact(op: str, a: Tensor, b: Tensor) -> Tensor:
+    """The monitor's comparison (within ``TOLERANCE``), as 0/1 of ``a``'s dtype."""
+    return {"<=": a <= b + TOLERANCE, "<": a < b - TOLERANCE, ">=": a >= b - TOLERANCE,
+            ">": a > b + TOLERANCE, "==": (a - b).abs() <= TOLERANCE,
+            "!=": (a - b).abs() > TOLERANCE}[op].to(a.dtype)
+
+
+def _decided_compare(op: str, left: Soft, right: Soft) -> Soft:
+    """The exact comparison of decided values; where it fails, the gradient of the linear
+    slack ``(bound − value) / max(|bound|, 1)`` toward it. ``count(…) >= 1`` is the decided
+    coverage (whose gradient raises the interval, where a count's would close gaps)."""
+    a, b = left.value, right.value
+    exact = _exact(op, a.detach(), b.detach())
+    scale = b.detach().abs().clamp(min=1.0)
+    if op in ("<=", "<"):
+        slack = (b - a) / scale
+    elif op in (">=", ">"):
+        slack = (a - b) / scale
+    elif op == "==":
+        slack = -(a - b).abs() / scale
+    else:
+        slack = (a - b).abs()
+    value = torch.where(exact > 0, exact, straight(exact, slack))
+    if left.coverage is not None and right.crisp and op in (">=", ">"):
+        k = right.value.detach()
+        value = torch.where((k == 1) if op == ">=" else (k == 0), left.coverage, value)
+    return Soft(value, False, decided=True)
+
+
 def _binary(op: str, left: Soft, right: Soft, clause: EventClause) -> Soft:
     a, b = left.value, right.value
     crisp = left.crisp and right.crisp
+    decided = left.decided or right.decided
     if op == "&":
-        return Soft(a * b, crisp)
+        return Soft(a * b, crisp, decided=decided)
     if op == "|":
-        return Soft(a + b - a * b, crisp)
+        return Soft(a + b - a * b, crisp, decided=decided)
     if op == "->":
-        return Soft(1 - a + a * b, crisp)
+        return Soft(1 - a + a * b, crisp, decided=decided)
     if op in ("+", "-", "*"):
-        return Soft({"+": a + b, "-": a - b, "*": a * b}[op], crisp)
+        return Soft({"+": a + b, "-": a - b, "*": a * b}[op], crisp, decided=decided)
     if op == "/":
-        return Soft(a / b, crisp)
+        return Soft(a / b, crisp, decided=decided)
     if crisp:
-        exact = {"<=": a <= b + TOLERANCE, "<": a < b - TOLERANCE, ">=": a >= b - TOLERANCE,
-                 ">": a > b + TOLERANCE, "==": (a - b).abs() <= TOLERANCE,
-                 "!=": (a - b).abs() > TOLERANCE}[op]
-        return Soft(exact.to(a.dtype), True)
+        return Soft(_exact(op, a, b), True)
+    if decided:
+        return _decided_compare(op, left, right)
     if (right.coverage is None and left.coverage is not None) or \
             (right.crisp and left.coverage is not None):
         return _count_compare(op, left, b, clause)

@@ -5,7 +5,7 @@ derived under the declared clip-edge policy as the exact monitor derives them.""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import torch
@@ -120,22 +120,35 @@ def derive(ops: ProductOps | SoundOps, active: Any, kind: str, edges: str) -> An
     """Soft ``onset = active ∧ ¬active[t−1]`` and ``offset = ¬active ∧ active[t−1]`` (soft onset
     ``p_t(1−p_{t−1})``), with the clip edges of :mod:`sedcontract.traces.activity`: ``open``
     has no onset on frame 0 and no offset for an event running to the end; ``closed`` puts
-    them on the first and the last frame."""
+    them on the first and the last frame. Product logic also carries the rise of the activity
+    (``LogPair.rise``) for the ``rise`` witness, 0/1 exactly where the atom is on crisp
+    inputs."""
     previous = ops.shift(active, -1, False)
     frames = torch.arange(ops.shape[-1], device=ops.device)
+    rise = None
+    if isinstance(ops, ProductOps):
+        p, p_prev = torch.exp(active.true), torch.exp(previous.true)
+        step = p - p_prev if kind == "onset" else p_prev - p
+        # where(step >= 0, …) not relu: a flat window still has a gradient at its ends
+        rise = torch.where(step >= 0, step, torch.zeros_like(step))
     if kind == "onset":
         value = ops.and_exact(active, ops.not_(previous))
         if edges == "open":
-            value = ops.and_exact(value, ops.crisp((frames > 0)[None].expand(ops.shape)))
-        return value
+            first = ops.crisp((frames > 0)[None].expand(ops.shape))
+            value = ops.and_exact(value, first)
+            rise = None if rise is None else torch.where(first.true == 0, rise, 0.0)
+        return value if rise is None else replace(value, rise=rise)
     value = ops.and_exact(ops.not_(active), previous)
     if ops.valid is not None:
         value = ops.and_exact(value, ops.crisp(ops.valid))
+        rise = None if rise is None else torch.where(ops.valid, rise, 0.0)
     if edges == "closed":
         last = ops.shape[-1] - 1 if ops.lengths is None else ops.lengths - 1
         at_last = (frames[None] == last).expand(ops.shape)
         value = ops.or_exact(value, ops.and_exact(active, ops.crisp(at_last)))
-    return value
+        if rise is not None:
+            rise = torch.where(at_last, rise + torch.exp(active.true), rise)
+    return value if rise is None else replace(value, rise=rise)
 
 
 def make_ops(semantics: str, shape: torch.Size, lengths: torch.Tensor | None, *,

@@ -26,7 +26,7 @@ NEG_INF = float("-inf")
 LN2 = math.log(2.0)
 UNTIL_CELLS = 1 << 22  # rows × frames × window cells of one until block
 # witness relaxations of the existential windows N/F/P (product logic), per clause
-WITNESSES = ("noisy_or", "exactly_one", "linear_softmax", "softmax_max")
+WITNESSES = ("noisy_or", "exactly_one", "linear_softmax", "softmax_max", "rise")
 SOFTMAX_TEMPERATURE = 0.1  # τ of ``softmax_max``
 FLOOR = -1e30  # a finite "log 0" where logsumexp needs an identity (−inf has NaN gradients)
 
@@ -104,6 +104,9 @@ class LogPair:
 
     true: Tensor
     false: Tensor
+    # an onset/offset atom's rise: ``max(0, p_t − p_{t−1})`` (onset) or ``max(0, p_{t−1} − p_t)``
+    # (offset) of its activity, read by the ``rise`` witness; None for any other value
+    rise: Tensor | None = None
 
     @property
     def value(self) -> Tensor:
@@ -190,6 +193,8 @@ class ProductOps(_Rows):
             return self._linear_softmax(x, lo, hi)
         if self.witness == "softmax_max":
             return self._softmax_max(x, lo, hi)
+        if self.witness == "rise" and x.rise is not None:
+            return self._rise(x.rise, lo, hi)
         false = window_reduce(self._in_clip(x.false), lo, hi, torch.add, 0.0)
         return LogPair(log1mexp(false), false)
 
@@ -253,6 +258,19 @@ class ProductOps(_Rows):
         on = torch.where(some & (on > FLOOR / 2), on.clamp(max=0.0), NEG_INF)
         off = torch.where(some, torch.where(off > FLOOR / 2, off.clamp(max=0.0), NEG_INF), 0.0)
         return LogPair(on, off)
+
+    def _rise(self, rise: Tensor, lo: int, hi: int) -> LogPair:
+        """``min(1, Σ rise)`` over the window: the activity's total rise (onsets) or fall
+        (offsets) in it. A ramp counts once however many frames it spans, so weak frames inside
+        a run add nothing and moving a boundary toward the window never lowers it; on crisp
+        inputs it is the number of boundaries, so ``≥ 1`` exactly as the monitor. O(frames ·
+        log window). Windows over other values fall back on ``noisy_or``."""
+        shape = torch.broadcast_shapes(rise.shape, self.shape)
+        inside = self.inside(0).expand(shape)
+        total = window_reduce(torch.where(inside, rise.expand(shape), 0.0), lo, hi, torch.add,
+                              0.0)
+        value = total.clamp(max=1.0)
+        return LogPair(safe_log(value), safe_log(1 - value))
 
     def window_all(self, x: LogPair, lo: int, hi: int) -> LogPair:
         """Product over ``[t+lo, t+hi]`` inside the clip; true on an empty window."""

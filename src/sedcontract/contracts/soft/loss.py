@@ -14,7 +14,12 @@ import torch.nn.functional as F
 
 from sedcontract.contracts.monitor import evaluate_tree
 from sedcontract.contracts.policy import AuditPolicy
-from sedcontract.contracts.soft.events import ClauseTerms, NoRelaxation, SoftEvents
+from sedcontract.contracts.soft.events import (
+    EVENT_RELAXATIONS,
+    ClauseTerms,
+    NoRelaxation,
+    SoftEvents,
+)
 from sedcontract.contracts.soft.frame import (
     SEMANTICS,
     Signal,
@@ -24,6 +29,7 @@ from sedcontract.contracts.soft.frame import (
 )
 from sedcontract.contracts.soft.logic import WITNESSES, LogPair, log1mexp
 from sedcontract.contracts.syntax import (
+    Atom,
     EventClause,
     FrameClause,
     Temporal,
@@ -36,6 +42,10 @@ from sedcontract.traces.names import signal_name
 from sedcontract.traces.traceset import MODES
 
 Tensor = torch.Tensor
+DEFAULT_WITNESS = "rise"  # of windows over predicted boundaries: monotone, one ramp counts once
+YAML_FALSE = ("; YAML reads a bare true/false as a Boolean: quote the clause name "
+              "(\"false\": 1.0); on the command line, set it by its path "
+              "(+loss.contract.targets.false=0.9)")
 
 
 def check_clause_names(policy: AuditPolicy, given: object, what: str, values: str) -> None:
@@ -48,7 +58,20 @@ def check_clause_names(policy: AuditPolicy, given: object, what: str, values: st
     if unknown:
         raise SedContractError(
             f"{what} names clause {', '.join(map(repr, unknown))}, which contract "
-            f"{policy.contract_name} does not have; its clauses are {', '.join(clauses)}")
+            f"{policy.contract_name} does not have; its clauses are {', '.join(clauses)}"
+            f"{YAML_FALSE if any(isinstance(k, bool) for k in unknown) else ''}")
+
+
+def _windows(clause: FrameClause) -> list[Temporal]:
+    """The existential windows (N/F/P) of a frame clause's requirement."""
+    return [n for n in postorder(clause.requirement, children)
+            if isinstance(n, Temporal) and n.op in "NFP"]
+
+
+def _boundary_windows(clause: FrameClause) -> bool:
+    """Some window of the requirement is over ``pred.onset`` or ``pred.offset``."""
+    return any(isinstance(w.arg, Atom) and w.arg.side == "pred"
+               and w.arg.kind in ("onset", "offset") for w in _windows(clause))
 
 
 class ContractLoss:
@@ -60,13 +83,24 @@ class ContractLoss:
     clauses only; event clauses keep their product surrogates). ``modes``: the traces the
     losses are taken on (``typed`` rows clip × class, ``union`` rows clip). ``relaxation``
     maps frame-clause names to the witness relaxation of the existential windows ``N/F/P`` of
-    their requirement (product semantics; one of ``WITNESSES``; default ``noisy_or``).
+    their requirement (product semantics; one of ``WITNESSES``; default ``rise`` for a clause
+    with a window over ``pred.onset``/``pred.offset``, ``noisy_or`` for any other).
+    ``events``: the relaxation of the event clauses (``EVENT_RELAXATIONS``, see
+    :mod:`~sedcontract.contracts.soft.events`): ``decided`` (default) the exact values of the
+    thresholded prediction with repair gradients, ``expected`` counts under independent
+    frames. Both defaults were chosen by the measured properties in
+    ``scripts/relaxation_properties.py`` (docs/training.md).
     """
 
     def __init__(self, policy: AuditPolicy, classes: Sequence[str],
                  weights: Mapping[str, float] | None = None, *, semantics: str = "product",
                  epsilon: float = 0.1, modes: Sequence[str] = ("typed",),
-                 relaxation: Mapping[str, str] | None = None) -> None:
+                 relaxation: Mapping[str, str] | None = None,
+                 events: str = "decided") -> None:
+        if events not in EVENT_RELAXATIONS:
+            raise SedContractError(f"unknown event relaxation {events!r}; choose one of "
+                                   f"{', '.join(EVENT_RELAXATIONS)}")
+        self.events = events
         if semantics not in SEMANTICS:
             raise SedContractError(f"unknown soft semantics {semantics!r}; choose one of "
                                    f"{', '.join(SEMANTICS)}")
@@ -85,8 +119,7 @@ class ContractLoss:
             weights = {c.name: 0.0 if c.diagnostic else 1.0 for c in clauses.values()}
         unknown = sorted((k for k in weights if k not in clauses), key=str)
         if unknown:
-            hint = ("; YAML reads a bare true/false as a Boolean: quote the clause name "
-                    "(\"false\": 1.0)" if any(isinstance(k, bool) for k in unknown) else "")
+            hint = YAML_FALSE if any(isinstance(k, bool) for k in unknown) else ""
             raise SedContractError(
                 f"no clause {', '.join(map(repr, unknown))} in contract "
                 f"{policy.contract_name}; its clauses are {', '.join(clauses)}{hint}")
@@ -113,28 +146,34 @@ class ContractLoss:
 
     def _witnesses(self, relaxation: Mapping[str, str] | None,
                    clauses: Mapping[str, EventClause | FrameClause]) -> dict[str, str]:
-        """Each named clause's witness relaxation, checked (clause → name, ``noisy_or`` kept
-        out: it is the default)."""
-        if relaxation is None:
-            return {}
-        check_clause_names(self.policy, relaxation, "relaxation",
-                           f"one of {', '.join(WITNESSES)}")
+        """Each frame clause's witness relaxation (clause → name): those ``relaxation`` names,
+        checked, and by default ``rise`` for a clause with a window over a predicted boundary
+        (product semantics; ``noisy_or`` for any other)."""
+        given = {} if relaxation is None else relaxation
+        if relaxation is not None:
+            check_clause_names(self.policy, relaxation, "relaxation",
+                               f"one of {', '.join(WITNESSES)}")
         out = {}
-        for name, witness in relaxation.items():
+        for name, clause in clauses.items():
+            if not isinstance(clause, FrameClause) or self.semantics != "product":
+                continue
+            out[name] = DEFAULT_WITNESS if _boundary_windows(clause) else "noisy_or"
+        for name, witness in given.items():
             if witness not in WITNESSES:
                 raise SedContractError(f"unknown witness relaxation {witness!r} for clause "
                                        f"{name!r}; choose one of {', '.join(WITNESSES)}")
-            if witness == "noisy_or":
-                continue
             clause = clauses[name]
             if not isinstance(clause, FrameClause):
                 raise SedContractError(f"clause {name!r} is an event clause; the witness "
                                        f"relaxation {witness!r} applies to the N/F/P windows "
                                        "of frame clauses")
-            if not any(isinstance(n, Temporal) and n.op in "NFP"
-                       for n in postorder(clause.requirement, children)):
+            if not _windows(clause):
                 raise SedContractError(f"clause {name!r} has no N/F/P window in its "
                                        f"requirement for the witness relaxation {witness!r}")
+            if witness == "rise" and not _boundary_windows(clause):
+                raise SedContractError(f"clause {name!r}: the rise witness relaxes N/F/P "
+                                       "windows over pred.onset or pred.offset; its "
+                                       "requirement has none")
             if self.semantics != "product":
                 raise SedContractError(f"the witness relaxation {witness!r} of clause "
                                        f"{name!r} is one of product logic; the "
@@ -155,9 +194,9 @@ class ContractLoss:
                                "other clauses") from None
 
     def rows(self, logits: Tensor, reference: Tensor, lengths: Tensor, mode: str
-             ) -> tuple[dict[str, Signal], Tensor, Tensor, LogPair, Tensor]:
-        """Signals, reference rows, row lengths, the soft ``pred.active`` rows and the class of
-        each row for one mode."""
+             ) -> tuple[dict[str, Signal], Tensor, Tensor, LogPair, Tensor, Tensor]:
+        """Signals, reference rows, row lengths, the soft ``pred.active`` rows, the class of
+        each row and the rows' recentred logits (union: the max over classes) for one mode."""
         b, c, t = logits.shape
         z = logits - self.offset
         named: dict[str, Signal] = {}
@@ -195,7 +234,7 @@ class ContractLoss:
                 named[name] = Signal(robust, "robustness")
             else:
                 named[name] = Signal(torch.stack([soft.true, soft.false]), "log_pair")
-        return named, ref, row_lengths, pair, row_class
+        return named, ref, row_lengths, pair, row_class, z_rows
 
     def _class_index(self, cls: str) -> int:
         if cls not in self.classes:
@@ -215,15 +254,16 @@ class ContractLoss:
         lengths = lengths.to(logits.device).clamp(max=logits.shape[-1])
         out: dict[str, ClauseTerms] = {}
         for mode in self.modes:
-            named, ref, row_lengths, pair, row_class = self.rows(logits, reference, lengths,
-                                                                 mode)
+            named, ref, row_lengths, pair, row_class, z_rows = self.rows(
+                logits, reference, lengths, mode)
             events: SoftEvents | None = None
             shared: SoftTable | None = None  # product logic: atoms derived once per mode
             for clause in self.clauses:
                 if isinstance(clause, EventClause):
                     if events is None:
                         events = SoftEvents(ref, row_lengths, pair.true, pair.false,
-                                            row_class, self.classes, self.resolver)
+                                            row_class, self.classes, self.resolver,
+                                            relaxation=self.events, logits=z_rows)
                     term = events.clause(clause)
                 else:
                     table = shared or self._table(clause, named, ref.shape, row_lengths,
@@ -250,8 +290,8 @@ class ContractLoss:
     def _frame(self, clause: FrameClause, table: SoftTable) -> ClauseTerms:
         ops = table.ops
         obligation = evaluate_tree(clause.obligation, ops, table.lookup, self.resolver)
-        witness = self.witness.get(clause.name)
-        relaxed = ops if witness is None else ops.with_witness(witness)
+        witness = self.witness.get(clause.name, "noisy_or")
+        relaxed = ops if witness == "noisy_or" else ops.with_witness(witness)
         requirement = evaluate_tree(clause.requirement, relaxed, table.lookup, self.resolver)
         valid = ops.inside(0)
         if self.semantics == "product":
