@@ -106,10 +106,11 @@ def main() -> None:
                                        else [])
     policy = AuditPolicy()
     variants = {
-        "product, typed": ContractLoss(policy, CLASSES),  # the defaults: rise, decided
+        "product, typed": ContractLoss(policy, CLASSES),  # the defaults: rise, expected
         "product, typed, noisy_or + expected": ContractLoss(
             policy, CLASSES, relaxation={"onset": "noisy_or", "offset": "noisy_or"},
             events="expected"),  # the relaxation before issue 24
+        "product, typed, decided events": ContractLoss(policy, CLASSES, events="decided"),
         "product, typed + union": ContractLoss(policy, CLASSES, modes=("typed", "union")),
         "sound, typed": ContractLoss(policy, CLASSES, semantics="sound"),
     }

@@ -10,6 +10,8 @@ same BCE in every arm; the arms differ only in the contract loss:
   offset windows, events expected (each one change from ``noisy_or``);
 - ``decided``: decided events, noisy-or windows (one change from ``noisy_or``);
 - ``rise+decided``: both;
+- ``straight``, ``rise+straight``: the decided values with the expected relaxation's gradient
+  added to the repair gradient (one change from ``decided``, ``rise+decided``);
 - ``constrained``: ``rise+decided`` trained to per-clause targets (Lagrange multipliers);
 - ``speech_gate``: ``rise+decided`` with the targets of a speech gate's risk order (missed,
   false, onset: ``examples/speech_gate.yaml``), against ``rise+decided`` as its control;
@@ -25,7 +27,7 @@ obligations is its F1), the paired bootstrap intervals over test clips (seeds po
 clip, :func:`sedcontract.audit.paired_bootstrap`) against each arm's control as
 ``contract_losses_intervals.csv``, and the Markdown regenerated from the two::
 
-    python scripts/contract_losses.py --jobs 2      # about 40 minutes on 2 CPU cores
+    python scripts/contract_losses.py --jobs 2      # about 50 minutes on 2 CPU cores
     python scripts/contract_losses.py --from-csv    # the Markdown again, from the CSVs
 """
 
@@ -59,6 +61,7 @@ def _witness(name: str) -> list[str]:
 
 
 EXPECTED, DECIDED = ["loss.contract.events=expected"], ["loss.contract.events=decided"]
+STRAIGHT = ["loss.contract.events=straight"]
 NOISY_OR = _witness("noisy_or")
 # by path: a Hydra dict literal reads a bare false as a Boolean and has no quoted keys
 TARGETS = [f"+loss.contract.targets.{name}={target}" for name, target in (
@@ -74,6 +77,8 @@ ARMS: dict[str, list[str]] = {  # name → overrides on experiment=contract_vs_b
     "rise": EXPECTED + _witness("rise"),
     "decided": DECIDED + NOISY_OR,
     "rise+decided": DECIDED + _witness("rise"),
+    "straight": STRAIGHT + NOISY_OR,
+    "rise+straight": STRAIGHT + _witness("rise"),
     "constrained": DECIDED + _witness("rise") + TARGETS,
     "speech_gate": DECIDED + _witness("rise") + [GATE],
 }
@@ -81,6 +86,9 @@ POST = "bce_only+post"
 SYSTEMS = (*ARMS, POST)
 CONTROL = {name: "bce_only" for name in SYSTEMS if name != "bce_only"}
 CONTROL["speech_gate+vs_rise+decided"] = "rise+decided"  # the speech gate's own control
+# one change at a time from the relaxation before (noisy_or), and against post-processing
+CONTROL |= {"rise+vs_noisy_or": "noisy_or", "rise+straight+vs_rise": "rise",
+            "rise+vs_bce_only+post": POST, "rise+straight+vs_bce_only+post": POST}
 # the post-processing grid, chosen on validation: median filter (s) × threshold × low
 MEDIAN = (0.0, 0.06, 0.1, 0.16, 0.24)
 THRESHOLD = (0.3, 0.4, 0.5, 0.6, 0.7)
@@ -110,7 +118,7 @@ def train_and_evaluate(args: argparse.Namespace, name: str, seed: int, threads: 
 
 
 def train_all(args: argparse.Namespace) -> None:
-    jobs = [(name, seed) for seed in args.seeds for name in ARMS]
+    jobs = [(name, seed) for seed in args.seeds for name in args.arms]
     threads = max(1, (os.cpu_count() or 1) // args.jobs)
     start = time.time()
     with ThreadPoolExecutor(args.jobs) as pool:
@@ -304,7 +312,29 @@ def render(rows: list[dict], intervals: list[dict], choices: list[dict], seeds: 
                       f"{float(c['threshold']):g} | {low} | "
                       f"{float(c['validation_logic']):.3f} |\n")
     out.write("\n" + verdict(intervals) + "\n")
+    out.write("\n" + seed_intervals(rows) + "\n")
     return out.getvalue()
+
+
+def seed_intervals(rows: list[dict]) -> str:
+    """Typed logic minus ``bce_only``'s, paired by seed, with a t interval over the seeds:
+    what a new seed (a new training run) would give, beside the clip bootstrap above."""
+    from scipy import stats
+
+    base = values(rows, "bce_only", "typed", "logic")
+    out = ["## Typed logic − bce_only, paired by seed (t interval over seeds)", "",
+           "| system | per seed | mean [95 % interval] |", "|---|---|---|"]
+    for name in dict.fromkeys(r["system"] for r in rows):
+        if name == "bce_only":
+            continue
+        diff = [a - b for a, b in zip(values(rows, name, "typed", "logic"), base, strict=True)]
+        if len(diff) < 2:
+            continue
+        mean, sd = statistics.mean(diff), statistics.stdev(diff)
+        half = stats.t.ppf(0.975, len(diff) - 1) * sd / math.sqrt(len(diff))
+        out.append(f"| {name} | {', '.join(f'{d:+.3f}' for d in diff)} | {mean:+.3f} "
+                   f"[{mean - half:+.3f}, {mean + half:+.3f}] |")
+    return "\n".join(out)
 
 
 def verdict(intervals: list[dict]) -> str:
@@ -348,6 +378,10 @@ def main() -> None:
                         default=Path(os.environ.get("SEDCONTRACT_DATA", ROOT / "data")))
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "results")
     parser.add_argument("--jobs", type=int, default=1, help="runs trained at once")
+    parser.add_argument("--arms", nargs="+", default=list(ARMS), choices=list(ARMS),
+                        help="train only these arms (the tables need them all)")
+    parser.add_argument("--train-only", action="store_true",
+                        help="train and evaluate, write no tables")
     parser.add_argument("--resamples", type=int, default=2000)
     parser.add_argument("--fresh", action="store_true", help="retrain runs that exist")
     parser.add_argument("--from-csv", action="store_true",
@@ -366,6 +400,8 @@ def main() -> None:
         seeds = sorted({int(r["seed"]) for r in rows})
     else:
         train_all(args)
+        if args.train_only:
+            return
         rows, intervals, choices = collect(args)
         args.out.mkdir(parents=True, exist_ok=True)
         write_csv(stem.with_suffix(".csv"), rows)

@@ -875,3 +875,28 @@ def test_the_witness_relaxation_is_a_config_option(override):
     with pytest.raises(Exception, match="exactly_on"):
         build(compose_config("train", ["loss=contract",
                                        "+loss.contract.relaxation.onset=exactly_on"]))
+
+
+def test_straight_events_have_the_decided_values_and_both_gradients():
+    """``straight``: the numbers of ``decided``; the gradient that of ``decided`` plus that of
+    ``expected`` for the clauses read directly (missed through the coverage, false)."""
+    ref, lengths = reference_batch()
+    torch.manual_seed(3)
+    z = (torch.randn(ref.shape, dtype=torch.float64) * 3).requires_grad_()
+
+    def run(events, name):
+        loss = ContractLoss(AuditPolicy(), CLASSES, {name: 1.0}, events=events)
+        value = loss(z, ref, lengths)[name]
+        (grad,) = torch.autograd.grad(value, z)
+        terms = loss.terms(z, ref, lengths)[name]
+        return value.item(), grad, terms
+    for name in ("missed", "false"):
+        v_s, g_s, t_s = run("straight", name)
+        v_d, g_d, t_d = run("decided", name)
+        _, g_e, _ = run("expected", name)
+        assert v_s == v_d and t_s.obligations.item() == t_d.obligations.item(), name
+        if name == "missed":
+            torch.testing.assert_close(g_s, g_d + g_e)
+        else:  # the expected ratio, scaled by the decided obligations over the batch
+            assert g_s.abs().sum() > g_d.abs().sum()
+            torch.testing.assert_close(g_s - g_d, g_e, rtol=1e-6, atol=1e-12)

@@ -110,7 +110,7 @@ class ContractObjective(nn.Module):
                  weight: float = 1.0, balance: bool = False,
                  weights: Mapping[str, float] | None = None, semantics: str = "product",
                  epsilon: float = 0.1, modes: Sequence[str] = ("typed",),
-                 relaxation: Mapping[str, str] | None = None, events: str = "decided",
+                 relaxation: Mapping[str, str] | None = None, events: str = "expected",
                  targets: Mapping[str, float] | None = None, dual_lr: float = 0.05,
                  risk_order: str | None = None, risk_target: float = 0.95) -> None:
         super().__init__()

@@ -1,5 +1,5 @@
 """Event-sort clauses relaxed over soft predictions. Reference intervals are crisp (maximal
-runs of the reference); predicted intervals do not exist as objects. Two relaxations
+runs of the reference); predicted intervals do not exist as objects. Three relaxations
 (``EVENT_RELAXATIONS``), chosen per loss:
 
 ``expected`` — each predicate over predicted intervals is replaced by its expectation under
@@ -32,6 +32,11 @@ frames (sum: a frame is a frame of duration). Comparisons: the exact truth value
 gradient of the linear slack ``(bound − value) / max(|bound|, 1)`` where broken. Pairs are the
 reference intervals a predicted run overlaps, which is the monitor's matching wherever each
 reference interval overlaps at most one prediction and vice versa.
+
+``straight`` — the decided values, with the gradient of the expected relaxation added to the
+repair gradient (a straight-through estimator of the expectation): the same numbers as
+``decided``, plus the expectation's dense push on every frame (the spurious-run expectation
+lowers sub-threshold activity in the gaps before it becomes a run).
 
 Everything, the reference's runs included, is computed with torch ops on the predictions' own
 device: nothing is copied to the host during a training step.
@@ -68,7 +73,7 @@ from sedcontract.contracts.syntax import (
 from sedcontract.errors import ContractCheckError
 
 Tensor = torch.Tensor
-EVENT_RELAXATIONS = ("expected", "decided")
+EVENT_RELAXATIONS = ("expected", "decided", "straight")
 
 
 class NoRelaxation(ContractCheckError):
@@ -190,7 +195,8 @@ class SoftEvents:
         # a predicted run starts at t: active at t, inactive at t−1 (frame 0 starts any run)
         self.starts = torch.exp(log_p + shift(log_q, -1, 0.0))
         self.device = device
-        self.decided = relaxation == "decided"
+        self.decided = relaxation in ("decided", "straight")
+        self.dense = relaxation == "straight"  # the expectation's gradient added
         if self.decided:
             assert logits is not None
             self.active = (logits > 0) & self.inside  # the monitor's decision
@@ -291,19 +297,27 @@ class SoftEvents:
 
     # -- per reference interval ------------------------------------------------------------
     def coverage(self) -> Tensor:
-        """``1 − ∏(1 − p)`` over each reference interval."""
+        """``1 − ∏(1 − p)`` over each reference interval (decided: whether a run covers it)."""
+        expected = -torch.expm1(interval_sums(self.log_q, self.row, self.start, self.end))
         if self.decided:
-            return self._decided_coverage()
-        return -torch.expm1(interval_sums(self.log_q, self.row, self.start, self.end))
+            return self._dense(self._decided_coverage(), expected)
+        return expected
 
     def count(self) -> Tensor:
-        """Expected number of predicted runs sharing a frame with each reference interval."""
+        """Expected number of predicted runs sharing a frame with each reference interval
+        (decided: the number)."""
         if self.row.numel() == 0:
             return torch.zeros(0, dtype=self.p.dtype, device=self.device)
-        if self.decided:
-            return self._decided_count()
         first = self.p[self.row, self.start]
-        return first + interval_sums(self.starts, self.row, self.start + 1, self.end)
+        expected = first + interval_sums(self.starts, self.row, self.start + 1, self.end)
+        if self.decided:
+            return self._dense(self._decided_count(), expected)
+        return expected
+
+    def _dense(self, decided: Tensor, expected: Tensor) -> Tensor:
+        """``straight``: the decided value with the expectation's gradient added to the
+        repair's; ``decided``: the decided value as it is."""
+        return straight(decided, expected) if self.dense else decided
 
     def mass(self, dilation: Tensor) -> Tensor:
         """Soft activity in each reference interval dilated by ``dilation`` frames on both
@@ -324,7 +338,16 @@ class SoftEvents:
         """Expected predicted runs that share no frame with a reference interval, over the
         expected number of predicted runs."""
         if self.decided:
-            return self._decided_false_runs()
+            decided = self._decided_false_runs()
+            if not self.dense:
+                return decided
+            expected = self._expected_false_runs()
+            ratio = expected.violations / expected.obligations.clamp(min=1e-12)
+            return ClauseTerms(straight(decided.violations, decided.obligations * ratio),
+                               decided.obligations)
+        return self._expected_false_runs()
+
+    def _expected_false_runs(self) -> ClauseTerms:
         rows, n = self.reference.shape
         # the first reference frame at or after each frame (n where none): a run starting in
         # a gap overlaps a reference iff it stays active up to and including that frame
@@ -428,7 +451,8 @@ class SoftEvents:
             if var.name == "pred":
                 if node.fn == "dur" and dilation is not None:
                     if self.decided:
-                        return Soft(self._decided_duration(), False, decided=True)
+                        return Soft(self._dense(self._decided_duration(),
+                                                self.mass(dilation)), False, decided=True)
                     return Soft(self.mass(dilation), False)
                 raise NoRelaxation(f"clause {clause.name!r}: {node.fn}(pred) has no relaxation "
                                    "(dur(pred) has one in pair clauses)")

@@ -86,17 +86,19 @@ class ContractLoss:
     their requirement (product semantics; one of ``WITNESSES``; default ``rise`` for a clause
     with a window over ``pred.onset``/``pred.offset``, ``noisy_or`` for any other).
     ``events``: the relaxation of the event clauses (``EVENT_RELAXATIONS``, see
-    :mod:`~sedcontract.contracts.soft.events`): ``decided`` (default) the exact values of the
-    thresholded prediction with repair gradients, ``expected`` counts under independent
-    frames. Both defaults were chosen by the measured properties in
-    ``scripts/relaxation_properties.py`` (docs/training.md).
+    :mod:`~sedcontract.contracts.soft.events`): ``expected`` (default) counts under
+    independent frames, ``decided`` the exact values of the thresholded prediction with repair
+    gradients, ``straight`` the decided values with both gradients. The defaults are what
+    trained best (``scripts/contract_losses.py``); ``decided`` has the better properties
+    (``scripts/relaxation_properties.py``) and moved the balance toward activity in training
+    (docs/training.md).
     """
 
     def __init__(self, policy: AuditPolicy, classes: Sequence[str],
                  weights: Mapping[str, float] | None = None, *, semantics: str = "product",
                  epsilon: float = 0.1, modes: Sequence[str] = ("typed",),
                  relaxation: Mapping[str, str] | None = None,
-                 events: str = "decided") -> None:
+                 events: str = "expected") -> None:
         if events not in EVENT_RELAXATIONS:
             raise SedContractError(f"unknown event relaxation {events!r}; choose one of "
                                    f"{', '.join(EVENT_RELAXATIONS)}")
