@@ -1,8 +1,9 @@
 """The measured properties of every relaxation of each guard clause: what a perfect prediction
 costs at logits ±2, ±4 and ±8; how often a one-frame move of a predicted boundary toward the
 reference raises the clause's loss; how often a broken clause has no gradient (|∇| < 1e-6) and
-how large it is; whether the loss equals the exact monitor on crisp inputs. The defaults of the
-contract loss (``rise`` windows, ``decided`` events) were chosen from this table::
+how large it is; whether the loss equals the exact monitor on crisp inputs. The default witness
+(``rise``) was chosen from this table and from training (``scripts/contract_losses.py``), the
+default event relaxation (``expected``) from training against it::
 
     python scripts/relaxation_properties.py            # a minute on a CPU core
     python scripts/relaxation_properties.py --cases 40
