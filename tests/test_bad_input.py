@@ -111,9 +111,15 @@ def test_score_files_skip_blank_lines_and_errors_name_the_score_file(tmp_path, c
     durations = write(tmp_path, "d.tsv", "filename\tduration\na.wav\t0.05\n")
     longer = score_dir(tmp_path, "s3", "onset\toffset\tspeech\n0\t0.02\t0.9\n0.02\t0.04\t0.8\n"
                                        "0.04\t0.06\t0.8\n")
+    # a detection past the clip's end is cut there, counted and named; --strict-durations
+    # refuses it, naming the score file's row
     assert main(["audit", f"--ref={ref}", f"--pred-scores={longer}",
-                 f"--durations={durations}"]) == 2
-    assert "past the clip duration" in (err := capsys.readouterr().err)
+                 f"--durations={durations}"]) == 0
+    assert f"1 predicted event(s) ended past their clip's duration and were cut at it (the " \
+           f"first: {longer / 'a.tsv'}, row 2)" in capsys.readouterr().err
+    assert main(["audit", f"--ref={ref}", f"--pred-scores={longer}",
+                 f"--durations={durations}", "--strict-durations"]) == 2
+    assert "--strict-durations" in (err := capsys.readouterr().err)
     assert f"{longer / 'a.tsv'}, row 2, column 'offset'" in err
     assert main(["audit", f"--ref={ref}", f"--pred-scores={scores}", "--threshold", "nan"]) == 2
     assert "finite" in capsys.readouterr().err

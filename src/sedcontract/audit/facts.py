@@ -32,9 +32,12 @@ class TraceFacts:
     frames: np.ndarray | None = None   # [clips] frames of each clip on the grid
     active: np.ndarray | None = None   # [clips, classes + 1] active reference frames per
                                        # class, then of any class (the union trace)
+    cut: dict[str, np.ndarray] | None = None  # side → [clips] events cut at the clip's end
+    cut_first: dict[str, str] | None = None   # side → file and row of the first cut event
 
     @classmethod
-    def of(cls, traces: TraceSet, durations_given: bool) -> TraceFacts:
+    def of(cls, traces: TraceSet, durations_given: bool,
+           cut: tuple[dict[str, np.ndarray], dict[str, str]] | None = None) -> TraceFacts:
         n, per = len(traces.clips), len(traces.classes)
         active = np.zeros((n, per + 1), dtype=np.int64)
         for column, runs, width in ((slice(0, per), traces.runs["ref"], per),
@@ -44,7 +47,8 @@ class TraceFacts:
         return cls(traces.clips, traces.classes, traces.hop, traces.projection, durations_given,
                    {s: traces.events[s].reshape((n, per)) for s in SIDES},
                    dict(traces.vanished), dict(traces.merged),
-                   np.asarray(traces.lengths, dtype=np.int64), active)
+                   np.asarray(traces.lengths, dtype=np.int64), active,
+                   None if cut is None else cut[0], None if cut is None else cut[1])
 
     def warnings(self) -> list[str]:
         """Events the grid cannot see, then class sets that cannot be meant."""
@@ -55,6 +59,11 @@ class TraceFacts:
                 notes.append(f"{lost} of {int(self.events[side].sum())} {name} events cover no "
                              f"frame at hop {self.hop:g} s (projection {self.projection}); the "
                              "vector does not see them")
+            cut = int(self.cut[side].sum()) if self.cut is not None else 0
+            if cut:
+                first = (self.cut_first or {}).get(side)
+                notes.append(f"{cut} {name} event(s) ended past their clip's duration and were "
+                             f"cut at it{f' (the first: {first})' if first else ''}")
         present = [{c for c, n in zip(self.classes, self.events[s].sum(axis=0), strict=True)
                     if n} for s in SIDES]
         return notes + class_warnings(*present)
@@ -65,6 +74,8 @@ class TraceFacts:
                 "vanished": {s: int(self.vanished[s].sum()) for s in SIDES},
                 "merged": {s: int(self.merged[s].sum()) for s in SIDES},
                 "durations": "given" if self.durations_given else "latest offset per clip",
+                **({"cut": {s: int(self.cut[s].sum()) for s in SIDES}}
+                   if self.cut is not None else {}),
                 "warnings": self.warnings()}
 
     def arrays(self) -> dict[str, np.ndarray]:
@@ -78,6 +89,8 @@ class TraceFacts:
         if self.frames is not None and self.active is not None:
             out["frames"] = self.frames.reshape(n, 1)
             out["active/ref"] = self.active.reshape(n, len(self.classes) + 1)
+        if self.cut is not None:
+            out |= {f"cut/{s}": self.cut[s].reshape(n, 1) for s in SIDES}
         return out
 
     def rebuild(self, clips: Sequence[str], arrays: dict[str, np.ndarray]) -> TraceFacts:
@@ -90,7 +103,9 @@ class TraceFacts:
                           {s: arrays[f"merged/{s}"].reshape(n) for s in SIDES},
                           arrays["frames"].reshape(n) if "frames" in arrays else None,
                           arrays["active/ref"].reshape(n, len(self.classes) + 1)
-                          if "active/ref" in arrays else None)
+                          if "active/ref" in arrays else None,
+                          {s: arrays[f"cut/{s}"].reshape(n) for s in SIDES}
+                          if "cut/ref" in arrays else None, self.cut_first)
 
 
 def check_visible(traces: TraceSet, ref: EventList) -> None:

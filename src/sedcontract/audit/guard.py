@@ -30,8 +30,10 @@ from sedcontract.contracts.runs import BACKENDS, RunTable
 from sedcontract.contracts.syntax import Contract, EventClause
 from sedcontract.errors import ContractCheckError, SedContractError
 from sedcontract.traces import MODES, EventList, TraceSet, read_durations, read_events
+from sedcontract.traces.events import index_of
 from sedcontract.traces.intervals import Intervals
 from sedcontract.traces.names import SIDES
+from sedcontract.traces.overrun import Cut, fit_to_durations
 from sedcontract.traces.traceset import row_labels
 
 __all__ = ["AGGREGATIONS", "Cell", "GuardReport", "MatchingCounts", "ModeReport",
@@ -284,18 +286,37 @@ class Prepared:
     pred: EventList
     durations: Mapping[str, float] | None
     traces: TraceSet
+    cut: Mapping[str, Cut] | None = None  # side → events cut at their clip's end
 
     def facts(self) -> TraceFacts:
         """The counts behind the ``traces`` section of a report."""
-        return TraceFacts.of(self.traces, self.durations is not None)
+        return TraceFacts.of(self.traces, self.durations is not None, self.cut_per_clip())
+
+    def cut_per_clip(self) -> tuple[dict[str, np.ndarray], dict[str, str]] | None:
+        """Per side the events cut at their clip's end, per clip of the traces, and where the
+        first one is."""
+        if not self.cut:
+            return None
+        index = {c: i for i, c in enumerate(self.traces.clips)}
+        counts, first = {}, {}
+        for side, events in (("ref", self.ref), ("pred", self.pred)):
+            cut = self.cut[side]
+            counts[side] = np.bincount(index_of(events.clip[cut.cut], index),
+                                       minlength=len(index)).astype(np.int64)
+            if cut.first is not None:
+                first[side] = cut.first
+        return counts, first
 
     def clips_between(self, first: int, stop: int) -> Prepared:
         """The clips ``[first, stop)`` of the corpus, events and traces."""
         clips = self.traces.clips[first:stop]
         if (first, stop) == (0, len(self.traces.clips)):
             return self
+        cut = None if self.cut is None else {
+            side: Cut(self.cut[side].cut[np.isin(events.clip, clips)], self.cut[side].first)
+            for side, events in (("ref", self.ref), ("pred", self.pred))}
         return Prepared(self.ref.select(clips=clips), self.pred.select(clips=clips),
-                        self.durations, self.traces.clips_between(first, stop))
+                        self.durations, self.traces.clips_between(first, stop), cut)
 
 
 def prepare_traces(ref: EventList | str | Path, pred: EventList | str | Path,
@@ -310,11 +331,20 @@ def prepare_traces(ref: EventList | str | Path, pred: EventList | str | Path,
             raise SedContractError(f"durations must map clips to seconds or be the path of a "
                                    f"durations tsv, got {type(durations).__name__}")
         durations = read_durations(durations)
+    cut = None
+    if durations is not None:  # events past their clip's end: cut, counted, or refused
+        ref_events, ref_cut = fit_to_durations(ref_events, durations, "ref",
+                                               tolerance=policy.duration_tolerance,
+                                               strict=policy.strict_durations)
+        pred_events, pred_cut = fit_to_durations(pred_events, durations, "pred",
+                                                 tolerance=policy.duration_tolerance,
+                                                 strict=policy.strict_durations)
+        cut = {"ref": ref_cut, "pred": pred_cut}
     traces = TraceSet.from_events(ref_events, pred_events, hop=policy.hop, durations=durations,
                                   classes=classes, projection=policy.projection,
                                   max_frames=policy.max_frames)
     check_visible(traces, ref_events)
-    return Prepared(ref_events, pred_events, durations, traces)
+    return Prepared(ref_events, pred_events, durations, traces, cut)
 
 
 def standard_and_psds(prepared: Prepared, policy: AuditPolicy,
@@ -472,7 +502,8 @@ def empty_report(policy: AuditPolicy, classes: Sequence[str], modes: Sequence[st
     none, table = np.zeros(0, dtype=np.int64), np.zeros((0, n), dtype=np.int64)
     facts = TraceFacts((), classes, policy.hop, policy.projection, durations_given,
                        dict.fromkeys(SIDES, table), dict.fromkeys(SIDES, none),
-                       dict.fromkeys(SIDES, none), none, np.zeros((0, n + 1), dtype=np.int64))
+                       dict.fromkeys(SIDES, none), none, np.zeros((0, n + 1), dtype=np.int64),
+                       dict.fromkeys(SIDES, none) if durations_given else None)
     paired = dict.fromkeys(c.match for c in contract.clauses
                            if isinstance(c, EventClause) and c.each == "pair")
     matchings = {m: MatchingCounts(m, policy.matching or contract.matches[m].method, none, none)

@@ -27,6 +27,10 @@ POLICY = {
                  "contract"),
     "aggregation": ("--aggregation", AGGREGATIONS, "pool counts (micro) or average classes"),
     "max_frames": ("--max-frames", None, "refuse a clip of more frames than this"),
+    "duration_tolerance": ("--duration-tolerance", None, "seconds a reference event may end "
+                           "past its clip's duration (--durations) and be cut there"),
+    "strict_durations": ("--strict-durations", None, "refuse any event that ends past its "
+                         "clip's duration instead of cutting it"),
 }
 SCORES = {
     "t_collar": ("--t-collar", None, "collar in seconds for event and boundary scores"),

@@ -20,6 +20,7 @@ from sedcontract.contracts.syntax import Bound, Contract
 from sedcontract.errors import SedContractError
 from sedcontract.traces.activity import EDGES
 from sedcontract.traces.grid import PROJECTIONS, Grid, to_us
+from sedcontract.traces.overrun import DURATION_TOLERANCE
 from sedcontract.traces.scores import DecisionPolicy
 from sedcontract.traces.traceset import MAX_CLIP_FRAMES
 
@@ -93,6 +94,8 @@ class AuditPolicy:
     decision: DecisionPolicy | None = None
     scores: ScoreSettings | None = None
     max_frames: int = MAX_CLIP_FRAMES
+    duration_tolerance: float = DURATION_TOLERANCE  # s a reference may end past its clip
+    strict_durations: bool = False  # any event past its clip's duration is an error
 
     def __post_init__(self) -> None:
         if not isinstance(self.contract, str | os.PathLike | Contract) or self.contract == "":
@@ -112,6 +115,14 @@ class AuditPolicy:
             if value is not None and not isinstance(value, kind):
                 raise SedContractError(f"{name} must be a {kind.__name__} or None, got "
                                        f"{type(value).__name__}")
+        if isinstance(self.duration_tolerance, bool) \
+                or not isinstance(self.duration_tolerance, int | float) \
+                or not math.isfinite(self.duration_tolerance) or self.duration_tolerance < 0:
+            raise SedContractError(f"duration_tolerance must be a number of seconds >= 0, got "
+                                   f"{self.duration_tolerance!r}")
+        if not isinstance(self.strict_durations, bool):
+            raise SedContractError(f"strict_durations must be true or false, got "
+                                   f"{self.strict_durations!r}")
         if isinstance(self.max_frames, bool) or not isinstance(self.max_frames, int) \
                 or self.max_frames < 1:
             raise SedContractError(f"max_frames must be a positive integer, got "

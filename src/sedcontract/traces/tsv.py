@@ -103,12 +103,45 @@ def _quote(field: str) -> str:
     return field
 
 
+def _split_commas(line: str, path: Path, row: int) -> list[str]:
+    """One CSV line's fields: commas outside double quotes separate, each field unquoted as
+    in a tsv (``""`` inside a quoted field is one quote)."""
+    fields, start, quoted = [], 0, False
+    for i, char in enumerate(line):
+        if char == '"':
+            quoted = not quoted
+        elif char == "," and not quoted:
+            fields.append(line[start:i])
+            start = i + 1
+    fields.append(line[start:])
+    return [_unquote(f, path, row) for f in fields]
+
+
+def _comma_header(rows: list[tuple[int, list[str]]]) -> list[str] | None:
+    """The header of a comma-separated file (one tab-less field with commas), else None."""
+    if not rows or len(rows[0][1]) != 1 or "," not in rows[0][1][0]:
+        return None
+    return [f.strip().strip('"').lower() for f in rows[0][1][0].split(",")]
+
+
 def _read_table(path: Path, columns: tuple[str, ...]) -> list[tuple[int, dict[str, str]]]:
     """Rows as ``(line number, {column: text})``; a header row (the first non-blank line, if
     its first field is ``columns[0]`` or it names every column) is optional and may order the
     columns and add others (the DCASE 2024 baseline writes ``event_label onset offset
-    filename``)."""
+    filename``). A comma-separated file whose header names every column is read as CSV (pandas
+    writes ``,event_label,onset,offset,filename``: the unnamed index column is ignored); one
+    without that header is refused, saying what it looks like."""
     rows = read_fields(path)
+    comma = _comma_header(rows)
+    if comma is not None:
+        if not set(columns) <= set(comma):
+            raise TraceFormatError(
+                f"this looks comma-separated (a CSV: {shorten(rows[0][1][0])!r}) without a "
+                f"header naming {', '.join(columns)}; give the CSV that header (any order; "
+                "other columns, such as pandas' unnamed index, are ignored) or write the file "
+                "tab-separated", path=str(path), row=rows[0][0])
+        rows = [(line, _split_commas(fields[0], path, line) if len(fields) == 1 else fields)
+                for line, fields in rows]
     names, header_row = list(columns), None
     if rows and (rows[0][1][0].lower() == columns[0]
                  or set(columns) <= {f.lower() for f in rows[0][1]}):
@@ -128,6 +161,12 @@ def _read_table(path: Path, columns: tuple[str, ...]) -> list[tuple[int, dict[st
         if len(fields) == 1 and len(fields[0].split()) > 1:
             raise TraceFormatError(f"one column {shorten(fields[0])!r}: fields must be "
                                    "separated by tabs, not spaces", path=str(path), row=line)
+        if len(fields) == 1 and comma is None and len(names) > 1 \
+                and len(fields[0].split(",")) >= len(columns):
+            raise TraceFormatError(f"one column {shorten(fields[0])!r}: this looks "
+                                   "comma-separated (a CSV) without a header; give it the "
+                                   f"header {','.join(columns)} or write it tab-separated",
+                                   path=str(path), row=line)
         if len(fields) > len(names) and any(fields[len(names):]):
             source = "the header names" if header_row else "expected"
             raise TraceFormatError(f"{len(fields)} columns; {source} {len(names)}: "
