@@ -202,6 +202,39 @@ def test_declared_difference_collar_ties_count_as_hits():
         event_label_list=["tone"], t_collar=0.2, percentage_of_length=0.2,
         empty_system_output_handling="zero_score"), ref, pred, {"a": 2.0}, segment=False)
     assert theirs["overall"]["f_measure"]["f_measure"] == 0.0
+    assert event_metrics(ref, pred, classes=["tone"], time_comparison="sed_eval").overall.tp == 0
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("matching", ["optimal", "greedy"])
+def test_the_sed_eval_rule_equals_sed_eval_on_exact_ties(seed, matching):
+    """Times on a 64 ms grid against references in ms, shifted to lie exactly one collar (or
+    exactly 20 % of the length) away: under time_comparison="sed_eval" the scores are
+    sed_eval's to 1e-9, and the default rule counts more of these ties as hits."""
+    rng = np.random.default_rng(seed)
+    ref_rows, pred_rows, durations = [], [], {}
+    for c in range(8):
+        clip = f"c{c}"
+        durations[clip] = 10.0
+        for k in range(6):
+            on = round(float(rng.integers(0, 140)) * 0.064, 3)
+            length = round(float(rng.integers(5, 40)) * 0.064, 3)
+            label = CLASSES[k % len(CLASSES)]
+            ref_rows.append((clip, on, round(on + length, 3), label))
+            shift = rng.choice([0.2, -0.2, 0.2 * length])
+            p_on = max(0.0, on + 0.2 * rng.choice([1, -1]))
+            p_off = max(p_on + 0.064, round(on + length, 3) + float(shift))
+            pred_rows.append((clip, p_on, p_off, label))
+    ref, pred = EventList.from_rows(ref_rows), EventList.from_rows(pred_rows)
+    ours = event_metrics(ref, pred, classes=CLASSES, matching=matching,
+                         time_comparison="sed_eval")
+    theirs = reference_results(sed_eval.sound_event.EventBasedMetrics(
+        event_label_list=CLASSES, t_collar=0.2, percentage_of_length=0.2,
+        event_matching_type=matching, empty_system_output_handling="zero_score"),
+        ref, pred, durations, segment=False)
+    assert_same_scores(ours, theirs)
+    default = event_metrics(ref, pred, classes=CLASSES, matching=matching)
+    assert default.overall.tp > ours.overall.tp  # the ties the two rules decide apart
 
 
 def test_a_class_with_references_but_no_output_scores_zero_in_the_macro_mean():

@@ -6,6 +6,7 @@ computed twice, by the run-length and the dense monitor backends."""
 
 from __future__ import annotations
 
+import json
 import tarfile
 from pathlib import Path
 
@@ -63,3 +64,67 @@ def test_strict_durations_refuse_the_rounded_file_by_count_and_first_row():
                        r"clip's duration, --strict-durations") as info:
         audit(REF, PRED, AuditPolicy(strict_durations=True), durations=DURATIONS)
     assert (info.value.path, info.value.row) == (str(REF), 26)
+
+
+def printed(path: Path) -> dict:
+    """sed_eval's printed report: overall (micro) and class-wise average F1, precision,
+    recall, error rate, and every class row (Nref, Nsys, F, Pre, Rec, ER), as printed."""
+    lines = path.read_text().splitlines()
+    blocks: list[dict[str, str]] = []
+    rows: dict[str, list[str]] = {}
+    for line in lines:
+        text = line.strip()
+        if text.startswith("F-measure (F1)"):
+            blocks.append({})
+        for key, name in (("F-measure (F1)", "f1"), ("Precision", "precision"),
+                          ("Recall", "recall"), ("Error rate (ER)", "error_rate")):
+            if text.startswith(key) and blocks and name not in blocks[-1]:
+                blocks[-1][name] = text.split(":")[1].replace("%", "").strip()
+        if "|" in text and not text.startswith(("Event label", "---")):
+            cells = [c.split() for c in text.split("|")]
+            rows[cells[0][0]] = [*cells[1], *cells[2][:3], cells[3][0]]
+    return {"micro": blocks[0], "macro": blocks[1], "classes": rows}
+
+
+@pytest.mark.parametrize(("score", "txt"), [("event", "event_f1.txt"),
+                                            ("segment", "segment_f1.txt")])
+def test_the_published_teacher_tables_are_reproduced_under_the_sed_eval_rule(
+        score, txt, capsys):
+    """``sedcontract scores --time-comparison sed_eval`` on the baseline's own detections with
+    DESED's durations prints what the DCASE notebook printed, to the printed digit: micro,
+    macro and every class row."""
+    from sedcontract.cli import main
+
+    assert main(["scores", "--ref", str(REF), "--pred", str(PRED), "--durations",
+                 str(DURATIONS), "--time-comparison", "sed_eval", "--format", "json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["policy"]["scores"]["time_comparison"] == "sed_eval"
+    ours = result["scores"][score]
+    table = printed(DATA / "teacher" / txt)
+    per_class = ours["per_class"]
+    macro = {k: sum(c[k] for c in per_class.values()) / len(per_class)
+             for k in ("f1", "precision", "recall", "error_rate")}
+    for block, values in (("micro", ours), ("macro", macro)):
+        for name, want in table[block].items():
+            got = values[name]
+            shown = f"{got:.2f}" if name == "error_rate" else f"{100 * got:.2f}"
+            assert shown == want, (block, name, got, want)
+    assert len(table["classes"]) == 10
+    for short, (nref, nsys, f, pre, rec, er) in table["classes"].items():
+        (name,) = [c for c in per_class if c == short or (short.endswith("..")
+                                                         and c.startswith(short[:-2]))]
+        c = per_class[name]
+        assert (str(c["ref"]), str(c["sys"])) == (nref, nsys), name
+        assert [f"{100 * c[k]:.1f}%" for k in ("f1", "precision", "recall")] == [f, pre, rec]
+        assert f"{c['error_rate']:.2f}" == er, name
+
+
+def test_the_default_rule_counts_the_collar_ties_as_hits(capsys):
+    """Under the default (sed_scores_eval's microseconds) one more pair of the real data is a
+    hit: the published 42.35 % becomes 42.38 %."""
+    from sedcontract.cli import main
+
+    assert main(["scores", "--ref", str(REF), "--pred", str(PRED), "--durations",
+                 str(DURATIONS), "--format", "json"]) == 0
+    ours = json.loads(capsys.readouterr().out)["scores"]["event"]
+    assert (ours["tp"], f"{100 * ours['f1']:.2f}") == (1605, "42.38")

@@ -199,6 +199,8 @@ class GuardReport:
             for part in ("tp", "ref", "sys"):
                 out[f"scores/{name}/{part}"] = getattr(result, part).reshape(n, per)
             out[f"scores/{name}/subs"] = result.subs.reshape(n, 1)
+            if result.ties is not None:
+                out[f"scores/{name}/ties"] = result.ties.reshape(n, 1)
         return out
 
     def rebuild(self, clips: Sequence[str], arrays: Mapping[str, np.ndarray]) -> GuardReport:
@@ -213,7 +215,9 @@ class GuardReport:
             name: MetricResult(tuple(clips), classes,
                                *(arrays[f"scores/{name}/{k}"].reshape(len(clips), len(classes))
                                  for k in ("tp", "ref", "sys")),
-                               arrays[f"scores/{name}/subs"].reshape(len(clips)))
+                               arrays[f"scores/{name}/subs"].reshape(len(clips)),
+                               arrays[f"scores/{name}/ties"].reshape(len(clips))
+                               if f"scores/{name}/ties" in arrays else None)
             for name in self.scores}
         return GuardReport(self.policy, self.facts.rebuild(clips, part("facts/")),
                            {m: r.rebuild(clips, classes, part(f"{m}/"))
@@ -287,6 +291,7 @@ class Prepared:
     durations: Mapping[str, float] | None
     traces: TraceSet
     cut: Mapping[str, Cut] | None = None  # side → events cut at their clip's end
+    given: tuple[EventList, EventList] | None = None  # the events before the cut
 
     def facts(self) -> TraceFacts:
         """The counts behind the ``traces`` section of a report."""
@@ -315,8 +320,10 @@ class Prepared:
         cut = None if self.cut is None else {
             side: Cut(self.cut[side].cut[np.isin(events.clip, clips)], self.cut[side].first)
             for side, events in (("ref", self.ref), ("pred", self.pred))}
+        given = None if self.given is None else tuple(e.select(clips=clips)
+                                                     for e in self.given)
         return Prepared(self.ref.select(clips=clips), self.pred.select(clips=clips),
-                        self.durations, self.traces.clips_between(first, stop), cut)
+                        self.durations, self.traces.clips_between(first, stop), cut, given)
 
 
 def prepare_traces(ref: EventList | str | Path, pred: EventList | str | Path,
@@ -331,7 +338,7 @@ def prepare_traces(ref: EventList | str | Path, pred: EventList | str | Path,
             raise SedContractError(f"durations must map clips to seconds or be the path of a "
                                    f"durations tsv, got {type(durations).__name__}")
         durations = read_durations(durations)
-    cut = None
+    cut, given = None, (ref_events, pred_events)
     if durations is not None:  # events past their clip's end: cut, counted, or refused
         ref_events, ref_cut = fit_to_durations(ref_events, durations, "ref",
                                                tolerance=policy.duration_tolerance,
@@ -344,7 +351,7 @@ def prepare_traces(ref: EventList | str | Path, pred: EventList | str | Path,
                                   classes=classes, projection=policy.projection,
                                   max_frames=policy.max_frames)
     check_visible(traces, ref_events)
-    return Prepared(ref_events, pred_events, durations, traces, cut)
+    return Prepared(ref_events, pred_events, durations, traces, cut, given)
 
 
 def standard_and_psds(prepared: Prepared, policy: AuditPolicy,
@@ -355,7 +362,7 @@ def standard_and_psds(prepared: Prepared, policy: AuditPolicy,
     settings = policy.score_settings()
     standard = None if settings is None else standard_scores(
         prepared.ref, prepared.pred, prepared.traces, settings, durations=prepared.durations,
-        edges=policy.edges)
+        edges=policy.edges, given=prepared.given)
     result = None
     if psds_scores is not None:
         try:
@@ -512,7 +519,8 @@ def empty_report(policy: AuditPolicy, classes: Sequence[str], modes: Sequence[st
     reports = {mode: ModeReport(mode, guard, diagnostics, sorts, [], counts, counts, matchings)
                for mode in modes}
     scores = None if policy.scores is None else {
-        name: MetricResult((), classes, table, table, table, none) for name in SCORE_NAMES}
+        name: MetricResult((), classes, table, table, table, none,
+                           none if name == "event" else None) for name in SCORE_NAMES}
     return GuardReport(policy.report(list(conversions)), facts, reports, policy.aggregation,
                        guard, scores)
 

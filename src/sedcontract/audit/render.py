@@ -188,6 +188,8 @@ def scores_dict(scores: dict[str, MetricResult]) -> dict[str, Any]:
                      "macro": {"f1": _number(f1), "error_rate": _number(er),
                                "classes": classes},
                      "per_class": {c: _counts(v) for c, v in result.per_class.items()}}
+        if result.ties is not None:  # collar pairs the two time comparisons decide apart
+            out[name]["time_comparison_ties"] = int(result.ties.sum())
     return out
 
 
@@ -211,6 +213,12 @@ def scores_markdown(scores: dict[str, MetricResult]) -> str:
         o = result.overall
         lines.append(f"| {name} | {show(o.f1)} | {show(f1)} ({classes} classes) | "
                      f"{show(result.error_rate)} | {o.tp} / {o.ref} / {o.sys} |")
+    ties = [(n, int(r.ties.sum())) for n, r in scores.items()
+            if r.ties is not None and r.ties.sum()]
+    for name, count in ties:
+        lines.append(f"\n{name}: {count} reference/prediction pair(s) lie exactly on a collar; "
+                     "sed_eval's float64 and sed_scores_eval's microsecond comparisons decide "
+                     "them differently (--time-comparison)")
     return "\n".join(lines) + "\n"
 
 

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from sedcontract.contracts.matching import exact, greedy, sweep
-from sedcontract.contracts.policy import EVENT_MATCHINGS, ScoreSettings
+from sedcontract.contracts.policy import EVENT_MATCHINGS, TIME_COMPARISONS, ScoreSettings
 from sedcontract.errors import SedContractError, TraceFormatError
 from sedcontract.traces import EventList, TraceSet
 from sedcontract.traces.events import index_of
@@ -84,6 +84,9 @@ class MetricResult:
     ref: np.ndarray   # [clips, classes]
     sys: np.ndarray   # [clips, classes]
     subs: np.ndarray  # [clips]: collar event S; segment S (so fn, fp are D, I)
+    # collar event scores, [clips]: the (ref, pred) pairs whose collar conditions the two
+    # time comparisons decide differently (None for the other scores)
+    ties: np.ndarray | None = field(default=None, compare=False)
 
     @classmethod
     def of_rows(cls, clips: Sequence[str], classes: Sequence[str], tp: np.ndarray,
@@ -127,9 +130,11 @@ class MetricResult:
         classes = parts[0].classes
         if any(p.classes != classes for p in parts):
             raise SedContractError("standard scores of different class lists cannot be joined")
+        ties = None if any(p.ties is None for p in parts) else \
+            np.concatenate([p.ties for p in parts])
         return MetricResult(tuple(c for p in parts for c in p.clips), classes,
                             *(np.concatenate([getattr(p, k) for p in parts])
-                              for k in ("tp", "ref", "sys", "subs")))
+                              for k in ("tp", "ref", "sys", "subs")), ties=ties)
 
 
 def _clip_extent_us(ref: EventList, pred: EventList, clips: Sequence[str],
@@ -238,10 +243,14 @@ def _greedy_in_rows(refs: np.ndarray, preds: np.ndarray, r_row: np.ndarray,
 
 def _collar_pairs(ref: EventList, pred: EventList, r_clip: np.ndarray, p_clip: np.ndarray, *,
                   t_collar: float, percentage_of_length: float, evaluate_onset: bool,
-                  evaluate_offset: bool) -> tuple[np.ndarray, np.ndarray]:
+                  evaluate_offset: bool, time_comparison: str = "sed_scores_eval"
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(ref, pred) index pairs in the same clip meeting the onset/offset conditions (labels
-    not compared), in integer µs, ordered by ref then pred; found for all clips at once by
-    sorted search in a window around each reference boundary, never over a cross product."""
+    not compared), ordered by ref then pred; found for all clips at once by sorted search in a
+    window around each reference boundary (1 µs wider than the collar), never over a cross
+    product. ``time_comparison``: ``sed_scores_eval`` compares whole microseconds (its times
+    rounded to 6 decimals), ``sed_eval`` subtracts float64 seconds as sed_eval does; the
+    third value counts, per clip, the candidate pairs the two rules decide differently."""
     collar = int(to_us(t_collar))
     r_off, p_off = to_us(ref.offset), to_us(pred.offset)
     tolerance = np.maximum(collar, to_us(percentage_of_length * (ref.offset - ref.onset)))
@@ -249,7 +258,7 @@ def _collar_pairs(ref: EventList, pred: EventList, r_clip: np.ndarray, p_clip: n
         key, centre, radius = to_us(pred.onset), to_us(ref.onset), collar
     else:  # only offsets are compared
         key, centre, radius = p_off, r_off, tolerance
-    low, high = centre - radius, centre + radius
+    low, high = centre - radius - 1, centre + radius + 1  # the float rule's ties are inside
     row_key = row_keys(np.concatenate([p_clip, r_clip]), key, low, high)
     by_clip = row_key(p_clip, key)
     order = np.argsort(by_clip, kind="stable")
@@ -264,17 +273,48 @@ def _collar_pairs(ref: EventList, pred: EventList, r_clip: np.ndarray, p_clip: n
                                "duplicated?)")
     refs, k = expand_ranges(lo, hi)
     preds = order[k]
-    if evaluate_offset:
-        ok = np.abs(r_off[refs] - p_off[preds]) <= tolerance[refs]
-        refs, preds = refs[ok], preds[ok]
+    decided = {rule: collar_conditions(ref, pred, refs, preds, t_collar=t_collar,
+                                       percentage_of_length=percentage_of_length,
+                                       evaluate_onset=evaluate_onset,
+                                       evaluate_offset=evaluate_offset, time_comparison=rule)
+               for rule in TIME_COMPARISONS}
+    ok = decided[time_comparison]
+    apart = decided["sed_eval"] != decided["sed_scores_eval"]
+    ties = np.bincount(r_clip[refs[apart]], minlength=int(max(r_clip.max(initial=-1),
+                                                              p_clip.max(initial=-1))) + 1)
+    refs, preds = refs[ok], preds[ok]
     by_pair = np.lexsort((preds, refs))
-    return refs[by_pair], preds[by_pair]
+    return refs[by_pair], preds[by_pair], ties
+
+
+def collar_conditions(ref: EventList, pred: EventList, refs: np.ndarray, preds: np.ndarray, *,
+                      t_collar: float, percentage_of_length: float, evaluate_onset: bool,
+                      evaluate_offset: bool, time_comparison: str) -> np.ndarray:
+    """Whether each (ref, pred) pair meets the onset and offset collars under the rule."""
+    ok = np.ones(len(refs), dtype=bool)
+    if time_comparison == "sed_eval":  # float64 seconds, as sed_eval's event-based metrics
+        if evaluate_onset:
+            ok &= np.abs(ref.onset[refs] - pred.onset[preds]) <= t_collar
+        if evaluate_offset:
+            length = ref.offset[refs] - ref.onset[refs]
+            ok &= np.abs(ref.offset[refs] - pred.offset[preds]) <= np.maximum(
+                t_collar, percentage_of_length * length)
+        return ok
+    collar = int(to_us(t_collar))
+    if evaluate_onset:
+        ok &= np.abs(to_us(ref.onset)[refs] - to_us(pred.onset)[preds]) <= collar
+    if evaluate_offset:
+        tolerance = np.maximum(collar, to_us(percentage_of_length
+                                             * (ref.offset[refs] - ref.onset[refs])))
+        ok &= np.abs(to_us(ref.offset)[refs] - to_us(pred.offset)[preds]) <= tolerance
+    return ok
 
 
 def event_metrics(ref: EventList, pred: EventList, *, classes: Sequence[str],
                   t_collar: float = 0.2, percentage_of_length: float = 0.2,
                   evaluate_onset: bool = True, evaluate_offset: bool = True,
-                  matching: str = "optimal") -> MetricResult:
+                  matching: str = "optimal", time_comparison: str = "sed_scores_eval"
+                  ) -> MetricResult:
     """Collar event-based F1 / error rate (label, onset and offset conditions), sed_eval's
     semantics: matched pairs are true positives; leftover references and predictions that meet
     the time conditions with another label are substitutions. Matching is the guard vector's
@@ -292,10 +332,11 @@ def event_metrics(ref: EventList, pred: EventList, *, classes: Sequence[str],
     r_row, p_row = _rows(ref, clips, classes), _rows(pred, clips, classes)
     r_clip, p_clip = r_row // max(per, 1), p_row // max(per, 1)
     if evaluate_onset or evaluate_offset:
-        refs, preds = _collar_pairs(ref, pred, r_clip, p_clip, t_collar=t_collar,
+        refs, preds, ties = _collar_pairs(ref, pred, r_clip, p_clip, t_collar=t_collar,
                                     percentage_of_length=percentage_of_length,
                                     evaluate_onset=evaluate_onset,
-                                    evaluate_offset=evaluate_offset)
+                                    evaluate_offset=evaluate_offset,
+                                    time_comparison=time_comparison)
         same = r_row[refs] == p_row[preds]
         if method == "greedy":
             hit_r, hit_p = _greedy_in_rows(refs[same], preds[same], r_row, p_row)
@@ -309,12 +350,16 @@ def event_metrics(ref: EventList, pred: EventList, *, classes: Sequence[str],
         sub_r, _ = _greedy_in_rows(refs[keep], preds[keep], r_clip, p_clip)
         tp, subs = _count(r_row[hit_r], None, n_rows), _count(r_clip[sub_r], None, len(clips))
     else:  # no time condition: every pair of a clip and class hits, so counts alone decide
+        ties = np.zeros(len(clips), dtype=np.int64)
         n_r, n_p = _count(r_row, None, n_rows), _count(p_row, None, n_rows)
         tp = np.minimum(n_r, n_p)
         subs = np.minimum((n_r - tp).reshape(len(clips), per).sum(axis=1),
                           (n_p - tp).reshape(len(clips), per).sum(axis=1))
-    return MetricResult.of_rows(clips, classes, tp, _count(r_row, None, n_rows),
-                                _count(p_row, None, n_rows), subs)
+    counted = MetricResult.of_rows(clips, classes, tp, _count(r_row, None, n_rows),
+                                   _count(p_row, None, n_rows), subs)
+    whole = np.zeros(len(clips), dtype=np.int64)
+    whole[:len(ties)] = ties[:len(clips)]
+    return replace(counted, ties=whole)
 
 
 def frame_metrics(traces: TraceSet) -> MetricResult:
@@ -369,19 +414,29 @@ SCORE_NAMES: tuple[str, ...] = ("frame", "segment", "event", "intersection", "on
 def standard_scores(ref: EventList, pred: EventList, traces: TraceSet,
                     settings: ScoreSettings, *,
                     durations: Mapping[str, float] | None = None,
-                    edges: str = "open") -> dict[str, MetricResult]:
+                    edges: str = "open",
+                    given: tuple[EventList, EventList] | None = None
+                    ) -> dict[str, MetricResult]:
     """Frame, segment, collar-event, intersection and boundary scores of one system on the
-    same traces."""
+    same traces. Under ``time_comparison="sed_eval"`` the segment and collar-event scores are
+    sed_eval's: on the events as ``given`` (before any cut at a clip's end) and, for segments,
+    without durations (sed_eval reads none: each file's segments run to its latest event)."""
     classes = list(traces.classes)
+    seg_ref, seg_pred, seg_durations = ref, pred, durations
+    if settings.time_comparison == "sed_eval":
+        if given is not None:
+            ref, pred = given
+        seg_ref, seg_pred, seg_durations = ref, pred, None
     return {
         "frame": frame_metrics(traces),
-        "segment": segment_metrics(ref, pred, classes=classes,
-                                   time_resolution=settings.segment, durations=durations),
+        "segment": segment_metrics(seg_ref, seg_pred, classes=classes,
+                                   time_resolution=settings.segment, durations=seg_durations),
         "event": event_metrics(ref, pred, classes=classes, t_collar=settings.t_collar,
                                percentage_of_length=settings.percentage_of_length,
                                evaluate_onset=settings.evaluate_onset,
                                evaluate_offset=settings.evaluate_offset,
-                               matching=settings.matching),
+                               matching=settings.matching,
+                               time_comparison=settings.time_comparison),
         "intersection": intersection_metrics(ref, pred, classes=classes,
                                              dtc_threshold=settings.dtc_threshold,
                                              gtc_threshold=settings.gtc_threshold),

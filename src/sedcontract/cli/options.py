@@ -9,7 +9,7 @@ from typing import Any
 
 from sedcontract.audit import AuditPolicy, ScoreSettings
 from sedcontract.contracts import ROUNDINGS
-from sedcontract.contracts.policy import AGGREGATIONS, EVENT_MATCHINGS
+from sedcontract.contracts.policy import AGGREGATIONS, EVENT_MATCHINGS, TIME_COMPARISONS
 from sedcontract.contracts.runs import BACKENDS
 from sedcontract.contracts.syntax import METHODS
 from sedcontract.traces import EDGES, PROJECTIONS
@@ -44,6 +44,9 @@ SCORES = {
     "dtc_threshold": ("--dtc", None, "detection tolerance criterion of the intersection F1"),
     "gtc_threshold": ("--gtc", None, "ground-truth intersection criterion of the "
                       "intersection F1"),
+    "time_comparison": ("--time-comparison", TIME_COMPARISONS, "how collar conditions compare "
+                        "times: whole microseconds (sed_scores_eval, default) or float64 "
+                        "seconds (sed_eval, which the published DCASE tables used)"),
 }
 DECISION = {
     "threshold": ("--threshold", None, "decision threshold for --pred-scores (active iff "

@@ -26,6 +26,10 @@ from sedcontract.traces.traceset import MAX_CLIP_FRAMES
 
 AGGREGATIONS: tuple[str, ...] = ("micro", "macro")
 EVENT_MATCHINGS: tuple[str, ...] = ("optimal", "greedy")  # sed_eval's names
+# how collar conditions compare times: sed_scores_eval's (times rounded to 6 decimals, i.e.
+# whole microseconds) or sed_eval's (float64 subtraction, so a pair exactly one collar apart
+# may miss by a rounding error)
+TIME_COMPARISONS: tuple[str, ...] = ("sed_scores_eval", "sed_eval")
 LOGIC = "mean of the non-vacuous coordinates"
 
 
@@ -46,6 +50,7 @@ class ScoreSettings:
     dtc_threshold: float = 0.5
     gtc_threshold: float = 0.5
     boundary_frames: int = 10  # t_collar on the contract grid (the policy resolves it)
+    time_comparison: str = "sed_scores_eval"  # collar comparisons: one of TIME_COMPARISONS
 
     def __post_init__(self) -> None:
         checks = [("t_collar", lambda v: v >= 0), ("percentage_of_length", lambda v: v >= 0),
@@ -63,6 +68,9 @@ class ScoreSettings:
         if self.matching not in EVENT_MATCHINGS:
             raise SedContractError(f"unknown event matching {self.matching!r}; choose optimal "
                                    "or greedy")
+        if self.time_comparison not in TIME_COMPARISONS:
+            raise SedContractError(f"unknown time comparison {self.time_comparison!r}; choose "
+                                   f"{' or '.join(TIME_COMPARISONS)}")
 
 
 def _choice(name: str, value: Any, choices: tuple[str, ...], optional: bool = False) -> None:
