@@ -285,3 +285,60 @@ def test_runs_of_other_clips_or_none_are_refused():
         paired_bootstrap([], a)
     with pytest.raises(SedContractError, match="different clips"):
         paired_bootstrap([a, synthetic(11, random_counts(rng, 11))], a)
+
+
+# -- one system ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("aggregation", ["micro", "macro"])
+def test_one_systems_intervals_are_the_rebuilt_reports_quantiles(aggregation):
+    """A plain-loop oracle: each resample is the report rebuilt from the drawn clips (the same
+    draws as resample_indices), scored by its own vector, logic and standard scores."""
+    rng = np.random.default_rng(6)
+    ref = random_reference(rng, 12)
+    pred = EventList(ref.clip, ref.onset + rng.normal(0, 0.1, len(ref)).clip(0, None),
+                     ref.offset + 0.3, ref.label, clips=ref.clips)
+    report = sedcontract.audit(ref, pred, AuditPolicy(aggregation=aggregation,
+                                                      scores=sedcontract.ScoreSettings()))
+    indices = bs.resample_indices(len(report.clips), 200, 3)
+    arrays = report.arrays()
+    for mode in ("typed", "union"):
+        got = bs.bootstrap_intervals(report, mode=mode, resamples=200, seed=3)
+        values = {n: [] for n in got}
+        for row in indices:
+            again = report.rebuild([report.clips[i] for i in row],
+                                   {k: v[row] for k, v in arrays.items()})
+            for name, value in (*again.vector(mode).items(), ("logic", again.logic(mode)),
+                                *((f"{k}_f1", r.overall.f1) for k, r in again.scores.items())):
+                if not math.isnan(value):
+                    values[name].append(value)
+        for name, iv in got.items():
+            lo, hi = np.quantile(values[name], (0.025, 0.975))
+            assert iv.defined == len(values[name]), name
+            assert iv.lo == pytest.approx(lo, abs=1e-12) and iv.hi == pytest.approx(hi, abs=1e-12)
+        assert got["logic"].point == report.logic(mode)
+        assert got["event_f1"].point == report.scores["event"].overall.f1
+
+
+def test_the_cli_prints_intervals_and_refuses_them_where_they_cannot_go(tmp_path, capsys):
+    import json
+
+    from sedcontract.cli import main
+    from sedcontract.traces import write_events
+
+    rng = np.random.default_rng(8)
+    ref = random_reference(rng, 10)
+    write_events(tmp_path / "ref.tsv", ref)
+    base = ["audit", "--ref", str(tmp_path / "ref.tsv"), "--pred", str(tmp_path / "ref.tsv")]
+    assert main([*base, "--bootstrap", "100", "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert set(data["intervals"]) == {"typed", "union"}
+    onset = data["intervals"]["typed"]["onset"]
+    assert onset["point"] == onset["lo"] == onset["hi"] == 1.0 and onset["resamples"] == 100
+    assert main([*base, "--bootstrap", "50"]) == 0
+    assert "## Bootstrap intervals (95%, 50 resamples of the clips, seed 0)" in \
+        capsys.readouterr().out
+    assert main([*base, "--bootstrap", "50", "--format", "csv"]) == 2
+    assert "--bootstrap adds intervals to --format md or json" in capsys.readouterr().err
+    assert main([*base, "--bootstrap", "-3"]) == 2
+    assert "--bootstrap must be" in capsys.readouterr().err

@@ -19,7 +19,7 @@ import numpy as np
 from sedcontract.audit.guard import GuardReport
 from sedcontract.errors import SedContractError
 
-__all__ = ["POLICY_KEYS", "Interval", "paired_bootstrap", "resample_indices"]
+__all__ = ["POLICY_KEYS", "Interval", "bootstrap_intervals", "paired_bootstrap", "resample_indices"]
 
 # The policy settings that decide what a count means; two reports compared clip by clip must
 # agree on all of them. (``decision`` and ``scores`` may differ: how each system's posteriors
@@ -191,30 +191,83 @@ def paired_bootstrap(a: GuardReport | Sequence[GuardReport],
     groups = a.aggregation == "macro" and mode == "typed"
     counts = np.concatenate([sum(_counts(r, mode, groups) for r in runs_a),
                              sum(_counts(r, mode, groups) for r in runs_b)], axis=1)
-    shape = counts.shape[1:]                      # (4, K, G): a's sat/obl, then b's
-    flat = counts.reshape(n, -1)
-    # Integer-valued float64 sums are exact below 2**53 whatever BLAS's order; above, integers.
-    exact = float(flat.max(initial=0)) * n < 2.0 ** 53
-    matrix = flat.astype(np.float64) if exact else flat
-    differences = []
-    for index in _index_chunks(n, resamples, seed):
-        rows = len(index)
-        weights = np.bincount((index + n * np.arange(rows)[:, None]).ravel(),
-                              minlength=rows * n).reshape(rows, n)
-        totals = (weights.astype(matrix.dtype) @ matrix).reshape(rows, *shape)
-        differences.append(_scores(totals[:, :2]) - _scores(totals[:, 2:]))
-    diff = np.concatenate(differences)
+    # [clips, 4, K, G]: a's satisfied and obligations, then b's
+    diff = np.concatenate([_scores(t[:, :2]) - _scores(t[:, 2:])
+                           for t in _resampled_totals(counts, resamples, seed)])
     if pooled:
         totals = counts.sum(axis=0)[None]
         points = list((_scores(totals[:, :2]) - _scores(totals[:, 2:]))[0])
     else:
         points = [x - y for x, y in zip(a.vector(mode).values(), b.vector(mode).values(),
                                         strict=True)] + [a.logic(mode) - b.logic(mode)]
+    return _intervals((*a.coordinates, "logic"), points, diff, level, resamples)
+
+
+def _resampled_totals(counts: np.ndarray, resamples: int, seed: int) -> Iterator[np.ndarray]:
+    """Per block of resamples, the per-clip ``counts`` ``[clips, …]`` summed over each
+    resample's drawn clips: ``[rows, …]``, one matrix product per block."""
+    n, shape = counts.shape[0], counts.shape[1:]
+    flat = counts.reshape(n, -1)
+    # Integer-valued float64 sums are exact below 2**53 whatever BLAS's order; above, integers.
+    exact = float(flat.max(initial=0)) * n < 2.0 ** 53
+    matrix = flat.astype(np.float64) if exact else flat
+    for index in _index_chunks(n, resamples, seed):
+        rows = len(index)
+        weights = np.bincount((index + n * np.arange(rows)[:, None]).ravel(),
+                              minlength=rows * n).reshape(rows, n)
+        yield (weights.astype(matrix.dtype) @ matrix).reshape(rows, *shape)
+
+
+def _intervals(names: Sequence[str], points: Sequence[float], values: np.ndarray,
+               level: float, resamples: int) -> dict[str, Interval]:
+    """Percentile intervals of the columns of ``values`` ``[resamples, names]`` (NaN rows left
+    out and counted) around ``points``."""
     quantiles = ((1 - level) / 2, (1 + level) / 2)
     out = {}
-    for j, name in enumerate((*a.coordinates, "logic")):
-        values = diff[:, j][~np.isnan(diff[:, j])]
-        lo, hi = (np.quantile(values, quantiles) if len(values) else (math.nan, math.nan))
-        out[name] = Interval(float(points[j]), float(lo), float(hi), float(level), len(values),
+    for j, name in enumerate(names):
+        column = values[:, j][~np.isnan(values[:, j])]
+        lo, hi = (np.quantile(column, quantiles) if len(column) else (math.nan, math.nan))
+        out[name] = Interval(float(points[j]), float(lo), float(hi), float(level), len(column),
                              resamples)
+    return out
+
+
+SCORE_PARTS = ("tp", "ref", "sys")
+
+
+def bootstrap_intervals(report: GuardReport, *, mode: str = "typed", resamples: int = 2000,
+              seed: int = 0, level: float = 0.95) -> dict[str, Interval]:
+    """One system's guard vector, logic and standard scores (micro F1, ``<score>_f1``) with
+    percentile bootstrap intervals over its clips: each resample draws the clips with
+    replacement (:func:`resample_indices`, the same draws as :func:`paired_bootstrap` for the
+    same clips and seed) and recomputes every score from the per-clip counts under the
+    report's aggregation. What the interval means: the spread of the score over test sets like
+    this one (clips drawn from the same population), not over retrainings of the system."""
+    if not isinstance(mode, str) or mode not in report.modes:
+        raise SedContractError(f"report has no {mode!r} trace mode (it has "
+                               f"{', '.join(report.modes) or 'none'})")
+    resamples, seed = _whole(resamples, "resamples", 1), _whole(seed, "seed", 0)
+    if isinstance(level, bool) or not isinstance(level, int | float) or not 0 < level < 1:
+        raise SedContractError(f"level must be a number strictly between 0 and 1, got "
+                               f"{level!r}")
+    n = len(report.clips)
+    if n == 0:
+        raise SedContractError("the report has no clips to resample")
+    groups = report.aggregation == "macro" and mode == "typed"
+    vector = np.concatenate([_scores(t) for t in
+                             _resampled_totals(_counts(report, mode, groups), resamples, seed)])
+    names = [*report.coordinates, "logic"]
+    points = [*report.vector(mode).values(), report.logic(mode)]
+    out = _intervals(names, points, vector, level, resamples)
+    if report.scores:
+        parts = np.stack([np.stack([getattr(r, k).sum(axis=1) for k in SCORE_PARTS], axis=1)
+                          for r in report.scores.values()], axis=1)  # [clips, scores, 3]
+        f1 = []
+        for totals in _resampled_totals(parts, resamples, seed):
+            tp, ref, sys = totals[..., 0], totals[..., 1], totals[..., 2]
+            with np.errstate(invalid="ignore", divide="ignore"):
+                f1.append(np.where(ref + sys > 0, 2 * tp / np.maximum(ref + sys, 1), np.nan))
+        scored = [f"{name}_f1" for name in report.scores]
+        out |= _intervals(scored, [r.overall.f1 for r in report.scores.values()],
+                          np.concatenate(f1), level, resamples)
     return out

@@ -418,3 +418,38 @@ def write_report(report: GuardReport, directory: str | Path, stem: str,
     if report.scores is not None:
         texts[f"{stem}_scores.json"] = scores_json(report)
     return [atomic_write(directory / name, text) for name, text in texts.items()]
+
+
+def intervals_dict(intervals: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """Bootstrap intervals (mode → name → :class:`~sedcontract.audit.bootstrap.Interval`) as
+    plain data."""
+    return {mode: {name: {"point": _number(iv.point), "lo": _number(iv.lo),
+                          "hi": _number(iv.hi), "level": iv.level, "defined": iv.defined,
+                          "resamples": iv.resamples}
+                   for name, iv in by_name.items()}
+            for mode, by_name in intervals.items()}
+
+
+def intervals_markdown(intervals: dict[str, dict[str, Any]], seed: int) -> str:
+    """One table: each coordinate, logic and standard score, per mode, with its interval."""
+    modes = list(intervals)
+    names = list(dict.fromkeys(n for by_name in intervals.values() for n in by_name))
+    first = next(iter(next(iter(intervals.values())).values()))
+
+    def show(iv: Any) -> str:
+        if iv is None or math.isnan(iv.point):
+            return "vacuous"
+        if math.isnan(iv.lo):
+            return f"{iv.point:.3f}"
+        return f"{iv.point:.3f} [{iv.lo:.3f}, {iv.hi:.3f}]"
+
+    lines = [f"\n## Bootstrap intervals ({first.level:.0%}, {first.resamples} resamples of the "
+             f"clips, seed {seed})\n",
+             "| | " + " | ".join(modes) + " |", "|---|" + "---|" * len(modes)]
+    for name in names:
+        lines.append(f"| {name} | " + " | ".join(show(intervals[m].get(name)) for m in modes)
+                     + " |")
+    lines.append("\nEach resample draws the clips with replacement and recomputes every score "
+                 "from the per-clip counts: the spread over test sets like this one, not over "
+                 "retrainings of the system.")
+    return "\n".join(lines) + "\n"

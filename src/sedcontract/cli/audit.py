@@ -4,6 +4,7 @@ of a system's output against a reference."""
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -157,6 +158,9 @@ def _rendered(args: argparse.Namespace, report: GuardReport, ref: EventList,
         confidence = by_confidence(ref, pred, policy, soft, durations=args.durations,
                                    classes=classes)
     if args.format in SYSTEM_FORMATS:
+        if args.bootstrap:
+            raise SedContractError("--bootstrap adds intervals to --format md or json; csv "
+                                   "rows are the per-clip counts they are computed from")
         extra = ()
         if confidence is not None:
             from sedcontract.audit.confidence import confidence_rows
@@ -164,11 +168,32 @@ def _rendered(args: argparse.Namespace, report: GuardReport, ref: EventList,
             extra = confidence_rows(confidence, _system(args), policy_id(report.policy))
         return to_csv(report, _system(args), soft, extra)
     text = RENDER[args.format](report)
+    if args.bootstrap:
+        text = _with_intervals(args, report, text)
     if confidence is not None:
         from sedcontract.audit.confidence import confidence_markdown
 
         text += "\n" + confidence_markdown(confidence)
     return text
+
+
+def _with_intervals(args: argparse.Namespace, report: GuardReport, text: str) -> str:
+    """The rendered report with bootstrap intervals (``--bootstrap N``): a table after the
+    Markdown, an ``intervals`` section in JSON."""
+    from sedcontract.audit import bootstrap_intervals
+    from sedcontract.audit.render import intervals_dict, intervals_markdown
+
+    if args.bootstrap < 0:
+        raise SedContractError(f"--bootstrap must be a number of resamples >= 1, got "
+                               f"{args.bootstrap}")
+    intervals = {mode: bootstrap_intervals(report, mode=mode, resamples=args.bootstrap,
+                                           seed=args.bootstrap_seed, level=args.level)
+                 for mode in report.modes}
+    if args.format == "json":
+        data = json.loads(text)
+        data["intervals"] = intervals_dict(intervals)
+        return json.dumps(data, indent=2, allow_nan=False) + "\n"
+    return text + intervals_markdown(intervals, args.bootstrap_seed)
 
 
 def _emit(args: argparse.Namespace, out: Outputs, text: str) -> int:
@@ -249,6 +274,13 @@ def _audit_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--with-scores", action="store_true",
                         help="add the standard scores (frame, segment, collar event, "
                              "intersection, boundary F1; PSDS with --pred-scores)")
+    parser.add_argument("--bootstrap", type=int, default=0, metavar="N",
+                        help="add a bootstrap interval over clips (N resamples) to every "
+                             "coordinate, logic and standard score (md, json)")
+    parser.add_argument("--bootstrap-seed", type=int, default=0,
+                        help="seed of the bootstrap's draws (default 0)")
+    parser.add_argument("--level", type=float, default=0.95,
+                        help="coverage of the bootstrap intervals (default 0.95)")
     parser.set_defaults(scores_only=False)
 
 
