@@ -60,6 +60,17 @@ def _whole(value: object, what: str, least: int) -> int:
     return int(value)
 
 
+def _resampling(resamples: object, seed: object, level: object, clips: int) -> tuple[int, int]:
+    """The checked resample count and seed; the level and a non-empty set of clips checked."""
+    resamples, seed = _whole(resamples, "resamples", 1), _whole(seed, "seed", 0)
+    if isinstance(level, bool) or not isinstance(level, int | float) or not 0 < level < 1:
+        raise SedContractError(f"level must be a number strictly between 0 and 1, got "
+                               f"{level!r}")
+    if clips == 0:
+        raise SedContractError("the reports have no clips to resample")
+    return resamples, seed
+
+
 def _index_chunks(clips: int, resamples: int, seed: int) -> Iterator[np.ndarray]:
     """The resampled clip positions, ``[rows, clips]`` blocks of consecutive resamples, drawn
     from ``numpy.random.default_rng(seed)`` — a pure function of (clips, resamples, seed)."""
@@ -181,13 +192,7 @@ def paired_bootstrap(a: GuardReport | Sequence[GuardReport],
         _check_paired(runs_a[0], other, mode)
     pooled = len(runs_a) > 1 or len(runs_b) > 1
     a, b = runs_a[0], runs_b[0]
-    resamples, seed = _whole(resamples, "resamples", 1), _whole(seed, "seed", 0)
-    if isinstance(level, bool) or not isinstance(level, int | float) or not 0 < level < 1:
-        raise SedContractError(f"level must be a number strictly between 0 and 1, got "
-                               f"{level!r}")
-    n = len(a.clips)
-    if n == 0:
-        raise SedContractError("the reports have no clips to resample")
+    resamples, seed = _resampling(resamples, seed, level, len(a.clips))
     groups = a.aggregation == "macro" and mode == "typed"
     counts = np.concatenate([sum(_counts(r, mode, groups) for r in runs_a),
                              sum(_counts(r, mode, groups) for r in runs_b)], axis=1)
@@ -246,13 +251,7 @@ def bootstrap_intervals(report: GuardReport, *, mode: str = "typed", resamples: 
     if not isinstance(mode, str) or mode not in report.modes:
         raise SedContractError(f"report has no {mode!r} trace mode (it has "
                                f"{', '.join(report.modes) or 'none'})")
-    resamples, seed = _whole(resamples, "resamples", 1), _whole(seed, "seed", 0)
-    if isinstance(level, bool) or not isinstance(level, int | float) or not 0 < level < 1:
-        raise SedContractError(f"level must be a number strictly between 0 and 1, got "
-                               f"{level!r}")
-    n = len(report.clips)
-    if n == 0:
-        raise SedContractError("the report has no clips to resample")
+    resamples, seed = _resampling(resamples, seed, level, len(report.clips))
     groups = report.aggregation == "macro" and mode == "typed"
     vector = np.concatenate([_scores(t) for t in
                              _resampled_totals(_counts(report, mode, groups), resamples, seed)])
