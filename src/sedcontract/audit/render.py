@@ -430,7 +430,8 @@ def intervals_dict(intervals: dict[str, dict[str, Any]]) -> dict[str, Any]:
             for mode, by_name in intervals.items()}
 
 
-def intervals_markdown(intervals: dict[str, dict[str, Any]], seed: int) -> str:
+def intervals_markdown(intervals: dict[str, dict[str, Any]], seed: int,
+                       title: str = "Bootstrap intervals", signed: bool = False) -> str:
     """One table: each coordinate, logic and standard score, per mode, with its interval."""
     modes = list(intervals)
     names = list(dict.fromkeys(n for by_name in intervals.values() for n in by_name))
@@ -439,11 +440,13 @@ def intervals_markdown(intervals: dict[str, dict[str, Any]], seed: int) -> str:
     def show(iv: Any) -> str:
         if iv is None or math.isnan(iv.point):
             return "vacuous"
+        f = "+.3f" if signed else ".3f"
         if math.isnan(iv.lo):
-            return f"{iv.point:.3f}"
-        return f"{iv.point:.3f} [{iv.lo:.3f}, {iv.hi:.3f}]"
+            return f"{iv.point:{f}}"
+        mark = " ↑" if signed and iv.lo > 0 else " ↓" if signed and iv.hi < 0 else ""
+        return f"{iv.point:{f}} [{iv.lo:{f}}, {iv.hi:{f}}]{mark}"
 
-    lines = [f"\n## Bootstrap intervals ({first.level:.0%}, {first.resamples} resamples of the "
+    lines = [f"\n## {title} ({first.level:.0%}, {first.resamples} resamples of the "
              f"clips, seed {seed})\n",
              "| | " + " | ".join(modes) + " |", "|---|" + "---|" * len(modes)]
     for name in names:

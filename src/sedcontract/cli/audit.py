@@ -158,9 +158,10 @@ def _rendered(args: argparse.Namespace, report: GuardReport, ref: EventList,
         confidence = by_confidence(ref, pred, policy, soft, durations=args.durations,
                                    classes=classes)
     if args.format in SYSTEM_FORMATS:
-        if args.bootstrap:
-            raise SedContractError("--bootstrap adds intervals to --format md or json; csv "
-                                   "rows are the per-clip counts they are computed from")
+        if args.bootstrap or args.compare:
+            raise SedContractError("--bootstrap and --compare add intervals to --format md or "
+                                   "json; csv rows are the per-clip counts they are computed "
+                                   "from")
         extra = ()
         if confidence is not None:
             from sedcontract.audit.confidence import confidence_rows
@@ -168,8 +169,8 @@ def _rendered(args: argparse.Namespace, report: GuardReport, ref: EventList,
             extra = confidence_rows(confidence, _system(args), policy_id(report.policy))
         return to_csv(report, _system(args), soft, extra)
     text = RENDER[args.format](report)
-    if args.bootstrap:
-        text = _with_intervals(args, report, text)
+    if args.bootstrap or args.compare:
+        text = _with_intervals(args, report, text, ref, policy, classes)
     if confidence is not None:
         from sedcontract.audit.confidence import confidence_markdown
 
@@ -177,23 +178,42 @@ def _rendered(args: argparse.Namespace, report: GuardReport, ref: EventList,
     return text
 
 
-def _with_intervals(args: argparse.Namespace, report: GuardReport, text: str) -> str:
-    """The rendered report with bootstrap intervals (``--bootstrap N``): a table after the
-    Markdown, an ``intervals`` section in JSON."""
-    from sedcontract.audit import bootstrap_intervals
+def _with_intervals(args: argparse.Namespace, report: GuardReport, text: str,
+                    ref: EventList, policy: AuditPolicy, classes: list[str] | None) -> str:
+    """The rendered report with bootstrap intervals (``--bootstrap N``) and the paired
+    comparison with a second system (``--compare``): tables after the Markdown, ``intervals``
+    and ``comparison`` sections in JSON."""
+    from sedcontract.audit import bootstrap_intervals, paired_bootstrap
     from sedcontract.audit.render import intervals_dict, intervals_markdown
 
     if args.bootstrap < 0:
         raise SedContractError(f"--bootstrap must be a number of resamples >= 1, got "
                                f"{args.bootstrap}")
-    intervals = {mode: bootstrap_intervals(report, mode=mode, resamples=args.bootstrap,
-                                           seed=args.bootstrap_seed, level=args.level)
-                 for mode in report.modes}
+    resamples = args.bootstrap or 2000
+    sections: dict[str, dict] = {}
+    if args.bootstrap:
+        sections["intervals"] = {
+            mode: bootstrap_intervals(report, mode=mode, resamples=resamples,
+                                      seed=args.bootstrap_seed, level=args.level)
+            for mode in report.modes}
+    if args.compare:
+        coordinates = args.coordinates.split(",") if args.coordinates else None
+        other = audit(ref, args.compare, policy, durations=args.durations, mode=args.mode,
+                      coordinates=coordinates, classes=classes or list(report.facts.classes),
+                      backend=args.backend, jobs=args.jobs)
+        sections["comparison"] = {
+            mode: paired_bootstrap(report, other, mode=mode, resamples=resamples,
+                                   seed=args.bootstrap_seed, level=args.level)
+            for mode in report.modes}
     if args.format == "json":
         data = json.loads(text)
-        data["intervals"] = intervals_dict(intervals)
+        data |= {name: intervals_dict(value) for name, value in sections.items()}
         return json.dumps(data, indent=2, allow_nan=False) + "\n"
-    return text + intervals_markdown(intervals, args.bootstrap_seed)
+    titles = {"intervals": "Bootstrap intervals",
+              "comparison": f"Paired difference, --pred minus {Path(args.compare or '').name}"}
+    return text + "".join(intervals_markdown(value, args.bootstrap_seed, titles[name],
+                                             signed=name == "comparison")
+                          for name, value in sections.items())
 
 
 def _emit(args: argparse.Namespace, out: Outputs, text: str) -> int:
@@ -213,7 +233,8 @@ def _run_audit(args: argparse.Namespace, out: Outputs) -> int:
 
 def _reads(args: argparse.Namespace) -> Named:
     scores = score_files(args.pred_scores) if args.pred_scores is not None else []
-    return {"--ref": args.ref, "--pred": args.pred, "--durations": args.durations,
+    return {"--ref": args.ref, "--pred": args.pred, "--compare": getattr(args, "compare", None),
+            "--durations": args.durations,
             "--contract": contract_read(args), "--pred-scores": scores,
             "--class-map": args.class_map, "--soft": args.soft}
 
@@ -281,6 +302,11 @@ def _audit_options(parser: argparse.ArgumentParser) -> None:
                         help="seed of the bootstrap's draws (default 0)")
     parser.add_argument("--level", type=float, default=0.95,
                         help="coverage of the bootstrap intervals (default 0.95)")
+    parser.add_argument("--compare", default=None, metavar="PRED_B",
+                        help="a second system's predicted events (DCASE tsv or CSV) on the same "
+                             "clips: adds the paired difference (--pred minus PRED_B) of every "
+                             "coordinate and logic with its paired bootstrap interval "
+                             "(--bootstrap N resamples, default 2000)")
     parser.set_defaults(scores_only=False)
 
 
