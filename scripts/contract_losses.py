@@ -47,7 +47,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from contract_vs_baselines import best_checkpoint, run  # the same run and checkpoint rules
+from contract_vs_baselines import best_checkpoint, cell, run  # the same rules and cells
 
 ROOT = Path(__file__).resolve().parents[1]
 CLASSES = ("speech", "tone", "burst")
@@ -244,15 +244,6 @@ def values(rows: list[dict], system: str, mode: str, coordinate: str) -> list[fl
             s, o = mine[coordinate]
             out.append(s / o if o else math.nan)
     return out
-
-
-def cell(vals: list[float]) -> str:
-    vals = [v for v in vals if v == v]
-    if not vals:
-        return "—"
-    if len(vals) == 1:
-        return f"{vals[0]:.3f}"
-    return f"{statistics.mean(vals):.3f} ± {statistics.stdev(vals):.3f}"
 
 
 def diff_cell(row: dict) -> str:

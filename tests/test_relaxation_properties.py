@@ -71,6 +71,14 @@ def exact(ref: torch.Tensor, pred: torch.Tensor) -> dict:
                              row_classes=np.zeros(1, dtype=np.int64), classes=("speech",))
 
 
+def offset_sweep(clause: str, s: int, n: int, offsets: range, lo: float, hi: float
+                 ) -> list[float]:
+    """``clause``'s loss for a reference ``[s, s + n)`` and predictions ``[s, o)`` at each
+    ``o`` of ``offsets`` (the predicted offset moving one frame at a time)."""
+    ref = event(s, s + n)
+    return [losses(logits(event(s, o), lo, hi), ref, (clause,))[clause] for o in offsets]
+
+
 def non_increasing(values: list[float]) -> bool:
     return all(b <= a + 1e-12 for a, b in itertools.pairwise(values))
 
@@ -132,11 +140,9 @@ def test_moving_a_predicted_onset_toward_the_reference_never_raises_the_onset_lo
 @given(s=start, n=length, lo=low, hi=high, late=st.booleans())
 def test_moving_a_predicted_offset_toward_the_reference_never_raises_the_offset_loss(
         s, n, lo, hi, late):
-    ref = event(s, s + n)
     e = s + n
     positions = range(e + EPS + 15, e - 1, -1) if late else range(e - EPS - 15, e + 1)
-    values = [losses(logits(event(s, o), lo, hi), ref, ("offset",))["offset"]
-              for o in positions]
+    values = offset_sweep("offset", s, n, positions, lo, hi)
     assert non_increasing(values), values
     assert values[0] > values[-1]
 
@@ -144,10 +150,8 @@ def test_moving_a_predicted_offset_toward_the_reference_never_raises_the_offset_
 @settings(max_examples=25, deadline=None)
 @given(s=start, n=length, lo=low, hi=high)
 def test_shrinking_leakage_never_raises_the_silence_loss(s, n, lo, hi):
-    ref = event(s, s + n)
     e = s + n
-    values = [losses(logits(event(s, o), lo, hi), ref, ("silence",))["silence"]
-              for o in range(e + EPS + 20, e - 1, -1)]
+    values = offset_sweep("silence", s, n, range(e + EPS + 20, e - 1, -1), lo, hi)
     assert non_increasing(values), values
     assert values[0] > values[-1]
 
@@ -172,11 +176,9 @@ def test_moving_a_prediction_toward_the_reference_never_raises_missed_or_false(
 @given(s=start, n=length, lo=low, hi=high, late=st.booleans())
 def test_moving_a_predicted_boundary_toward_the_reference_never_raises_duration(
         s, n, lo, hi, late):
-    ref = event(s, s + n)
     e = s + n
     positions = range(e + 40, e - 1, -1) if late else range(s + 1, e + 1)
-    values = [losses(logits(event(s, o), lo, hi), ref, ("duration",))["duration"]
-              for o in positions]
+    values = offset_sweep("duration", s, n, positions, lo, hi)
     assert non_increasing(values), values
     assert values[0] == 1.0 and values[-1] == 0.0
 

@@ -168,8 +168,8 @@ def _pretrained(model_class: Any, family: str, source: str, hub: bool) -> nn.Mod
     except SafetensorError as exc:  # a truncated or damaged .safetensors file
         for weights in sorted(Path(source).glob("*.safetensors")):  # names the file it refuses
             try:
-                with safe_open(weights, "pt"):
-                    pass  # opening reads the header: the check
+                with safe_open(weights, "pt") as opened:
+                    opened.keys()  # reads the header, which a damaged file fails
             except SafetensorError as bad:
                 raise EncoderError(f"{weights}: not a readable {family} weights file ({bad}); "
                                    f"{HF_WEIGHTS}") from None
