@@ -1,6 +1,8 @@
 """Miniature copies of the public corpora, written by the tests in their exact layouts:
-a MAESTRO Real development tree (two scenes, two files, soft labels and audio) and a DCASE
-2024 Task 4 baseline output directory (chunk score files with all 27 columns)."""
+a MAESTRO Real development tree (two scenes, two files, soft labels and audio), a DESED root in
+the Task 4 baseline's layout (strong synthetic training, synthetic validation and real
+validation sets) and a DCASE 2024 Task 4 baseline output directory (chunk score files with all
+27 columns)."""
 
 from __future__ import annotations
 
@@ -97,3 +99,64 @@ def write_baseline(exp: Path, desed: dict[str, list[tuple[float, float, str]]],
                 break
             start += 5.0
     return folder
+
+
+# DESED in the DCASE Task 4 baseline's layout (sedcontract.data.desed.LAYOUT): set → clips,
+# each clip → (seconds of audio, sample rate, events); a clip of None events is a
+# filename-only row (a clip without events), one absent from the tsv is named only by the
+# durations tsv
+DESED_SYNTH = {
+    "s0": (10.0, 16_000, [(1.0, 2.5, "Dog"), (4.0, 10.0, "Speech")]),
+    "s1": (10.0, 16_000, [(0.0, 3.0, "Cat")]),
+    "s2": (8.0, 16_000, [(2.0, 4.0, "Blender")]),  # short audio: zero-padded to 10 s
+    "s3": (10.0, 16_000, [(5.0, 6.0, "Frying")]),
+}
+DESED_SYNTH_VAL = {
+    "v0": (10.0, 16_000, [(0.5, 1.5, "Dishes")]),
+    "v1": (10.0, 16_000, None),
+}
+# the real validation set: durations rounded to 0.1 s, Y1's Dog ends 0.115 s after its 9.7 s
+DESED_REAL = {
+    "Y1_0.000_10.000": (9.73, 16_000, [(0.2, 3.0, "Speech"), (5.0, 9.815, "Dog")]),
+    "Y2_30.000_40.000": (10.0, 16_000, []),
+}
+DESED_REAL_DURATIONS = {"Y1_0.000_10.000": 9.7, "Y2_30.000_40.000": 10.0}
+
+
+def write_desed_set(audio: Path, tsv: Path, clips: dict, durations: Path | None = None,
+                    listed: dict[str, float] | None = None) -> None:
+    """One set: ``audio/<clip>.wav`` (16-bit PCM noise), ``tsv`` (``filename onset offset
+    event_label``) and, when given, ``durations`` (``filename duration``)."""
+    audio.mkdir(parents=True, exist_ok=True)
+    tsv.parent.mkdir(parents=True, exist_ok=True)
+    lines = ["filename\tonset\toffset\tevent_label"]
+    for clip, (seconds, rate, events) in clips.items():
+        rng = np.random.default_rng(len(clip) + int(seconds))
+        soundfile.write(audio / f"{clip}.wav", 0.05 * rng.standard_normal(round(seconds * rate)),
+                        rate, subtype="PCM_16")
+        if events is None:
+            lines.append(f"{clip}.wav\t\t\t")
+        lines += [f"{clip}.wav\t{on:.3f}\t{off:.3f}\t{label}" for on, off, label in events or ()]
+    tsv.write_text("\n".join(lines) + "\n")
+    if durations is not None:
+        rows = listed or {clip: seconds for clip, (seconds, _, _) in clips.items()}
+        durations.write_text("filename\tduration\n"
+                             + "".join(f"{c}.wav\t{d}\n" for c, d in rows.items()))
+
+
+def write_desed(root: Path, *, real_rate: int = 16_000,
+                real_folder: str = "audio/validation/validation_16k") -> Path:
+    """A DESED root in the baseline's layout: the strong synthetic training set, the
+    synthetic validation set and the real validation set (at ``real_rate`` in
+    ``real_folder``), with their tsvs and durations tsvs."""
+    write_desed_set(root / "audio/train/synthetic21_train/soundscapes_16k",
+                    root / "metadata/train/synthetic21_train/soundscapes.tsv", DESED_SYNTH)
+    meta = root / "metadata/validation/synthetic21_validation"
+    write_desed_set(root / "audio/validation/synthetic21_validation/soundscapes_16k",
+                    meta / "soundscapes.tsv", DESED_SYNTH_VAL, meta / "durations.tsv")
+    real = {clip: (seconds, real_rate, events)
+            for clip, (seconds, _, events) in DESED_REAL.items()}
+    write_desed_set(root / real_folder, root / "metadata/validation/validation.tsv", real,
+                    root / "metadata/validation/validation_durations.tsv",
+                    DESED_REAL_DURATIONS)
+    return root

@@ -1,12 +1,21 @@
 """DESED (DCASE Task 4 domestic sounds): 10 s clips, strong labels of 10 classes. The ground
 truth is a DCASE event tsv naming only the clips that have events; the durations tsv names
-them all (``sedcontract audit --clips durations``)."""
+them all (``sedcontract audit --clips durations``).
+
+A local copy in the DCASE Task 4 baseline's layout (``LAYOUT``, its ``confs/sed.yaml`` keys)
+is read one strong-labelled set at a time by :func:`read_set` (for training: no Lightning)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
-from sedcontract.errors import SedContractError
+import numpy as np
+
+from sedcontract.errors import SedContractError, TraceFormatError
+from sedcontract.traces import EventList, read_durations, read_events
+from sedcontract.traces.overrun import fit_to_durations
 from sedcontract.traces.tsv import EVENT_COLUMNS, read_fields, write_durations
 
 CLASSES = ("Alarm_bell_ringing", "Blender", "Cat", "Dishes", "Dog",
@@ -34,15 +43,142 @@ def locate(root: str | Path) -> tuple[Path, Path]:
     return truths[0], max(sorted(folders), key=folders.get)
 
 
-def write_durations_of(audio: Path, path: Path) -> int:
-    """Write the durations tsv of every ``.wav`` in ``audio``; returns how many."""
+def durations_of(audio: Mapping[str, Path]) -> dict[str, float]:
+    """``{clip: seconds}`` from the headers of the clips' audio files."""
     import soundfile
 
     durations = {}
-    for wav in sorted(audio.glob("*.wav")):
+    for clip, wav in audio.items():
         try:
-            durations[wav.stem] = float(soundfile.info(str(wav)).duration)
+            durations[clip] = float(soundfile.info(str(wav)).duration)
         except RuntimeError as exc:
             raise SedContractError(f"{wav}: cannot read audio ({exc})") from None
+    return durations
+
+
+def write_durations_of(audio: Path, path: Path) -> int:
+    """Write the durations tsv of every ``.wav`` in ``audio``; returns how many."""
+    durations = durations_of({wav.stem: wav for wav in sorted(audio.glob("*.wav"))})
     write_durations(path, durations)
     return len(durations)
+
+
+# the strong-labelled sets of the DCASE 2021 Task 4 baseline (confs/sed.yaml, data section),
+# relative to the dataset root; the 2022–2024 baselines keep these names (some under
+# ``dcase_synth/``). ``*_dur`` is a durations tsv; the training set has none (clips of 10 s).
+LAYOUT = {
+    "synth_folder": "audio/train/synthetic21_train/soundscapes_16k",
+    "synth_tsv": "metadata/train/synthetic21_train/soundscapes.tsv",
+    "synth_val_folder": "audio/validation/synthetic21_validation/soundscapes_16k",
+    "synth_val_tsv": "metadata/validation/synthetic21_validation/soundscapes.tsv",
+    "synth_val_dur": "metadata/validation/synthetic21_validation/durations.tsv",
+    "test_folder": "audio/validation/validation_16k",
+    "test_tsv": "metadata/validation/validation.tsv",
+    "test_dur": "metadata/validation/validation_durations.tsv",
+}
+SETS = {"synth": "strong synthetic training set", "synth_val": "synthetic validation set",
+        "test": "real validation set"}
+MISSING_AUDIO = ("error", "skip")
+CLIP_LENGTH = 10.0  # seconds: DESED's clips, and what a training clip is cut or padded to
+
+
+def set_paths(root: str | Path, key: str, paths: Mapping[str, str | Path | None]
+              ) -> dict[str, Path | None]:
+    """The folder, tsv and durations tsv of set ``key`` (``synth``, ``synth_val``, ``test``):
+    ``paths[f"{key}_folder"]`` etc. under ``root`` (an absolute path stays as it is)."""
+    out: dict[str, Path | None] = {}
+    for part in ("folder", "tsv", "dur"):
+        value = paths.get(f"{key}_{part}")
+        out[part] = None if value is None else Path(root) / value
+    return out
+
+
+@dataclass(frozen=True)
+class DesedSet:
+    """One strong-labelled set: each clip's audio file, the reference (every clip listed, events
+    cut at their clip's end where they overrun it by at most the tolerance) and durations."""
+
+    key: str
+    audio: dict[str, Path]
+    reference: EventList
+    durations: dict[str, float]
+    cut: int             # reference events cut at their clip's end
+    skipped: tuple[str, ...]  # clips without audio, left out (missing_audio="skip")
+
+
+def check_labels(events: EventList, classes: tuple[str, ...] = CLASSES) -> None:
+    """Refuse a label outside ``classes``, naming the tsv file and row."""
+    known = set(classes)
+    bad = np.flatnonzero([label not in known for label in events.label])
+    if bad.size:
+        i = int(bad[0])
+        raise TraceFormatError(f"label {events.label[i]!r} is not one of the {len(classes)} "
+                               f"DESED classes ({', '.join(classes)})", **events.where(i),
+                               column="event_label")
+
+
+def _existing(path: Path | None, key: str, *, folder: bool) -> Path:
+    """``path`` if it is a folder (or a regular file), else an error naming the config key."""
+    if path is None:
+        raise SedContractError(f"data.{key} is not set; give the path of the "
+                               f"{'folder' if folder else 'file'} (relative to data.root)")
+    if folder and not path.is_dir():
+        what = "is not a folder" if path.exists() else "does not exist"
+        raise SedContractError(f"data.{key}: {path} {what}; set data.{key} (relative to "
+                               "data.root) to where the copy holds it")
+    if not folder and not path.is_file():
+        what = "is not a regular file" if path.exists() else "does not exist"
+        raise SedContractError(f"data.{key}: {path} {what}; set data.{key} (relative to "
+                               "data.root) to where the copy holds it")
+    return path
+
+
+def audio_files(folder: Path) -> dict[str, Path]:
+    """``{clip id: path}`` of the ``.wav`` files in ``folder`` (not its subfolders)."""
+    return {p.stem: p for p in sorted(folder.iterdir())
+            if p.suffix.lower() == ".wav" and not p.name.startswith(".")}
+
+
+def read_set(key: str, folder: Path | None, tsv: Path | None,
+             durations: Path | float | None, *, missing_audio: str = "error") -> DesedSet:
+    """Set ``key``'s clips: those its tsv names (a filename-only row is a clip without events),
+    or its durations tsv (``durations``, a path) names; ``durations`` a number gives every
+    clip that length, None reads it from the audio headers. Labels must be DESED classes."""
+    if missing_audio not in MISSING_AUDIO:
+        raise SedContractError(f"data.missing_audio must be one of {', '.join(MISSING_AUDIO)}, "
+                               f"got {missing_audio!r}")
+    folder = _existing(folder, f"{key}_folder", folder=True)
+    events = read_events(_existing(tsv, f"{key}_tsv", folder=False))
+    check_labels(events)
+    if isinstance(durations, Path):
+        lengths = read_durations(_existing(durations, f"{key}_dur", folder=False))
+        unlisted = [c for c in events.clips if c not in lengths]
+        if unlisted:
+            raise TraceFormatError(f"clip {unlisted[0]!r} has no duration in {durations} "
+                                   f"(data.{key}_dur; {len(unlisted)} such clip(s)): are the "
+                                   "two files of one set?", **events.where_clip(unlisted[0]),
+                                   column="filename")
+        clips = list(dict.fromkeys([*lengths, *events.clips]))
+    else:
+        clips = list(events.clips)
+    found = audio_files(folder)
+    absent = tuple(c for c in clips if c not in found)
+    if absent and missing_audio == "error":
+        raise SedContractError(
+            f"{len(absent)} clip(s) of {tsv} have no .wav in {folder} (data.{key}_folder), "
+            f"first: {absent[0]}.wav; point data.{key}_folder at the set's audio, or leave "
+            "them out with data.missing_audio=skip")
+    kept = [c for c in clips if c in found]
+    if not kept:
+        raise SedContractError(f"no clip of {tsv} has its .wav in {folder} "
+                               f"(data.{key}_folder)")
+    audio = {c: found[c] for c in kept}
+    if isinstance(durations, Path):
+        lengths = {c: lengths[c] for c in kept}
+    elif durations is None:
+        lengths = durations_of(audio)
+    else:
+        lengths = dict.fromkeys(kept, float(durations))
+    # events of a clip past its (rounded) duration by at most the tolerance are cut there
+    reference, cut = fit_to_durations(events.select(clips=kept), lengths, "ref")
+    return DesedSet(key, audio, reference, lengths, cut.count, absent)

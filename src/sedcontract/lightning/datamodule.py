@@ -1,15 +1,16 @@
 """The corpora as ``LightningDataModule``s: the controlled benchmark (built on first use, or
-says how) and MAESTRO Real (windows of long files). Each batches waveforms with frame targets
-on the contract grid and hands the exact monitor the split's reference events, durations and
-(for windowed corpora) the windows to merge."""
+says how), MAESTRO Real (windows of long files) and DESED (10 s clips of its strong sets).
+Each batches waveforms with frame targets on the contract grid and hands the exact monitor the
+split's reference events, durations and (for windowed corpora) the windows to merge."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 from lightning.pytorch import LightningDataModule
 from torch.utils.data import DataLoader
@@ -17,6 +18,17 @@ from torch.utils.data import DataLoader
 from sedcontract.contracts.policy import AuditPolicy
 from sedcontract.data.build import build_controlled
 from sedcontract.data.dataset import TARGETS, ControlledDataset
+from sedcontract.data.desed import CLASSES as DESED_CLASSES
+from sedcontract.data.desed import (
+    CLIP_LENGTH,
+    MISSING_AUDIO,
+    SETS,
+    DesedSet,
+    read_set,
+    set_paths,
+)
+from sedcontract.data.desed import LAYOUT as DESED_LAYOUT
+from sedcontract.data.desed_dataset import DesedClips
 from sedcontract.data.maestro import MaestroCorpus, MaestroFile, class_list, folds, read_corpus
 from sedcontract.data.maestro_dataset import MaestroFiles, MaestroWindows
 from sedcontract.data.options import SPLITS, check_sizes
@@ -26,7 +38,6 @@ from sedcontract.traces import EventList, read_durations, read_events
 from sedcontract.traces.soft import SoftLabels
 
 log = logging.getLogger(__name__)
-
 
 
 def collate(items: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -73,7 +84,37 @@ class PolicyGrid:
         return self.policy.edges
 
 
-class ControlledDataModule(PolicyGrid, LightningDataModule):
+class WholeClips:
+    """Loaders of a corpus of whole clips (no windows to merge): batches of ``dataset(split)``
+    items, shuffled for training."""
+
+    batch_size: int
+    num_workers: int
+    train_split: str
+    val_split: str
+    test_split: str
+    dataset: Callable[[str], Any]  # the split's items (each corpus defines it)
+
+    def windows(self, split: str) -> None:
+        """Whole clips: no windows to merge."""
+        return None
+
+    def dataloader(self, split: str, *, shuffle: bool = False) -> DataLoader:
+        return DataLoader(self.dataset(split), batch_size=self.batch_size, shuffle=shuffle,
+                          num_workers=self.num_workers, collate_fn=collate,
+                          persistent_workers=self.num_workers > 0)
+
+    def train_dataloader(self) -> DataLoader:
+        return self.dataloader(self.train_split, shuffle=True)
+
+    def val_dataloader(self) -> DataLoader:
+        return self.dataloader(self.val_split)
+
+    def test_dataloader(self) -> DataLoader:
+        return self.dataloader(self.test_split)
+
+
+class ControlledDataModule(WholeClips, PolicyGrid, LightningDataModule):
     """Train / validation / test splits of ``root/controlled`` (see
     :func:`sedcontract.data.build.build_controlled`)."""
 
@@ -140,30 +181,12 @@ class ControlledDataModule(PolicyGrid, LightningDataModule):
             events = events.select(classes=self.classes)
         return events, read_durations(self.folder / f"{split}_durations.tsv")
 
-    def windows(self, split: str) -> None:
-        """The controlled benchmark's clips are whole: no windows to merge."""
-        return None
-
     def check_split(self, split: str) -> None:
         """Refuse a split the benchmark does not have, naming the ones it has."""
         splits = list(self.sizes or SPLITS)
         if split not in splits:
             raise SedContractError(f"unknown split {split!r}; the controlled benchmark has "
                                    f"{', '.join(splits)}")
-
-    def dataloader(self, split: str, *, shuffle: bool = False) -> DataLoader:
-        return DataLoader(self.dataset(split), batch_size=self.batch_size, shuffle=shuffle,
-                          num_workers=self.num_workers, collate_fn=collate,
-                          persistent_workers=self.num_workers > 0)
-
-    def train_dataloader(self) -> DataLoader:
-        return self.dataloader(self.train_split, shuffle=True)
-
-    def val_dataloader(self) -> DataLoader:
-        return self.dataloader(self.val_split)
-
-    def test_dataloader(self) -> DataLoader:
-        return self.dataloader(self.test_split)
 
 
 def collate_files(items: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -288,3 +311,157 @@ class MaestroDataModule(PolicyGrid, LightningDataModule):
 
     def test_dataloader(self) -> DataLoader:
         return self.eval_dataloader(self.test_split)
+
+
+DESED_SPLITS = ("train", "validation", "test")
+VALIDATION = ("auto", "synthetic", "held_out")
+
+
+class DesedDataModule(WholeClips, PolicyGrid, LightningDataModule):
+    """DESED's strong-labelled sets from a local copy in the Task 4 baseline's layout (see
+    :data:`sedcontract.data.desed.LAYOUT`): ``train`` the strong synthetic training set,
+    ``validation`` the synthetic validation set (``validation=auto`` when its tsv is there,
+    else a ``held_out`` part of train), ``test`` the real validation set. Clips are cut or
+    padded to ``clip_length`` for training; evaluation clips keep their listed durations."""
+
+    def __init__(self, root: str | Path, *, policy: AuditPolicy,
+                 classes: Sequence[str] = DESED_CLASSES, batch_size: int = 16,
+                 num_workers: int = 0, clip_length: float = CLIP_LENGTH, sample_rate: int = 16_000,
+                 validation: str = "auto", held_out: float = 0.1, seed: int = 0,
+                 missing_audio: str = "error",
+                 synth_folder: str | None = DESED_LAYOUT["synth_folder"],
+                 synth_tsv: str | None = DESED_LAYOUT["synth_tsv"],
+                 synth_val_folder: str | None = DESED_LAYOUT["synth_val_folder"],
+                 synth_val_tsv: str | None = DESED_LAYOUT["synth_val_tsv"],
+                 synth_val_dur: str | None = DESED_LAYOUT["synth_val_dur"],
+                 test_folder: str | None = DESED_LAYOUT["test_folder"],
+                 test_tsv: str | None = DESED_LAYOUT["test_tsv"],
+                 test_dur: str | None = DESED_LAYOUT["test_dur"],
+                 train_split: str = "train", val_split: str = "validation",
+                 test_split: str = "test") -> None:
+        super().__init__()
+        for name, value, least in (("batch_size", batch_size, 1), ("num_workers", num_workers, 0),
+                                   ("sample_rate", sample_rate, 1)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < least:
+                raise SedContractError(f"data.{name} must be an integer >= {least}, got "
+                                       f"{value!r}")
+        if isinstance(clip_length, bool) or not isinstance(clip_length, int | float) \
+                or not clip_length > 0:
+            raise SedContractError(f"data.clip_length must be a positive number of seconds, "
+                                   f"got {clip_length!r}")
+        if validation not in VALIDATION:
+            raise SedContractError(f"data.validation must be one of {', '.join(VALIDATION)}, "
+                                   f"got {validation!r}")
+        if isinstance(held_out, bool) or not isinstance(held_out, int | float) \
+                or not 0 < held_out < 1:
+            raise SedContractError(f"data.held_out must be a fraction in (0, 1), got "
+                                   f"{held_out!r}")
+        if missing_audio not in MISSING_AUDIO:
+            raise SedContractError(f"data.missing_audio must be one of "
+                                   f"{', '.join(MISSING_AUDIO)}, got {missing_audio!r}")
+        unknown = [c for c in classes if c not in DESED_CLASSES]
+        if unknown or not classes:
+            raise SedContractError(f"unknown DESED class(es) {unknown or list(classes)}; the "
+                                   f"classes are {', '.join(DESED_CLASSES)}")
+        for name, split in (("train_split", train_split), ("val_split", val_split),
+                            ("test_split", test_split)):
+            if split not in DESED_SPLITS:
+                raise SedContractError(f"unknown split {split!r} ({name}); DESED has "
+                                       f"{', '.join(DESED_SPLITS)}")
+        self.root, self.policy = Path(root), _policy(policy)
+        self.classes: tuple[str, ...] = tuple(classes)
+        self.batch_size, self.num_workers = batch_size, num_workers
+        self.clip_length, self.sample_rate = float(clip_length), sample_rate
+        self.validation, self.held_out, self.seed = validation, float(held_out), seed
+        self.missing_audio = missing_audio
+        self.paths = {"synth_folder": synth_folder, "synth_tsv": synth_tsv,
+                      "synth_val_folder": synth_val_folder, "synth_val_tsv": synth_val_tsv,
+                      "synth_val_dur": synth_val_dur, "test_folder": test_folder,
+                      "test_tsv": test_tsv, "test_dur": test_dur}
+        self.train_split, self.val_split, self.test_split = train_split, val_split, test_split
+        self.sets: dict[str, DesedSet] = {}
+        self.held: set[str] | None = None
+        self.datasets: dict[str, DesedClips] = {}
+
+    def prepare_data(self) -> None:
+        """Read the evaluated split's set (nothing is downloaded: scripts/fetch_desed.py
+        arranges a local copy); the others are read on first use."""
+        self.set_of(self.val_split)
+
+    def setup(self, stage: str) -> None:
+        """Fitting reads the training set too, so a bad copy stops the run before it starts."""
+        if stage == "fit":
+            self.set_of(self.train_split)
+
+    def read(self, key: str) -> DesedSet:
+        """Set ``key`` (``synth``, ``synth_val``, ``test``), read on first use."""
+        if key not in self.sets:
+            paths = set_paths(self.root, key, self.paths)
+            durations = self.clip_length if key == "synth" else paths["dur"]
+            found = read_set(key, paths["folder"], paths["tsv"], durations,
+                             missing_audio=self.missing_audio)
+            log.info("DESED %s: %d clips, %d reference events from %s (%d cut at their clip's "
+                     "end, %d clip(s) without audio left out)", SETS[key],
+                     len(found.durations), len(found.reference), paths["tsv"], found.cut,
+                     len(found.skipped))
+            self.sets[key] = found
+        return self.sets[key]
+
+    def synthetic_validation(self) -> bool:
+        """Whether ``validation`` is the synthetic validation set (else held out of train)."""
+        if self.validation == "auto":
+            tsv = set_paths(self.root, "synth_val", self.paths)["tsv"]
+            return tsv is not None and tsv.exists()
+        return self.validation == "synthetic"
+
+    def held_out_clips(self) -> set[str]:
+        """The training clips held out for validation: a ``held_out`` fraction (at least one)
+        drawn with ``seed`` from the sorted clip ids."""
+        if self.held is None:
+            clips = sorted(self.read("synth").durations)
+            if len(clips) < 2:
+                raise SedContractError(f"data.validation={self.validation} holds out part of "
+                                       f"the training set, which has {len(clips)} clip(s)")
+            count = min(len(clips) - 1, max(1, round(self.held_out * len(clips))))
+            order = np.random.default_rng(self.seed).permutation(len(clips))
+            self.held = {clips[i] for i in order[:count]}
+            log.info("DESED validation: %d clips held out of the %d of the training set "
+                     "(data.held_out=%g, no synthetic validation tsv)", count, len(clips),
+                     self.held_out)
+        return self.held
+
+    def set_of(self, split: str) -> tuple[DesedSet, list[str]]:
+        """The set a split is read from and the split's clips."""
+        if split not in DESED_SPLITS:
+            raise SedContractError(f"unknown split {split!r}; DESED has "
+                                   f"{', '.join(DESED_SPLITS)}")
+        if split == "test":
+            found = self.read("test")
+            return found, list(found.durations)
+        if split == "validation" and self.synthetic_validation():
+            found = self.read("synth_val")
+            return found, list(found.durations)
+        found = self.read("synth")
+        held = set() if split == "train" and self.synthetic_validation() \
+            else self.held_out_clips()
+        return found, [c for c in found.durations if (c in held) == (split == "validation")]
+
+    def dataset(self, split: str) -> DesedClips:
+        if split not in self.datasets:
+            found, clips = self.set_of(split)
+            reference = found.reference.select(classes=self.classes)
+            self.datasets[split] = DesedClips(found.audio, reference,
+                                              {c: found.durations[c] for c in clips},
+                                              grid=self.hop, classes=self.classes,
+                                              projection=self.projection, edges=self.edges,
+                                              sample_rate=self.sample_rate)
+        return self.datasets[split]
+
+    def reference(self, split: str) -> tuple[EventList, dict[str, float]]:
+        """Reference events of the declared classes (every clip listed) and durations of
+        ``split``."""
+        found, clips = self.set_of(split)
+        events = found.reference.select(clips=clips)
+        if set(events.classes) - set(self.classes):
+            events = events.select(classes=self.classes)
+        return events, {c: found.durations[c] for c in clips}

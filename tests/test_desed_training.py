@@ -1,0 +1,240 @@
+"""DESED in the training framework: the strong sets of a local copy in the Task 4 baseline's
+layout (the fixture tree of ``tests.corpora``) as 10 s clips with frame targets, the splits
+(synthetic train, synthetic or held-out validation, real validation as test), the exact
+monitor on the real validation's rounded durations, ``train.py`` / ``evaluate.py`` with
+``data=desed``, bad input named by key, file and row, and ``scripts/fetch_desed.py``."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import shutil
+import tarfile
+
+import numpy as np
+import pytest
+import soundfile
+
+from sedcontract.audit import AuditPolicy, audit
+from sedcontract.config import report_errors
+from sedcontract.data.desed import CLASSES
+from sedcontract.errors import SedContractError
+from sedcontract.evaluation import evaluate
+from sedcontract.lightning.datamodule import DesedDataModule, collate
+from sedcontract.lightning.metric import ContractMonitor
+from sedcontract.training import train
+from tests.corpora import write_desed
+from tests.test_fetch import script
+from tests.test_training import compose_config
+
+HOP = 0.02
+REAL = "metadata/validation/validation.tsv"
+SYNTH_TSV = "metadata/train/synthetic21_train/soundscapes.tsv"
+
+
+@pytest.fixture
+def tree(tmp_path):
+    return write_desed(tmp_path / "desed")
+
+
+def module(root, **options):
+    data = DesedDataModule(root, policy=AuditPolicy(hop=HOP), **options)
+    data.prepare_data()
+    return data
+
+
+def test_items_are_10_s_clips_with_the_targets_of_their_events(tree):
+    data = module(tree)
+    train_set = data.dataset("train")
+    s0 = train_set[train_set.ids.index("s0")]
+    assert s0["waveform"].shape == (160_000,) and s0["activity"].shape == (10, 500)
+    dog, speech = s0["activity"][CLASSES.index("Dog")], s0["activity"][CLASSES.index("Speech")]
+    # Dog [1.0, 2.5): frame k is active iff (k + 0.5) * 0.02 s lies inside: frames 50 … 124
+    assert dog[50:125].all() and not dog[:50].any() and not dog[125:].any()
+    assert speech[200:].all() and not speech[:200].any()
+    assert s0["onset"][CLASSES.index("Dog")].nonzero().flatten().tolist() == [50]
+    assert s0["offset"][CLASSES.index("Dog")].nonzero().flatten().tolist() == [125]
+    assert s0["offset"][CLASSES.index("Speech")].sum() == 0  # runs to the (open) clip end
+    others = [k for k in range(10) if k not in (CLASSES.index("Dog"), CLASSES.index("Speech"))]
+    assert s0["activity"][others].sum() == 0
+    s2 = train_set[train_set.ids.index("s2")]  # 8 s of audio, padded to 10 s
+    assert s2["waveform"].shape == (160_000,)
+    assert s2["waveform"][128_000:].abs().sum() == 0 and s2["waveform"][:128_000].abs().sum() > 0
+    real = data.dataset("test")[0]  # listed as 9.7 s (audio 9.73 s): cut to its duration
+    assert real["id"] == "Y1_0.000_10.000"
+    assert real["waveform"].shape == (155_200,) and real["activity"].shape == (10, 485)
+    assert real["activity"][CLASSES.index("Dog")][250:].all()  # Dog 5.0 s to the clip's end
+
+
+def test_the_splits_name_the_right_clips(tree):
+    data = module(tree)
+    assert data.dataset("train").ids == ["s0", "s1", "s2", "s3"]
+    ref, durations = data.reference("validation")  # v1: a filename-only row
+    assert ref.clips == ("v0", "v1") and durations == {"v0": 10.0, "v1": 10.0}
+    assert ref.to_rows() == [("v0", 0.5, 1.5, "Dishes")]
+    ref, durations = data.reference("test")  # Y2 is only in the durations tsv
+    assert durations == {"Y1_0.000_10.000": 9.7, "Y2_30.000_40.000": 10.0}
+    # the Dog event ending 0.115 s past the rounded duration is cut there, not refused
+    assert sorted(ref.to_rows()) == [("Y1_0.000_10.000", 0.2, 3.0, "Speech"),
+                                     ("Y1_0.000_10.000", 5.0, 9.7, "Dog")]
+    assert data.read("test").cut == 1
+    chosen = module(tree, classes=["Dog", "Dishes"])
+    assert [r[3] for r in chosen.reference("test")[0].to_rows()] == ["Dog"]
+    assert chosen.dataset("train")[0]["activity"].shape == (2, 500)
+
+
+def test_without_a_synthetic_validation_tsv_part_of_train_is_held_out(tree):
+    (tree / "metadata/validation/synthetic21_validation/soundscapes.tsv").unlink()
+    data = module(tree, held_out=0.5, seed=3)
+    held, kept = data.dataset("validation").ids, data.dataset("train").ids
+    assert len(held) == 2 and sorted(held + kept) == ["s0", "s1", "s2", "s3"]
+    assert module(tree, held_out=0.5, seed=3).dataset("validation").ids == held
+    assert data.reference("validation")[1] == dict.fromkeys(held, 10.0)
+    forced = module(write_desed(tree.parent / "again"), validation="held_out")
+    assert len(forced.dataset("validation").ids) == 1  # at least one clip
+    assert len(forced.dataset("train").ids) == 3
+    with pytest.raises(SedContractError, match=r"data.synth_val_tsv: .* does not exist"):
+        module(tree, validation="synthetic")
+
+
+def test_the_monitor_audits_the_real_validation_on_its_listed_durations(tree):
+    data = module(tree)
+    ref, durations = data.reference("test")
+    policy = AuditPolicy(hop=HOP)
+    monitor = ContractMonitor(ref, durations, data.classes, policy, windows=data.windows("test"))
+    batch = collate([data.dataset("test")[k] for k in range(2)])
+    assert batch["frames"].tolist() == [485, 500]
+    monitor.update(batch["activity"].clone(), batch["id"])  # a perfect detector
+    events = monitor.predicted()
+    assert sorted((c, round(a, 6), round(b, 6), lab) for c, a, b, lab in events.to_rows()) == \
+        sorted(ref.to_rows())
+    report = monitor.compute().report
+    expected = audit(ref, events, policy, durations=durations, classes=data.classes)
+    assert json.dumps(report.arrays(), default=str) == json.dumps(expected.arrays(), default=str)
+    assert report.traces["clips"] == 2  # Y2, without events, is audited (its silence counts)
+
+
+def test_files_at_another_rate_are_resampled(tmp_path):
+    root = write_desed(tmp_path / "desed", real_rate=44_100,
+                       real_folder="audio/validation/validation")
+    data = module(root, test_folder="audio/validation/validation")
+    item = data.dataset("test")[1]
+    assert item["waveform"].shape == (160_000,) and item["sample_rate"] == 16_000
+
+
+def overrides_for(tree, out):
+    return [f"paths.output_dir={out}", "data=desed", f"data.root={tree}",
+            "data.num_workers=0", "data.batch_size=2", "trainer=cpu", "logger=csv",
+            "trainer.max_epochs=1", "model=temporal_cnn", "+trainer.enable_progress_bar=false",
+            "+trainer.enable_model_summary=false"]
+
+
+def test_train_and_evaluate_on_the_fixture(tree, tmp_path):
+    metrics, objects = train(compose_config("train", overrides_for(tree, tmp_path / "run")))
+    assert 0.0 <= metrics["val/logic"] <= 1.0
+    assert objects["model"].classes == CLASSES
+    rows = list(csv.DictReader(io.StringIO((tmp_path / "run" / "val_report.csv").read_text())))
+    assert {r["clip"] for r in rows} == {"v0", "v1"}  # the synthetic validation set
+    checkpoint = next((tmp_path / "run" / "checkpoints").glob("*.ckpt"))
+    eval_overrides = [f"paths.output_dir={tmp_path / 'eval'}", "data=desed",
+                      f"data.root={tree}", "data.num_workers=0", "trainer=cpu",
+                      f"ckpt_path={checkpoint}", "split=test"]
+    metrics, _ = evaluate(compose_config("eval", eval_overrides))
+    report = json.loads((tmp_path / "eval" / "test_report.json").read_text())
+    assert report["traces"]["clips"] == 2  # the real validation set
+    assert np.isclose(metrics["test/logic"], report["modes"]["typed"]["logic"])
+
+
+def fails_with(cfg, capsys) -> str:
+    """What ``train.py`` says on standard error, checking it stops with status 2."""
+    with pytest.raises(SystemExit) as stop:
+        report_errors(train)(cfg)
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    return err
+
+
+def test_a_missing_folder_is_named_with_its_key(tree, tmp_path, capsys):
+    shutil.rmtree(tree / "audio/train/synthetic21_train/soundscapes_16k")
+    err = fails_with(compose_config("train", overrides_for(tree, tmp_path / "run")), capsys)
+    assert "error: data.synth_folder: " in err
+    assert "audio/train/synthetic21_train/soundscapes_16k does not exist" in err
+    (tree / "metadata/validation/validation_durations.tsv").unlink()
+    with pytest.raises(SedContractError, match=r"data.test_dur: .*validation_durations.tsv "
+                                               "does not exist"):
+        module(tree).reference("test")
+
+
+def test_a_label_outside_the_classes_names_the_file_and_row(tree, tmp_path, capsys):
+    path = tree / SYNTH_TSV
+    lines = path.read_text().splitlines()
+    lines[2] = lines[2].replace("Speech", "Dragon")
+    path.write_text("\n".join(lines) + "\n")
+    err = fails_with(compose_config("train", overrides_for(tree, tmp_path / "run")), capsys)
+    assert f"{path}, row 3, column 'event_label': label 'Dragon' is not one of the 10 DESED " \
+           "classes" in err
+
+
+def test_unreadable_or_missing_audio_is_named(tree):
+    (tree / "audio/train/synthetic21_train/soundscapes_16k/s1.wav").write_bytes(b"not audio")
+    data = module(tree)
+    with pytest.raises(SedContractError, match=r"s1.wav: cannot read audio"):
+        data.dataset("train")[1]
+    (tree / "audio/validation/validation_16k/Y2_30.000_40.000.wav").unlink()
+    with pytest.raises(SedContractError, match=r"1 clip\(s\) of .*validation.tsv have no .wav "
+                                               r"in .*first: Y2_30.000_40.000.wav.*"
+                                               "data.missing_audio=skip"):
+        data.reference("test")
+    skipping = module(tree, missing_audio="skip")
+    assert skipping.reference("test")[1] == {"Y1_0.000_10.000": 9.7}
+    assert skipping.read("test").skipped == ("Y2_30.000_40.000",)
+
+
+def test_an_event_far_past_its_clip_is_refused_by_row(tree):
+    path = tree / REAL
+    path.write_text(path.read_text().replace("9.815", "9.950"))
+    with pytest.raises(SedContractError, match=r"validation.tsv, row 3, column 'offset': 1 "
+                                               r"reference event\(s\) end past"):
+        module(tree).reference("test")
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"validation": "sometimes"}, "data.validation must be one of auto, synthetic, held_out"),
+    ({"held_out": 1.0}, r"data.held_out must be a fraction in \(0, 1\)"),
+    ({"classes": ["Dog", "Dragon"]}, "unknown DESED class"),
+    ({"missing_audio": "ignore"}, "data.missing_audio must be one of error, skip"),
+    ({"val_split": "dev"}, "unknown split 'dev'"),
+])
+def test_bad_options_are_refused(tree, options, message):
+    with pytest.raises(SedContractError, match=message):
+        DesedDataModule(tree, policy=AuditPolicy(hop=HOP), **options)
+
+
+def test_the_fetch_script_arranges_a_copy_and_writes_missing_durations(tmp_path, capsys):
+    source = write_desed(tmp_path / "src", real_rate=44_100,
+                         real_folder="audio/validation/validation")  # only the 44.1 kHz folder
+    (source / "metadata/validation/validation_durations.tsv").unlink()
+    archive = tmp_path / "desed.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        for part in ("audio", "metadata"):
+            tar.add(source / part, arcname=part)
+    fetch_desed = script("fetch_desed")
+    dest = tmp_path / "dest"
+    assert fetch_desed.main(["--dest", str(dest), "--archive", str(archive)]) == 0
+    out = capsys.readouterr().out
+    assert "test_folder: no audio/validation/validation_16k/, using audio/validation/validation/" \
+        in out
+    assert "real validation set: 2 clips, 2 events (1 cut at their clip's end" in out
+    assert f"data.root={dest} data.test_folder=audio/validation/validation" in out
+    written = soundfile.info(str(dest / "audio/validation/validation/Y1_0.000_10.000.wav"))
+    assert (dest / "metadata/validation/validation_durations.tsv").read_text().splitlines() == \
+        ["filename\tduration", f"Y1_0.000_10.000.wav\t{written.duration!r}",
+         "Y2_30.000_40.000.wav\t10.0"]
+    assert "desed.tar.gz" in json.loads((dest / "checksums.json").read_text())
+    (dest / SYNTH_TSV).unlink()
+    assert fetch_desed.main(["--dest", str(dest)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("fetch_desed: data.synth_tsv: ") and "soundscapes.tsv does not " \
+        "exist" in err
