@@ -4,6 +4,9 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+# psds_eval, the PSDS tests' oracle, needs numpy<2 and pandas<3: an environment of its own
+ORACLE := .venv-oracle
+ORACLE_STAMP := $(ORACLE)/.installed
 
 .PHONY: train demo test test-slow lint bench reproduce clean
 
@@ -14,17 +17,22 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet --no-deps rtamt==0.4.10  # see pyproject.toml
 	touch $(STAMP)
 
+$(ORACLE_STAMP): tests/oracles/requirements.txt
+	$(PYTHON) -m venv $(ORACLE)
+	$(ORACLE)/bin/pip install --quiet -r tests/oracles/requirements.txt
+	touch $(ORACLE_STAMP)
+
 train: $(STAMP)            ## the main job: train the dilated CNN, guard vectors every epoch
 	$(BIN)/python train.py model=dilated_cnn $(ARGS)
 
 demo: $(STAMP)             ## audit the shipped example, print the guard vector
 	$(BIN)/sedcontract demo
 
-test: $(STAMP)             ## lint + the test suite (CI runs exactly this)
+test: $(STAMP) $(ORACLE_STAMP)  ## lint + the test suite (CI runs exactly this)
 	$(BIN)/ruff check src tests benchmarks scripts
 	$(BIN)/python -m pytest -m "not slow"
 
-test-slow: $(STAMP)        ## the long checks (larger proof bounds, long fuzzing)
+test-slow: $(STAMP) $(ORACLE_STAMP)      ## the long checks (larger proof bounds, long fuzzing)
 	$(BIN)/python -m pytest -m slow
 
 lint: $(STAMP)
@@ -44,8 +52,9 @@ bench: $(STAMP)            ## speed side by side with the reference tools
 	$(BIN)/python -W ignore benchmarks/corpus_scale.py
 	$(BIN)/python benchmarks/encoders.py
 	$(BIN)/python -W ignore benchmarks/score_folders.py
+	$(BIN)/python benchmarks/psds_points.py
 	$(BIN)/python benchmarks/startup.py
 	$(BIN)/python -W ignore benchmarks/device.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) $(ORACLE) .pytest_cache .ruff_cache .hypothesis

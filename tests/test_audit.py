@@ -282,7 +282,11 @@ def test_audit_command_on_score_files(tmp_path, capsys):
 def test_audit_command_errors_exit_2(tmp_path, capsys):
     base = write_worked_example(tmp_path)
     assert main(["audit", *base]) == 2
-    assert "exactly one of --pred" in capsys.readouterr().err
+    assert "the guard vector needs one system output: give --pred or --pred-scores" in \
+        capsys.readouterr().err
+    assert main(["audit", *base, f"--pred={tmp_path / 'pred.tsv'}",
+                 f"--pred-scores={tmp_path}"]) == 2
+    assert "not both" in capsys.readouterr().err
     bad = write(tmp_path, "bad.tsv", "c.wav\t1.0\t0.5\tspeech\n")
     assert main(["audit", *base, f"--pred={bad}"]) == 2
     err = capsys.readouterr().err

@@ -375,3 +375,39 @@ def test_the_cli_compares_two_systems_on_the_same_clips(tmp_path, capsys):
     assert " ↑ |" in out
     assert main([*base, "--format", "csv"]) == 2
     assert "--compare add intervals" in capsys.readouterr().err
+
+
+# -- the core on count arrays (shared with the report from rows) ----------------------------
+
+
+def test_f1_from_counts_is_the_standard_scores_f1():
+    """Every (tp, references, outputs) of a small grid: the resampled F1 is Counts.f1 —
+    undefined (NaN, left out of the interval) without references, 0 without a hit."""
+    from sedcontract.audit.scores import Counts
+
+    grid = [(tp, ref, sys) for ref in range(5) for sys in range(5)
+            for tp in range(min(ref, sys) + 1)]
+    got = bs.f1_scores(np.array(grid))
+    for (tp, ref, sys), value in zip(grid, got, strict=True):
+        want = Counts(tp, ref, sys).f1
+        assert same(float(value), want) or value == pytest.approx(want, abs=1e-15), \
+            (tp, ref, sys)
+    assert math.isnan(bs.f1_scores(np.array([0, 0, 3])))
+
+
+def test_stacked_systems_share_their_draws():
+    """Systems stacked on one count array are resampled with the same clips: each one's
+    scores are its own resampled_scores, and their difference is paired_bootstrap's."""
+    rng = np.random.default_rng(12)
+    a, b = (synthetic(25, random_counts(rng, 25)) for _ in range(2))
+    counts = np.stack([bs._counts(r, "union", False) for r in (a, b)], axis=1)
+    stacked = bs.resampled_scores(counts, 150, 4)  # [resamples, systems, K + 1]
+    assert stacked.shape == (150, 2, len(a.coordinates) + 1)
+    for s, report in enumerate((a, b)):
+        alone = bs.resampled_scores(bs._counts(report, "union", False), 150, 4)
+        assert np.array_equal(stacked[:, s], alone, equal_nan=True)
+    points = bs.count_scores(counts.sum(axis=0))
+    names = (*a.coordinates, "logic")
+    assert bs.percentile_intervals(names, list(points[0] - points[1]),
+                                   stacked[:, 0] - stacked[:, 1], 0.95, 150) == \
+        paired_bootstrap(a, b, mode="union", resamples=150, seed=4)

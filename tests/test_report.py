@@ -1,6 +1,9 @@
 """Reports regenerated from source rows: the same rows give the same bytes; the HTML parses,
 embeds its figure and shows the numbers the audit computed; groups split the vectors; bad
-rows (missing columns, counts out of range, repeated rows, mixed policies) name file and row."""
+rows (missing columns, counts out of range, repeated rows, mixed policies) name file and row.
+The overview's bootstrap intervals and paired differences from rows are the audit's own
+(bit for bit), logic per resample follows a plain-loop oracle, the page opens with the
+overview, the figure fits its page and the colours keep text readable."""
 
 from __future__ import annotations
 
@@ -10,15 +13,34 @@ import math
 from html.parser import HTMLParser
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import sedcontract
-from sedcontract.audit import ScoreSettings, to_csv, to_markdown
+from sedcontract.audit import (
+    ScoreSettings,
+    bootstrap_intervals,
+    paired_bootstrap,
+    to_csv,
+    to_markdown,
+)
+from sedcontract.audit import bootstrap as bs
+from sedcontract.audit.figures import pyplot
 from sedcontract.audit.render import table_text
-from sedcontract.audit.report import read_groups, read_rows, report_tables
+from sedcontract.audit.report import (
+    colour,
+    overview,
+    overview_csv,
+    overview_markdown,
+    read_groups,
+    read_rows,
+    report_tables,
+    vectors_figure,
+    vectors_png,
+)
 from sedcontract.cli import main
 from sedcontract.data import pathology_set, write_pathology_set
-from sedcontract.errors import TraceFormatError
+from sedcontract.errors import SedContractError, TraceFormatError
 from tests.test_selection import DURATION, reference
 
 
@@ -309,3 +331,263 @@ def test_markdown_escapes_html_in_names_and_csv_keeps_them_exact(systems):
     ref = sedcontract.EventList.from_rows([("a", 0.5, 1.0, "<img src=x onerror=alert(1)>")])
     text = to_markdown(sedcontract.audit(ref, ref, durations={"a": 4.0}))
     assert "<img" not in text and "&lt;img src=x onerror=alert(1)&gt;" in text
+
+
+# -- the overview: intervals from the rows ---------------------------------------------------
+
+
+def test_the_overview_is_the_audits_bootstrap_bit_for_bit(systems):
+    """From rows alone, each system's intervals (coordinates, logic, standard-score F1, both
+    modes) are bootstrap_intervals of its audit: the same draws, the same definition."""
+    root, audits = systems
+    rows = read_rows([root / "corrupt.csv", root / "perfect.csv"])
+    ov = overview(rows, resamples=300, seed=5, level=0.9)
+    assert ov.guard == tuple(audits["corrupt"].coordinates) and ov.resamples == 300
+    for name, audit in audits.items():
+        key = next(k for k in ov.cells if k[0] == name)
+        for mode in ("typed", "union"):
+            want = bootstrap_intervals(audit, mode=mode, resamples=300, seed=5, level=0.9)
+            got = ov.cells[key][mode]
+            expected = want if mode == "typed" else \
+                {n: iv for n, iv in want.items() if not n.endswith("_f1")}
+            assert got == expected, (name, mode)
+    assert any(iv.lo < iv.hi for iv in ov.cells[("corrupt", key[1])]["typed"].values())
+
+
+def test_the_comparison_is_the_paired_bootstrap_of_the_audits(systems, tmp_path):
+    """--baseline perfect: corrupt − perfect per coordinate and logic, typed and union, is
+    paired_bootstrap of the two audits; comparison.csv holds the same numbers."""
+    root, audits = systems
+    assert report(root, tmp_path / "c", "--baseline", "perfect", "--bootstrap", "400",
+                  "--bootstrap-seed", "3") == 0
+    with open(tmp_path / "c" / "comparison.csv") as f:
+        found = {(r["mode"], r["name"]): r for r in csv.DictReader(f)}
+    assert {r["system"] for r in found.values()} == {"corrupt"}
+    for mode in ("typed", "union"):
+        want = paired_bootstrap(audits["corrupt"], audits["perfect"], mode=mode,
+                                resamples=400, seed=3)
+        for name, iv in want.items():
+            row = found[(mode, name)]
+            got = [float(row[c]) if row[c] else math.nan for c in ("score", "lo", "hi")]
+            assert all((math.isnan(x) and math.isnan(y)) or x == y
+                       for x, y in zip(got, (iv.point, iv.lo, iv.hi), strict=True)), name
+            assert (int(row["defined"]), int(row["resamples"])) == (iv.defined, 400)
+    assert float(found[("typed", "onset")]["hi"]) < 0  # the late onsets cost onset score
+    text = (tmp_path / "c" / "overview.md").read_text()
+    assert "**Paired differences: each system minus perfect**" in text and " ↓ |" in text
+
+
+def rows_with(rows: list[dict], changes: dict[str, set[str] | None]) -> list[dict]:
+    """The rows with the named coordinates' counts zeroed, in every clip (None) or in every
+    clip but the given ones."""
+    out = []
+    for row in rows:
+        keep = changes.get(row["coordinate"], ())
+        if row["coordinate"] in changes and (keep is None or row["clip"] not in keep):
+            row = {**row, "satisfied": 0, "obligations": 0}
+        out.append(row)
+    return out
+
+
+def test_logic_per_resample_is_the_mean_of_its_non_vacuous_coordinates(systems):
+    """A plain-loop oracle from the rows: each resample sums the drawn clips' counts (the
+    draws of resample_indices), scores them and takes logic as the mean of the coordinates
+    with obligations in it. Fragmentation obliged in two clips only is vacuous in some
+    resamples (left out, counted) and duration in none (vacuous: NaN, never 1)."""
+    root, _ = systems
+    rows = read_rows([root / "corrupt.csv"])
+    clips = list(dict.fromkeys(r["clip"] for r in rows))
+    rows = rows_with(rows, {"fragmentation": {clips[0], clips[1]}, "duration": None})
+    ov = overview(rows, resamples=200, seed=9)
+    cells = next(iter(ov.cells.values()))["typed"]
+    guard = [r for r in rows if r["role"] == "guard" and r["mode"] == "typed"]
+    names = list(dict.fromkeys(r["coordinate"] for r in guard))
+    per_clip = np.zeros((len(clips), 2, len(names)), dtype=np.int64)
+    for r in guard:
+        cell = per_clip[clips.index(r["clip"]), :, names.index(r["coordinate"])]
+        cell += (r["satisfied"], r["obligations"])
+    values = {n: [] for n in (*names, "logic")}
+    for draw in bs.resample_indices(len(clips), 200, 9):
+        sat, obl = per_clip[draw].sum(axis=0)
+        scores = [s / o for s, o in zip(sat, obl, strict=True) if o]
+        for name, s, o in zip(names, sat, obl, strict=True):
+            if o:
+                values[name].append(s / o)
+        values["logic"].append(sum(scores) / len(scores))
+    for name, got in values.items():
+        iv = cells[name]
+        assert iv.defined == len(got), name
+        if got:
+            lo, hi = np.quantile(got, (0.025, 0.975))
+            assert iv.lo == pytest.approx(lo, abs=1e-12) and iv.hi == pytest.approx(hi,
+                                                                                   abs=1e-12)
+    assert 0 < cells["fragmentation"].undefined < 200
+    duration = cells["duration"]
+    assert math.isnan(duration.point) and math.isnan(duration.lo) and duration.defined == 0
+    others = [iv.point for n, iv in cells.items() if n in names and n != "duration"]
+    assert cells["logic"].point == pytest.approx(sum(others) / len(others), abs=1e-15)
+    text = overview_csv(ov)
+    assert ",typed,duration,,,,0.95,0,200\n" in text
+    assert "| vacuous |" in overview_markdown(ov)
+
+
+def test_the_html_opens_with_the_overview_then_figures_then_folded_tables(systems, tmp_path):
+    """The first table is the overview (a cell per system, mode and coordinate or logic,
+    score and interval, a background by value); the figure comes after it; every other table
+    is inside a <details>, folded."""
+    root, _ = systems
+    assert report(root, tmp_path / "h", "--baseline", "perfect", "--bootstrap", "200") == 0
+    page = Outline()
+    page.feed((tmp_path / "h" / "report.html").read_text())
+    tables = [e for e in page.events if e[0] == "table"]
+    assert tables[0][1].get("class") == "overview" and "details" not in tables[0][2]
+    overviews = [t for t in tables if t[1].get("class") == "overview"]
+    assert len(overviews) == 4  # guard vectors, standard scores, typed and union differences
+    assert all("details" in t[2] for t in tables if t[1].get("class") != "overview")
+    first_image = next(i for i, e in enumerate(page.events) if e[0] == "img")
+    first_details = next(i for i, e in enumerate(page.events) if e[0] == "details")
+    assert page.events.index(tables[3]) < first_image < first_details
+    assert not any("open" in e[1] for e in page.events if e[0] == "details")
+    cells = [e[1] for e in page.events if e[0] == "td" and "overview" in e[3]]
+    assert len(cells) == 2 * 2 * 8 + 2 * 6 + 2 * 8  # vectors, F1 of 6 scores, differences
+    coloured = [c for c in cells if c.get("class", "").startswith("cell")]
+    assert all(c["style"].startswith("background:#") and "interval" in c["title"]
+               for c in coloured)
+    first = next(e[1] for e in page.events if e[0] == "td" and "overview" in e[3])
+    assert first["title"].startswith("corrupt, typed onset: ")
+
+
+class Outline(HTMLParser):
+    """Start tags in order, each with its attributes, the tags it sits in and the classes of
+    the tables it sits in."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.events: list[tuple[str, dict, tuple[str, ...], tuple[str, ...]]] = []
+        self.stack: list[tuple[str, str]] = []
+
+    def handle_starttag(self, tag, attrs):
+        attributes = {k: v or "" for k, v in attrs}
+        self.events.append((tag, attributes, tuple(t for t, _ in self.stack),
+                            tuple(c for t, c in self.stack if t == "table")))
+        if tag not in ("meta", "img", "br"):
+            self.stack.append((tag, attributes.get("class", "")))
+
+    def handle_endtag(self, tag):
+        assert self.stack.pop()[0] == tag
+
+
+def test_without_intervals_and_with_another_seed(systems, tmp_path):
+    """--bootstrap 0: the overview shows the scores alone; another seed changes the
+    intervals and nothing else."""
+    root, audits = systems
+    assert report(root, tmp_path / "none", "--bootstrap", "0") == 0
+    html_text = (tmp_path / "none" / "report.html").read_text()
+    assert "No intervals (--bootstrap 0)" in html_text and 'class="iv"' not in html_text
+    with open(tmp_path / "none" / "overview.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert all(r["lo"] == r["hi"] == "" and r["resamples"] == "0" for r in rows)
+    onset = next(r for r in rows if (r["system"], r["mode"], r["name"]) ==
+                 ("corrupt", "typed", "onset"))
+    assert float(onset["score"]) == audits["corrupt"].vector("typed")["onset"]
+    assert report(root, tmp_path / "s1", "--bootstrap-seed", "1") == 0
+    assert report(root, tmp_path / "s2", "--bootstrap-seed", "2") == 0
+    differ = {p.name for p in (tmp_path / "s1").iterdir()
+              if p.read_bytes() != (tmp_path / "s2" / p.name).read_bytes()}
+    assert differ == {"overview.md", "overview.csv", "report.html", "vectors.png"}
+
+
+def test_a_baseline_that_cannot_be_compared_is_refused_by_name(systems, tmp_path, capsys):
+    root, _ = systems
+    rows = read_rows([root / "corrupt.csv", root / "perfect.csv"])
+    clips = list(dict.fromkeys(r["clip"] for r in rows))
+    with pytest.raises(SedContractError, match=r"no system of that name .*corrupt, perfect"):
+        overview(rows, baseline="nobody")
+    fewer = [r for r in rows if not (r["system"] == "corrupt" and r["clip"] in clips[:7])]
+    with pytest.raises(SedContractError) as info:
+        overview(fewer, baseline="perfect")
+    message = str(info.value)
+    assert "system corrupt is not of the baseline's clips" in message
+    assert f"lacks 7 clip(s) of the baseline: {clips[0]!r}" in message and "(7 in all)" in message
+    with pytest.raises(SedContractError, match=r"has 7 clip\(s\) the baseline lacks"):
+        overview(fewer, baseline="corrupt")
+    with pytest.raises(SedContractError, match="no other system"):
+        overview([r for r in rows if r["system"] == "perfect"], baseline="perfect")
+    with pytest.raises(SedContractError, match="give --bootstrap N"):
+        overview(rows, resamples=0, baseline="perfect")
+    assert report(root, tmp_path / "r", "--bootstrap", "-1") == 2
+    assert "--bootstrap must be a number of resamples >= 0" in capsys.readouterr().err
+    assert report(root, tmp_path / "r", "--level", "1.5") == 2
+    assert "level must be a number strictly between 0 and 1" in capsys.readouterr().err
+
+
+def many_systems(rows: list[dict], count: int) -> list[dict]:
+    """``count`` copies of a system's rows under other names, each with other counts."""
+    rng = np.random.default_rng(0)
+    out = []
+    for s in range(count):
+        for row in rows:
+            obl = row["obligations"]
+            out.append({**row, "system": f"system_{s:02d}",
+                        "satisfied": int(rng.integers(0, obl + 1)) if obl else 0})
+    return out
+
+
+def test_the_figure_fits_a_1200_px_page_and_its_legend_covers_no_bar(systems):
+    """Both panels and their tick labels inside the figure, the legend outside every panel,
+    1200 px wide however many systems; a vacuous score draws no bar."""
+    root, _ = systems
+    rows = many_systems(read_rows([root / "corrupt.csv"]), 10)
+    rows = rows_with(rows, {"duration": None})
+    tables = report_tables(rows)
+    vectors = next(t for t in tables if t.name == "vectors")
+    fig = vectors_figure(vectors, overview(rows, resamples=50))
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    assert fig.get_size_inches()[0] * 100 == 1200 and len(fig.axes) == 2
+    legend = fig.legends[0].get_window_extent(renderer)
+    page = fig.bbox
+    for ax in fig.axes:
+        box = ax.get_tightbbox(renderer)
+        assert page.x0 <= box.x0 and box.x1 <= page.x1 and page.y0 <= box.y0 <= box.y1 <= page.y1
+        assert not legend.overlaps(ax.get_window_extent(renderer))
+        bars = [p for p in ax.patches if p.get_height() > 0]
+        assert len(bars) == 10 * 6  # duration is vacuous: no bar for any system
+    assert len(fig.legends[0].get_texts()) == 10
+    assert [t.get_text() for t in fig.legends[0].get_texts()][:2] == ["system_00", "system_06"]
+    pyplot().close(fig)
+    assert vectors_png(vectors)[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_the_colour_scale_keeps_black_text_readable():
+    """0 light orange, 0.5 near white, 1 light blue, linear between, clipped; vacuous grey;
+    black text on any of them has a WCAG contrast of at least 7."""
+    assert (colour(0.0), colour(0.5), colour(1.0)) == ("#f4a582", "#f7f7f7", "#92c5de")
+    assert colour(-1.0) == colour(0.0) and colour(2.0) == colour(1.0)
+    assert colour(math.nan) == "#e4e4e4" and colour(0.25) == "#f6cebc"  # halfway, 188.5 to even
+
+    def luminance(hex_colour: str) -> float:
+        c = [int(hex_colour[i:i + 2], 16) / 255 for i in (1, 3, 5)]
+        c = [v / 12.92 if v <= 0.04045 else ((v + 0.055) / 1.055) ** 2.4 for v in c]
+        return 0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2]
+    for value in [*np.linspace(0, 1, 101), math.nan]:
+        assert (luminance(colour(value)) + 0.05) / 0.05 >= 7, value
+
+
+def test_the_overview_of_ten_systems_over_420_clips_is_the_audits_bootstrap():
+    """1000 resamples for 10 systems × 420 clips × 3 classes from their rows: the interval of
+    each system is bootstrap_intervals of its audit."""
+    from sedcontract.audit import to_rows
+    from tests.test_bootstrap import random_counts, synthetic
+
+    rng = np.random.default_rng(2)
+    rows = []
+    for s in range(10):
+        report_s = synthetic(420, random_counts(rng, 420, 0.1))
+        rows += [{**r, "system": f"s{s}"} for r in to_rows(report_s)]
+    ov = overview(rows, resamples=1000, seed=0, baseline="s0")
+    assert len(ov.cells) == 10 and len(ov.comparison) == 9
+    assert all(iv.resamples == 1000 for c in ov.cells.values() for iv in c["union"].values())
+    want = bootstrap_intervals(synthetic(420, random_counts(np.random.default_rng(2), 420, 0.1)),
+                               mode="union", resamples=1000)
+    assert ov.cells[("s0", rows[0]["policy"])]["union"] == want

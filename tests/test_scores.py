@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import sedcontract
+from sedcontract.audit.psds import PsdsRequest
 from sedcontract.audit.render import to_markdown
 from sedcontract.audit.scores import ScoreSettings
 from sedcontract.cli import main
@@ -106,7 +107,8 @@ def test_psds_matches_sed_scores_eval_on_the_same_files(tmp_path, capsys):
                                         alpha_st=1.0, max_efpr=100.0)[0]
     assert abs(data["psds"]["psds1"]["value"] - psds1) <= 1e-6
     assert abs(data["psds"]["psds2"]["value"] - psds2) <= 1e-6
-    assert psds2 > 0 and data["psds"]["psds1"]["settings"]["dtc_threshold"] == 0.7
+    assert psds2 > 0 and data["psds"]["psds1"]["settings"]["dtc"] == 0.7
+    assert data["psds"]["psds1"]["rule"] == "sed_scores_eval" and "roc" not in data["psds"]["psds1"]
 
 
 def test_psds_without_sed_scores_eval_is_a_note(tmp_path, monkeypatch):
@@ -121,7 +123,7 @@ def test_psds_without_sed_scores_eval_is_a_note(tmp_path, monkeypatch):
     write_events(tmp_path / "ref.tsv", REF)
     write_score_files(tmp_path / "scores", ["c"], ["speech", "tone"], seed=1)
     report = sedcontract.audit(tmp_path / "ref.tsv", PRED, durations={"c": 10.0},
-                               scores=ScoreSettings(), psds_scores=tmp_path / "scores")
+                               scores=ScoreSettings(), psds=PsdsRequest(scores=tmp_path / "scores"))
     assert "sedcontract[psds]" in report.psds["note"]
     assert "PSDS: not computed" in to_markdown(report)
 

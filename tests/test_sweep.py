@@ -219,3 +219,62 @@ def test_sweep_rows_are_checked_naming_the_row(tmp_path):
     with pytest.raises(TraceFormatError, match="not UTF-8") as info:
         read_sweep(path)
     assert info.value.row == 2
+
+
+def test_sweep_intervals_are_the_audits_bootstrap_intervals_at_each_radius():
+    """With resamples, each system's interval at a radius is bootstrap_intervals of its audit
+    at that radius, and the difference from the baseline is paired_bootstrap of the two audits:
+    the same draws, the same numbers."""
+    from sedcontract.audit import audit, bootstrap_intervals, paired_bootstrap
+
+    ref, durations = reference(3)
+    systems = {"late": shifted(ref, 0.12, 0.05), "exact": ref}
+    result = sweep(ref, systems, AuditPolicy(), ["0", "150ms"], durations=durations,
+                   resamples=300, seed=4, baseline="exact")
+    assert [r["system"] for r in result.rows[:1]] == ["late"]  # rows keep the given order
+    for radius in ("0", "150ms"):
+        late = audit(ref, systems["late"], AuditPolicy(eps=radius), durations=durations,
+                     mode="typed")
+        exact = audit(ref, ref, AuditPolicy(eps=radius), durations=durations, mode="typed")
+        expected = bootstrap_intervals(late, mode="typed", resamples=300, seed=4)
+        assert result.intervals[("late", radius)] == expected
+        assert result.differences[("late", radius)] == paired_bootstrap(
+            late, exact, mode="typed", resamples=300, seed=4)
+    # at eps 0 a 120 ms late onset always fails: the difference is certain and below 0
+    onset = result.differences[("late", "0")]["onset"]
+    assert onset.point < 0 and onset.hi < 0
+    assert result.differences[("late", "150ms")]["onset"].point == 0.0
+    text = sweep_markdown(result)
+    assert "### logic" in text and "### Paired difference from exact" in text
+    assert f"| 0 | {onset.point:+.3f} [{onset.lo:+.3f}, {onset.hi:+.3f}] ↓ |" in text
+    assert "percentile bootstrap over the clips (300 resamples, seed 4)" in text
+
+
+def test_a_sweep_baseline_must_be_a_system_with_resamples():
+    ref, durations = reference(1)
+    for kwargs, message in (({"baseline": "x", "resamples": 10}, "baseline 'x' is not one"),
+                            ({"baseline": "a"}, "needs bootstrap resamples"),
+                            ({"baseline": "a", "resamples": 10, "only": True},
+                             "needs a second system")):
+        systems = {"a": ref} if kwargs.pop("only", False) else {"a": ref, "b": ref}
+        with pytest.raises(SedContractError, match=message):
+            sweep(ref, systems, AuditPolicy(), ["0"], durations=durations, **kwargs)
+
+
+def test_sweep_command_adds_intervals_and_the_paired_difference(tmp_path, capsys):
+    ref, durations = reference(1)
+    write_events(tmp_path / "ref.tsv", ref)
+    write_events(tmp_path / "late.tsv", shifted(ref, 0.12, 0.12))
+    write_durations(tmp_path / "durations.tsv", durations)
+    args = ["sweep", "--ref", str(tmp_path / "ref.tsv"), "--pred", str(tmp_path / "late.tsv"),
+            "--pred", f"exact={tmp_path / 'ref.tsv'}", "--durations",
+            str(tmp_path / "durations.tsv"), "--eps", "0,100ms,200ms"]
+    assert main([*args, "--baseline", "exact", "--bootstrap", "200",
+                 "--figure", str(tmp_path / "bands.png")]) == 0
+    text = capsys.readouterr().out
+    assert "| eps | late − exact |" in text and "200 resamples" in text
+    assert (tmp_path / "bands.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert main([*args, "--baseline", "late"]) == 0  # the default resamples for a baseline
+    assert "2000 resamples" in capsys.readouterr().out
+    assert main([*args, "--bootstrap", "-1"]) == 2
+    assert "--bootstrap must be" in capsys.readouterr().err

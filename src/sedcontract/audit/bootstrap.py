@@ -6,7 +6,11 @@ replacement, the *same* clips for both systems, and recomputes each system's sco
 per-clip counts exactly as the report aggregates them (micro: pooled counts; macro: the mean
 of the non-vacuous per-class scores), then ``logic`` (the mean of the non-vacuous
 coordinates). Nothing is re-audited: a resample is a weighted sum of per-clip counts, one
-matrix product per block of resamples."""
+matrix product per block of resamples.
+
+The core works on plain per-clip count arrays (:func:`resampled_scores`, :func:`resampled_f1`,
+:func:`percentile_intervals`), so the report's intervals from source rows
+(:mod:`sedcontract.audit.report`) are computed by the same code as an audit's."""
 
 from __future__ import annotations
 
@@ -19,7 +23,9 @@ import numpy as np
 from sedcontract.audit.guard import GuardReport
 from sedcontract.errors import SedContractError
 
-__all__ = ["POLICY_KEYS", "Interval", "bootstrap_intervals", "paired_bootstrap", "resample_indices"]
+__all__ = ["POLICY_KEYS", "Interval", "bootstrap_intervals", "count_scores", "f1_scores",
+           "paired_bootstrap", "percentile_intervals", "resample_indices", "resampled_f1",
+           "resampled_scores", "resampling"]
 
 # The policy settings that decide what a count means; two reports compared clip by clip must
 # agree on all of them. (``decision`` and ``scores`` may differ: how each system's posteriors
@@ -60,7 +66,7 @@ def _whole(value: object, what: str, least: int) -> int:
     return int(value)
 
 
-def _resampling(resamples: object, seed: object, level: object, clips: int) -> tuple[int, int]:
+def resampling(resamples: object, seed: object, level: object, clips: int) -> tuple[int, int]:
     """The checked resample count and seed; the level and a non-empty set of clips checked."""
     resamples, seed = _whole(resamples, "resamples", 1), _whole(seed, "seed", 0)
     if isinstance(level, bool) or not isinstance(level, int | float) or not 0 < level < 1:
@@ -148,14 +154,36 @@ def _mean_defined(scores: np.ndarray) -> np.ndarray:
         return np.where(count > 0, total / np.maximum(count, 1), np.nan)
 
 
-def _scores(totals: np.ndarray) -> np.ndarray:
-    """``[rows, 2, K, G]`` resampled totals → ``[rows, K + 1]``: each coordinate's score (mean
-    of the non-vacuous groups when there are several), then logic."""
-    satisfied, obligations = totals[:, 0], totals[:, 1]
+def count_scores(totals: np.ndarray) -> np.ndarray:
+    """``[…, 2, K, G]`` totals (satisfied, obligations) → ``[…, K + 1]``: each coordinate's
+    score (mean of the non-vacuous groups when there are several; NaN when vacuous), then
+    logic, the mean of the non-vacuous coordinates."""
+    satisfied, obligations = totals[..., 0, :, :], totals[..., 1, :, :]
     with np.errstate(invalid="ignore", divide="ignore"):
         cells = np.where(obligations > 0, satisfied / np.maximum(obligations, 1), np.nan)
     vector = cells[..., 0] if cells.shape[-1] == 1 else _mean_defined(cells)
-    return np.concatenate([vector, _mean_defined(vector)[:, None]], axis=1)
+    return np.concatenate([vector, _mean_defined(vector)[..., None]], axis=-1)
+
+
+def f1_scores(totals: np.ndarray) -> np.ndarray:
+    """``[…, 3]`` totals (tp, references, outputs) → ``[…]``: micro F1 ``2 tp / (ref + sys)``,
+    as :attr:`~sedcontract.audit.scores.Counts.f1`, NaN without references."""
+    tp, ref, sys = totals[..., 0], totals[..., 1], totals[..., 2]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(ref > 0, 2 * tp / np.maximum(ref + sys, 1), np.nan)
+
+
+def resampled_scores(counts: np.ndarray, resamples: int, seed: int) -> np.ndarray:
+    """Per-clip counts ``[clips, …, 2, K, G]`` → ``[resamples, …, K + 1]``: every resample's
+    :func:`count_scores`, the clips drawn by :func:`resample_indices` (one draw for all the
+    leading systems, so they are paired)."""
+    return np.concatenate([count_scores(t) for t in _resampled_totals(counts, resamples, seed)])
+
+
+def resampled_f1(parts: np.ndarray, resamples: int, seed: int) -> np.ndarray:
+    """Per-clip (tp, references, outputs) ``[clips, …, 3]`` → ``[resamples, …]``: every
+    resample's :func:`f1_scores`, the same draws as :func:`resampled_scores`."""
+    return np.concatenate([f1_scores(t) for t in _resampled_totals(parts, resamples, seed)])
 
 
 def paired_bootstrap(a: GuardReport | Sequence[GuardReport],
@@ -192,20 +220,20 @@ def paired_bootstrap(a: GuardReport | Sequence[GuardReport],
         _check_paired(runs_a[0], other, mode)
     pooled = len(runs_a) > 1 or len(runs_b) > 1
     a, b = runs_a[0], runs_b[0]
-    resamples, seed = _resampling(resamples, seed, level, len(a.clips))
+    resamples, seed = resampling(resamples, seed, level, len(a.clips))
     groups = a.aggregation == "macro" and mode == "typed"
-    counts = np.concatenate([sum(_counts(r, mode, groups) for r in runs_a),
-                             sum(_counts(r, mode, groups) for r in runs_b)], axis=1)
-    # [clips, 4, K, G]: a's satisfied and obligations, then b's
-    diff = np.concatenate([_scores(t[:, :2]) - _scores(t[:, 2:])
-                           for t in _resampled_totals(counts, resamples, seed)])
+    counts = np.stack([sum(_counts(r, mode, groups) for r in runs_a),
+                       sum(_counts(r, mode, groups) for r in runs_b)], axis=1)
+    # [clips, 2 systems, 2, K, G]: a's satisfied and obligations, then b's
+    scores = resampled_scores(counts, resamples, seed)
+    diff = scores[:, 0] - scores[:, 1]
     if pooled:
-        totals = counts.sum(axis=0)[None]
-        points = list((_scores(totals[:, :2]) - _scores(totals[:, 2:]))[0])
+        totals = count_scores(counts.sum(axis=0))
+        points = list(totals[0] - totals[1])
     else:
         points = [x - y for x, y in zip(a.vector(mode).values(), b.vector(mode).values(),
                                         strict=True)] + [a.logic(mode) - b.logic(mode)]
-    return _intervals((*a.coordinates, "logic"), points, diff, level, resamples)
+    return percentile_intervals((*a.coordinates, "logic"), points, diff, level, resamples)
 
 
 def _resampled_totals(counts: np.ndarray, resamples: int, seed: int) -> Iterator[np.ndarray]:
@@ -223,10 +251,11 @@ def _resampled_totals(counts: np.ndarray, resamples: int, seed: int) -> Iterator
         yield (weights.astype(matrix.dtype) @ matrix).reshape(rows, *shape)
 
 
-def _intervals(names: Sequence[str], points: Sequence[float], values: np.ndarray,
-               level: float, resamples: int) -> dict[str, Interval]:
+def percentile_intervals(names: Sequence[str], points: Sequence[float], values: np.ndarray,
+                         level: float, resamples: int) -> dict[str, Interval]:
     """Percentile intervals of the columns of ``values`` ``[resamples, names]`` (NaN rows left
-    out and counted) around ``points``."""
+    out and counted) around ``points``: the ``(1 − level)/2`` and ``(1 + level)/2`` quantiles
+    (numpy's linear method); NaN where no resample is defined."""
     quantiles = ((1 - level) / 2, (1 + level) / 2)
     out = {}
     for j, name in enumerate(names):
@@ -251,22 +280,16 @@ def bootstrap_intervals(report: GuardReport, *, mode: str = "typed", resamples: 
     if not isinstance(mode, str) or mode not in report.modes:
         raise SedContractError(f"report has no {mode!r} trace mode (it has "
                                f"{', '.join(report.modes) or 'none'})")
-    resamples, seed = _resampling(resamples, seed, level, len(report.clips))
+    resamples, seed = resampling(resamples, seed, level, len(report.clips))
     groups = report.aggregation == "macro" and mode == "typed"
-    vector = np.concatenate([_scores(t) for t in
-                             _resampled_totals(_counts(report, mode, groups), resamples, seed)])
+    vector = resampled_scores(_counts(report, mode, groups), resamples, seed)
     names = [*report.coordinates, "logic"]
     points = [*report.vector(mode).values(), report.logic(mode)]
-    out = _intervals(names, points, vector, level, resamples)
+    out = percentile_intervals(names, points, vector, level, resamples)
     if report.scores:
         parts = np.stack([np.stack([getattr(r, k).sum(axis=1) for k in SCORE_PARTS], axis=1)
                           for r in report.scores.values()], axis=1)  # [clips, scores, 3]
-        f1 = []
-        for totals in _resampled_totals(parts, resamples, seed):
-            tp, ref, sys = totals[..., 0], totals[..., 1], totals[..., 2]
-            with np.errstate(invalid="ignore", divide="ignore"):
-                f1.append(np.where(ref + sys > 0, 2 * tp / np.maximum(ref + sys, 1), np.nan))
         scored = [f"{name}_f1" for name in report.scores]
-        out |= _intervals(scored, [r.overall.f1 for r in report.scores.values()],
-                          np.concatenate(f1), level, resamples)
+        out |= percentile_intervals(scored, [r.overall.f1 for r in report.scores.values()],
+                                    resampled_f1(parts, resamples, seed), level, resamples)
     return out

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from sedcontract.audit.facts import TraceFacts, check_visible
-from sedcontract.audit.psds import PsdsUnavailable, psds
+from sedcontract.audit.psds import PsdsRequest, PsdsUnavailable
 from sedcontract.audit.scores import SCORE_NAMES, MetricResult, standard_scores
 from sedcontract.contracts.bounds import BoundResolver, Conversion
 from sedcontract.contracts.contract import (
@@ -169,7 +169,7 @@ class GuardReport:
     aggregation: str = "micro"
     coordinates: tuple[str, ...] = ()
     scores: dict[str, MetricResult] | None = None  # standard scores on the same traces
-    psds: dict[str, Any] | None = None  # PSDS1/PSDS2 from score files, or a note why not
+    psds: dict[str, Any] | None = None  # PSDS per scenario (score files or points), or a note
 
     @property
     def traces(self) -> dict[str, Any]:
@@ -354,19 +354,20 @@ def prepare_traces(ref: EventList | str | Path, pred: EventList | str | Path,
     return Prepared(ref_events, pred_events, durations, traces, cut, given)
 
 
-def standard_and_psds(prepared: Prepared, policy: AuditPolicy,
-                      psds_scores: str | Path | Mapping[str, Any] | None
+def standard_and_psds(prepared: Prepared, policy: AuditPolicy, psds: PsdsRequest | None,
+                      classes: Sequence[str] | None = None
                       ) -> tuple[dict[str, MetricResult] | None, dict[str, Any] | None]:
-    """The standard scores the policy asks for, on the prepared traces, and PSDS from score
-    files (or a note why not)."""
+    """The standard scores the policy asks for, on the prepared traces, and PSDS (or a note
+    why not)."""
     settings = policy.score_settings()
     standard = None if settings is None else standard_scores(
         prepared.ref, prepared.pred, prepared.traces, settings, durations=prepared.durations,
         edges=policy.edges, given=prepared.given)
     result = None
-    if psds_scores is not None:
+    if psds is not None:
+        given_ref = prepared.given[0] if prepared.given is not None else prepared.ref
         try:
-            result = psds(psds_scores, prepared.ref, prepared.durations)
+            result = psds.compute(prepared.ref, given_ref, prepared.durations, classes)
         except PsdsUnavailable as exc:
             result = {"note": str(exc)}
     return standard, result
@@ -377,7 +378,7 @@ def audit(ref: EventList | str | Path, pred: EventList | str | Path,
           durations: Mapping[str, float] | str | Path | None = None, mode: str = "both",
           coordinates: Sequence[str] | str | None = None,
           classes: Sequence[str] | None = None,
-          psds_scores: str | Path | Mapping[str, Any] | None = None,
+          psds: PsdsRequest | None = None,
           backend: str = "runs", jobs: int = 1, shard: tuple[int, int] | None = None,
           **settings: Any) -> GuardReport:
     """Run a contract on reference and prediction events; typed and union side by side.
@@ -405,7 +406,7 @@ def audit(ref: EventList | str | Path, pred: EventList | str | Path,
     contract = policy.parsed
     prepared = prepare_traces(ref, pred, policy, durations=durations, classes=classes)
     if shard is not None:
-        if psds_scores is not None:
+        if psds is not None:
             raise ContractCheckError("PSDS is a curve over the whole corpus, not a sum of "
                                      "counts: audit without shards to compute it")
         prepared = prepared.clips_between(*clip_range(len(prepared.traces.clips), *shard))
@@ -414,7 +415,7 @@ def audit(ref: EventList | str | Path, pred: EventList | str | Path,
     resolver = prepare_contract(policy, prepared.traces.classes)
     reports = mode_reports(policy, resolver, prepared.traces,
                            MODES if mode == "both" else (mode,), backend=backend, jobs=jobs)
-    standard, psds_result = standard_and_psds(prepared, policy, psds_scores)
+    standard, psds_result = standard_and_psds(prepared, policy, psds, classes)
     return GuardReport(policy.report(list(resolver.conversions.values())), prepared.facts(),
                        reports, policy.aggregation, chosen, standard, psds_result)
 
@@ -563,7 +564,7 @@ def score(ref: EventList | str | Path, pred: EventList | str | Path,
           policy: AuditPolicy | Mapping[str, Any] | None = None, *,
           durations: Mapping[str, float] | str | Path | None = None,
           classes: Sequence[str] | None = None,
-          psds_scores: str | Path | Mapping[str, Any] | None = None,
+          psds: PsdsRequest | None = None,
           **settings: Any) -> ScoresReport:
     """The standard scores (``policy.scores``, default settings when None) on the policy's
     traces, without running the contract; the policy section is the guard report's."""
@@ -571,6 +572,6 @@ def score(ref: EventList | str | Path, pred: EventList | str | Path,
     if policy.scores is None:
         policy = policy.but(scores=ScoreSettings())
     prepared = prepare_traces(ref, pred, policy, durations=durations, classes=classes)
-    standard, psds_result = standard_and_psds(prepared, policy, psds_scores)
+    standard, psds_result = standard_and_psds(prepared, policy, psds, classes)
     return ScoresReport(policy.report(policy.conversions()), prepared.facts().as_dict(),
                         standard or {}, psds_result)

@@ -1,10 +1,12 @@
-"""PSDS1 / PSDS2 with the DCASE 2024 Task 4 settings, computed by sed_scores_eval (the
-official implementation, an optional dependency) from score files and our reference."""
+"""PSDS scenarios (every parameter; the DCASE PSDS1 / PSDS2 presets), and PSDS from score
+files computed by sed_scores_eval (the official implementation, an optional dependency); from
+operating-point tables see :mod:`sedcontract.audit.operating_points`."""
 
 from __future__ import annotations
 
 import warnings
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -19,13 +21,87 @@ class PsdsUnavailable(SedContractError):
     """PSDS cannot be computed here (library missing, no durations, or the library refused the
     data); the report carries the reason instead of a number."""
 
-# DCASE 2024 Task 4
-PSDS_SETTINGS: dict[str, dict[str, float]] = {
-    "psds1": {"dtc_threshold": 0.7, "gtc_threshold": 0.7, "alpha_ct": 0.0, "alpha_st": 1.0,
-              "max_efpr": 100.0},
-    "psds2": {"dtc_threshold": 0.1, "gtc_threshold": 0.1, "cttc_threshold": 0.3,
-              "alpha_ct": 0.5, "alpha_st": 1.0, "max_efpr": 100.0},
+
+@dataclass(frozen=True)
+class PsdsSettings:
+    """The parameters of one PSDS scenario (psds_eval's names, thresholds in [0, 1])."""
+
+    dtc: float = 0.5       # detection tolerance criterion
+    gtc: float = 0.5       # ground-truth intersection criterion
+    cttc: float = 0.3      # cross-trigger tolerance criterion
+    alpha_ct: float = 0.0  # weight of the cross-trigger rate in the effective FP rate
+    alpha_st: float = 0.0  # weight of the spread across classes taken off the mean TPR
+    max_efpr: float = 100.0  # eFPR (per hour) up to which the area is taken
+
+    def __post_init__(self) -> None:
+        for name in ("dtc", "gtc", "cttc", "alpha_ct"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | float) \
+                    or not 0 <= value <= 1:
+                raise SedContractError(f"PSDS {name} must be a number in [0, 1], got {value!r}")
+        if isinstance(self.alpha_st, bool) or not isinstance(self.alpha_st, int | float) \
+                or not 0 <= self.alpha_st < float("inf"):
+            raise SedContractError(f"PSDS alpha_st must be a number >= 0, got {self.alpha_st!r}")
+        if isinstance(self.max_efpr, bool) or not isinstance(self.max_efpr, int | float) \
+                or not 0 < self.max_efpr < float("inf"):
+            raise SedContractError(f"PSDS max_efpr must be a number > 0, got {self.max_efpr!r}")
+
+    def as_dict(self) -> dict[str, float]:
+        return {"dtc": self.dtc, "gtc": self.gtc, "cttc": self.cttc, "alpha_ct": self.alpha_ct,
+                "alpha_st": self.alpha_st, "max_efpr": self.max_efpr}
+
+    def sed_scores_eval(self) -> dict[str, float | None]:
+        """The keywords of sed_scores_eval's ``intersection_based.psds`` (no CTTC without a
+        cross-trigger weight, as it requires)."""
+        return {"dtc_threshold": self.dtc, "gtc_threshold": self.gtc,
+                "cttc_threshold": self.cttc if self.alpha_ct > 0 else None,
+                "alpha_ct": self.alpha_ct, "alpha_st": self.alpha_st, "max_efpr": self.max_efpr}
+
+
+# DCASE 2024 Task 4 (and 2021-2023): scenario 1 localises tightly, scenario 2 tells classes apart
+PRESETS: dict[str, PsdsSettings] = {
+    "psds1": PsdsSettings(dtc=0.7, gtc=0.7, cttc=0.3, alpha_ct=0.0, alpha_st=1.0,
+                          max_efpr=100.0),
+    "psds2": PsdsSettings(dtc=0.1, gtc=0.1, cttc=0.3, alpha_ct=0.5, alpha_st=1.0,
+                          max_efpr=100.0),
 }
+
+
+@dataclass(frozen=True)
+class PsdsRequest:
+    """PSDS beside the standard scores: from score files or tables (``scores``, computed by
+    sed_scores_eval) or from operating-point tables (``points``, psds_eval's rule), for each
+    scenario of ``settings``."""
+
+    scores: str | Path | Mapping[str, tuple[ScoreTable, str]] | None = None
+    points: Sequence[EventList] | None = None
+    settings: Mapping[str, PsdsSettings] = field(default_factory=lambda: dict(PRESETS))
+
+    def __post_init__(self) -> None:
+        if (self.scores is None) == (self.points is None):
+            raise SedContractError("PSDS comes from score files or from operating points: give "
+                                   "exactly one")
+        if not self.settings:
+            raise SedContractError("PSDS needs at least one scenario")
+
+    def compute(self, ref: EventList, given_ref: EventList,
+                durations: Mapping[str, float] | None,
+                classes: Sequence[str] | None = None) -> dict[str, Any]:
+        """The scenarios' PSDS: score files against ``ref`` (events cut at their clip's end),
+        operating points against ``given_ref`` (the events as given, as psds_eval takes them)."""
+        if self.scores is not None:
+            return psds(self.scores, ref, durations, self.settings)
+        if durations is None:
+            raise PsdsUnavailable("PSDS needs clip durations (--durations)")
+        from sedcontract.audit.operating_points import psds_of_points
+
+        return psds_of_points(self.points, given_ref, durations, self.settings, classes)
+
+
+def without_curves(result: Mapping[str, Any]) -> dict[str, Any]:
+    """A PSDS result as reports hold it: the values, settings and counts, not the curves."""
+    return {name: {k: v for k, v in value.items() if k != "roc"} if isinstance(value, dict)
+            else value for name, value in result.items()}
 
 
 def ground_truth(ref: EventList) -> dict[str, list[tuple[float, float, str]]]:
@@ -38,10 +114,11 @@ def ground_truth(ref: EventList) -> dict[str, list[tuple[float, float, str]]]:
 
 
 def psds(scores: str | Path | Mapping[str, tuple[ScoreTable, str]], ref: EventList,
-         durations: Mapping[str, float] | None) -> dict[str, Any]:
-    """``{"psds1": {"value", "per_class", "settings"}, "psds2": …}`` of a directory of score
-    files, or of score tables already read (:func:`~sedcontract.traces.scores.read_score_dir`:
-    class-mapped, windows merged)."""
+         durations: Mapping[str, float] | None,
+         settings: Mapping[str, PsdsSettings] | None = None) -> dict[str, Any]:
+    """``{scenario: {"value", "per_class", "settings", "rule"}}`` (default scenarios: the
+    DCASE presets) of a directory of score files, or of score tables already read
+    (:func:`~sedcontract.traces.scores.read_score_dir`: class-mapped, windows merged)."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # dcase_util imports pkg_resources
@@ -69,15 +146,54 @@ def psds(scores: str | Path | Mapping[str, tuple[ScoreTable, str]], ref: EventLi
         raise SedContractError(f"{scores_dir}: no score file for clip(s) {', '.join(missing[:5])}")
     audio = {clip: float(durations[clip]) for clip in truth}
     out = {}
-    for name, settings in PSDS_SETTINGS.items():
+    for name, chosen in (settings or PRESETS).items():
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                value, per_class, *_ = intersection_based.psds(
-                    {clip: scores[clip] for clip in truth}, truth, audio, **settings)
+                value, per_class, (etpr, efpr), _ = intersection_based.psds(
+                    {clip: scores[clip] for clip in truth}, truth, audio,
+                    **chosen.sed_scores_eval())
         except (AssertionError, ValueError, KeyError) as exc:
             raise PsdsUnavailable(f"sed_scores_eval refused the data for {name}: {exc}") from None
         out[name] = {"value": float(value),
                      "per_class": {c: float(v) for c, v in per_class.items()},
-                     "settings": settings}
+                     "settings": chosen.as_dict(), "rule": "sed_scores_eval",
+                     "roc": {"efpr": np.asarray(efpr).tolist(),
+                             "etpr": np.asarray(etpr).tolist()}}
     return out
+
+
+def psd_roc_png(result: Mapping[str, Any]) -> bytes:
+    """The PSD-ROC of each scenario, a panel each: the effective TPR against the effective FP
+    rate up to ``max_efpr`` (with the mean TPR and its spread across classes where known)."""
+    from sedcontract.audit.figures import png, pyplot
+
+    if "note" in result:
+        raise SedContractError(f"no PSD-ROC to draw: PSDS was not computed ({result['note']})")
+    plt = pyplot()
+    fig, axes = plt.subplots(1, len(result), figsize=(5.0 * len(result), 3.8), squeeze=False)
+    for ax, (name, value) in zip(axes[0], result.items(), strict=True):
+        roc, s = value["roc"], value["settings"]
+        x = np.asarray(roc["efpr"], dtype=float)
+        keep = x <= s["max_efpr"]
+        x_end = np.append(x[keep], s["max_efpr"])
+        if "mean" in roc:
+            mean, std = (np.append(np.asarray(roc[k])[keep], np.asarray(roc[k])[keep][-1])
+                         for k in ("mean", "std"))
+            ax.fill_between(x_end, np.maximum(mean - std, 0), np.minimum(mean + std, 1),
+                            step="post", alpha=0.2, color="tab:blue",
+                            label="mean TPR ± std over classes")
+            ax.step(x_end, mean, where="post", color="tab:blue", linestyle="--", lw=1)
+        etpr = np.asarray(roc["etpr"], dtype=float)[keep]
+        ax.step(x_end, np.append(etpr, etpr[-1]), where="post", color="black", lw=2,
+                label=f"eTPR = mean − {s['alpha_st']:g}·std")
+        ax.set_xlim(0, s["max_efpr"])
+        ax.set_ylim(0, 1)
+        ax.set_xlabel("eFPR per hour")
+        ax.set_ylabel("eTPR")
+        ax.set_title(f"{name.upper()} {value['value']:.4f} (dtc {s['dtc']:g}, gtc {s['gtc']:g}, "
+                     f"cttc {s['cttc']:g}, α_ct {s['alpha_ct']:g})", fontsize=9)
+        ax.grid(alpha=0.3)
+        ax.legend(loc="lower right", fontsize=8)
+    fig.tight_layout()
+    return png(fig)

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from sedcontract.audit.guard import Cell, GuardReport, ModeReport, ScoresReport
+from sedcontract.audit.psds import without_curves
 from sedcontract.audit.scores import Counts, MetricResult
 from sedcontract.errors import TraceFormatError
 from sedcontract.outputs import atomic_write
@@ -164,7 +165,7 @@ def to_dict(report: GuardReport) -> dict[str, Any]:
     if report.scores is not None:
         data["scores"] = scores_dict(report.scores)
     if report.psds is not None:
-        data["psds"] = report.psds
+        data["psds"] = without_curves(report.psds)
     return data
 
 
@@ -193,12 +194,27 @@ def scores_dict(scores: dict[str, MetricResult]) -> dict[str, Any]:
     return out
 
 
-def psds_line(result: dict[str, Any]) -> str:
-    """PSDS values in one line, or why they are missing."""
+def psds_markdown(result: dict[str, Any]) -> str:
+    """PSDS per scenario with every parameter and the rule that computed it, or why it is
+    missing."""
     if "note" in result:
-        return f"PSDS: not computed ({result['note']})"
-    return ("PSDS (sed_scores_eval, DCASE 2024 settings): "
-            + ", ".join(f"{name.upper()} {v['value']:.3f}" for name, v in result.items()))
+        return f"PSDS: not computed ({result['note']})\n"
+    first = next(iter(result.values()))
+    source = (f"psds_eval's rule, from {first['points']} operating points"
+              if first["rule"] == "psds_eval" else "sed_scores_eval, from score files")
+    lines = [f"PSDS ({source}; eFPR per hour):", "",
+             "| scenario | PSDS | dtc | gtc | cttc | alpha_ct | alpha_st | max_efpr |",
+             "|---|---|---|---|---|---|---|---|"]
+    for name, value in result.items():
+        s = value["settings"]
+        lines.append(f"| {name} | {value['value']:.4f} | {s['dtc']:g} | {s['gtc']:g} | "
+                     f"{s['cttc']:g} | {s['alpha_ct']:g} | {s['alpha_st']:g} | "
+                     f"{s['max_efpr']:g} |")
+    joined = first.get("joined", {})
+    if any(joined.values()):
+        lines += ["", f"same-class events that overlap, joined into one (psds_eval refuses "
+                  f"them): reference {joined['ref']}, operating points {joined['points']}"]
+    return "\n".join(lines) + "\n"
 
 
 def scores_markdown(scores: dict[str, MetricResult]) -> str:
@@ -360,7 +376,7 @@ def to_markdown(report: GuardReport) -> str:
                 f"segments {settings['segment']:g} s; boundary tolerance "
                 f"{settings['boundary_frames']} frames)"]
     if report.psds is not None:
-        out.append(psds_line(report.psds))
+        out += ["", psds_markdown(report.psds).rstrip()]
     first = report.modes[modes[0]]
     if first.diagnostics:
         out += ["", "Diagnostics (beside the vector, not part of it):", "",
@@ -402,7 +418,7 @@ def scores_json(report: GuardReport | ScoresReport) -> str:
     """The standard scores of a report with the policy behind them (and PSDS when present)."""
     data = {"policy": report.policy, "scores": scores_dict(report.scores or {})}
     if report.psds is not None:
-        data["psds"] = report.psds
+        data["psds"] = without_curves(report.psds)
     return json.dumps(data, indent=2, allow_nan=False) + "\n"
 
 
@@ -430,6 +446,18 @@ def intervals_dict(intervals: dict[str, dict[str, Any]]) -> dict[str, Any]:
             for mode, by_name in intervals.items()}
 
 
+def interval_text(iv: Any, signed: bool = False) -> str:
+    """``0.871 [0.862, 0.880]``: an interval's point and bounds (``vacuous`` when undefined; a
+    signed difference marked ↑ or ↓ when its interval excludes 0)."""
+    if iv is None or math.isnan(iv.point):
+        return "vacuous"
+    f = "+.3f" if signed else ".3f"
+    if math.isnan(iv.lo):
+        return f"{iv.point:{f}}"
+    mark = " ↑" if signed and iv.lo > 0 else " ↓" if signed and iv.hi < 0 else ""
+    return f"{iv.point:{f}} [{iv.lo:{f}}, {iv.hi:{f}}]{mark}"
+
+
 def intervals_markdown(intervals: dict[str, dict[str, Any]], seed: int,
                        title: str = "Bootstrap intervals", signed: bool = False) -> str:
     """One table: each coordinate, logic and standard score, per mode, with its interval."""
@@ -437,21 +465,12 @@ def intervals_markdown(intervals: dict[str, dict[str, Any]], seed: int,
     names = list(dict.fromkeys(n for by_name in intervals.values() for n in by_name))
     first = next(iter(next(iter(intervals.values())).values()))
 
-    def show(iv: Any) -> str:
-        if iv is None or math.isnan(iv.point):
-            return "vacuous"
-        f = "+.3f" if signed else ".3f"
-        if math.isnan(iv.lo):
-            return f"{iv.point:{f}}"
-        mark = " ↑" if signed and iv.lo > 0 else " ↓" if signed and iv.hi < 0 else ""
-        return f"{iv.point:{f}} [{iv.lo:{f}}, {iv.hi:{f}}]{mark}"
-
     lines = [f"\n## {title} ({first.level:.0%}, {first.resamples} resamples of the "
              f"clips, seed {seed})\n",
              "| | " + " | ".join(modes) + " |", "|---|" + "---|" * len(modes)]
     for name in names:
-        lines.append(f"| {name} | " + " | ".join(show(intervals[m].get(name)) for m in modes)
-                     + " |")
+        lines.append(f"| {name} | " + " | ".join(interval_text(intervals[m].get(name), signed)
+                                                   for m in modes) + " |")
     lines.append("\nEach resample draws the clips with replacement and recomputes every score "
                  "from the per-clip counts: the spread over test sets like this one, not over "
                  "retrainings of the system.")

@@ -14,9 +14,16 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from sedcontract.audit.bootstrap import Interval, bootstrap_intervals, paired_bootstrap
 from sedcontract.audit.figures import png, pyplot
 from sedcontract.audit.guard import audit
-from sedcontract.audit.render import markdown_text, read_csv, row_counts, table_text
+from sedcontract.audit.render import (
+    interval_text,
+    markdown_text,
+    read_csv,
+    row_counts,
+    table_text,
+)
 from sedcontract.contracts.bounds import coerce_binding
 from sedcontract.contracts.policy import AuditPolicy
 from sedcontract.errors import SedContractError
@@ -111,6 +118,12 @@ class SweepResult:
     systems: tuple[str, ...]
     coordinates: tuple[str, ...]
     mode: str
+    # with a bootstrap: (system, radius) → coordinate or "logic" → interval over clips, and
+    # for each system but the baseline its paired difference from the baseline
+    intervals: dict[tuple[str, str], dict[str, Interval]] | None = None
+    differences: dict[tuple[str, str], dict[str, Interval]] | None = None
+    baseline: str | None = None
+    seed: int = 0
 
     def score(self, system: str, radius: str, coordinate: str) -> float:
         for row in self.rows:
@@ -135,23 +148,53 @@ class SweepResult:
 def sweep(ref: EventList | str | Path, systems: Mapping[str, EventList | str | Path],
           policy: AuditPolicy, radii: Sequence[str], *,
           durations: Mapping[str, float] | str | Path | None = None,
-          mode: str = "typed") -> SweepResult:
-    """Audit every system at every radius (the policy with ``eps`` replaced)."""
+          mode: str = "typed", resamples: int = 0, seed: int = 0, level: float = 0.95,
+          baseline: str | None = None) -> SweepResult:
+    """Audit every system at every radius (the policy with ``eps`` replaced); with
+    ``resamples`` > 0 every score and logic gets a bootstrap interval over the clips, and with
+    a ``baseline`` system every other system its paired difference from it (the same resampled
+    clips for both, at each radius)."""
     if not systems:
         raise SedContractError("a sweep needs at least one system (--pred)")
+    if baseline is not None:
+        if baseline not in systems:
+            raise SedContractError(f"the baseline {baseline!r} is not one of the systems "
+                                   f"({', '.join(systems)})")
+        if len(systems) < 2:
+            raise SedContractError("a paired comparison with a baseline needs a second system")
+        if not resamples:
+            raise SedContractError("a paired comparison with a baseline needs bootstrap "
+                                   "resamples (--bootstrap N)")
     rows: list[dict[str, Any]] = []
     coordinates: tuple[str, ...] = ()
-    for name, pred in systems.items():
+    intervals: dict[tuple[str, str], dict[str, Interval]] = {}
+    differences: dict[tuple[str, str], dict[str, Interval]] = {}
+    base: dict[str, Any] = {}
+    order = [baseline, *(s for s in systems if s != baseline)] if baseline else list(systems)
+    for name in order:
+        pred = systems[name]
         for radius in radii:
             report = audit(ref, pred, policy.but(eps=radius), durations=durations, mode=mode)
             coordinates = report.coordinates
+            if resamples:
+                intervals[(name, radius)] = bootstrap_intervals(
+                    report, mode=mode, resamples=resamples, seed=seed, level=level)
+                if name == baseline:
+                    base[radius] = report
+                elif baseline is not None:
+                    differences[(name, radius)] = paired_bootstrap(
+                        report, base[radius], mode=mode, resamples=resamples, seed=seed,
+                        level=level)
             for coordinate in report.coordinates:
                 cell = report.modes[mode].micro(coordinate)
                 score = report.modes[mode].score(coordinate, report.aggregation)
                 rows.append({"system": name, "eps": radius, "coordinate": coordinate,
                              "satisfied": cell.satisfied, "obligations": cell.obligations,
                              "score": None if math.isnan(score) else score})
-    return SweepResult(rows, tuple(radii), tuple(systems), coordinates, mode)
+    rank = {s: i for i, s in enumerate(systems)}  # rows in the systems' given order
+    rows.sort(key=lambda r: rank[r["system"]])
+    return SweepResult(rows, tuple(radii), tuple(systems), coordinates, mode,
+                       intervals or None, differences or None, baseline, seed)
 
 
 def read_sweep(path: str | Path) -> SweepResult:
@@ -229,19 +272,44 @@ def sweep_csv(result: SweepResult) -> str:
 
 
 def sweep_markdown(result: SweepResult) -> str:
-    """Per coordinate: one row per radius, one column per system; then the ranking flips."""
-    def show(value: float) -> str:
+    """Per coordinate: one row per radius, one column per system (with its interval after a
+    bootstrap; then logic, and the paired differences from the baseline); then the ranking
+    flips."""
+    def show(system: str, radius: str, coordinate: str) -> str:
+        if result.intervals is not None:
+            return interval_text(result.intervals[(system, radius)][coordinate])
+        value = result.score(system, radius, coordinate)
         return "vacuous" if math.isnan(value) else f"{value:.3f}"
 
     out = [f"Guard vector ({result.mode} traces) against the tolerance radius eps.", ""]
-    for coordinate in result.coordinates:
+    names = [*result.coordinates, *(["logic"] if result.intervals is not None else [])]
+    for coordinate in names:
         out += [f"### {coordinate}", "", "| eps | " + " | ".join(
                     table_text(s) for s in result.systems) + " |",
                 "|---" * (len(result.systems) + 1) + "|"]
         for radius in result.radii:
             out.append(f"| {radius} | " + " | ".join(
-                show(result.score(s, radius, coordinate)) for s in result.systems) + " |")
+                show(s, radius, coordinate) for s in result.systems) + " |")
         out.append("")
+    if result.intervals is not None:
+        first = next(iter(next(iter(result.intervals.values())).values()))
+        out += [f"Intervals: {first.level:.0%} percentile bootstrap over the clips "
+                f"({first.resamples} resamples, seed {result.seed}): the spread over test sets "
+                "like this one, not over retrainings of the systems.", ""]
+    if result.differences is not None:
+        others = [s for s in result.systems if s != result.baseline]
+        out += [f"### Paired difference from {table_text(result.baseline or '')}", "",
+                "Each system minus the baseline on the same resampled clips at each radius "
+                "(↑/↓: the interval excludes 0).", ""]
+        for coordinate in names:
+            out += [f"#### {coordinate}", "", "| eps | " + " | ".join(
+                        f"{table_text(s)} − {table_text(result.baseline or '')}"
+                        for s in others) + " |", "|---" * (len(others) + 1) + "|"]
+            for radius in result.radii:
+                out.append(f"| {radius} | " + " | ".join(
+                    interval_text(result.differences[(s, radius)][coordinate], signed=True)
+                    for s in others) + " |")
+            out.append("")
     if len(result.systems) > 1:
         out += [f"Ranking flips (two systems swap places) between eps {result.radii[0]} and "
                 f"{result.radii[-1]}:", ""]
@@ -256,30 +324,41 @@ def sweep_markdown(result: SweepResult) -> str:
 
 def sweep_png(result: SweepResult) -> bytes:
     """The figure as PNG bytes: one panel per coordinate, a line per system (score against eps
-    in ms); systems whose ranking flips are drawn dashed and marked in the legend."""
+    in ms, its bootstrap interval as a band when there is one); on a panel, the systems whose
+    ranking flips on that coordinate are drawn dashed. One legend below the panels."""
     plt = pyplot()
 
     x = [_ms(r) for r in result.radii]
     cols = min(4, len(result.coordinates))
     rows = -(-len(result.coordinates) // cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(3.2 * cols, 2.6 * rows), squeeze=False,
+    fig, axes = plt.subplots(rows, cols, figsize=(3.2 * cols, 2.6 * rows + 0.6), squeeze=False,
                              sharex=True)
+    handles = {}
     for ax, coordinate in zip(axes.flat, result.coordinates, strict=False):
         flips = set(result.flips(coordinate)) if len(result.systems) > 1 else set()
-        for system in result.systems:
+        for k, system in enumerate(result.systems):
             y = [result.score(system, r, coordinate) for r in result.radii]
-            label = system + (" (rank flips)" if system in flips else "")
-            ax.plot(x, y, marker="o", markersize=3, linestyle="--" if system in flips else "-",
-                    label=label)
-        ax.set_title(coordinate, fontsize=9)
+            line, = ax.plot(x, y, marker="o", markersize=3, color=f"C{k % 10}",
+                            linestyle="--" if system in flips else "-")
+            handles.setdefault(system, line)
+            if result.intervals is not None:  # the bootstrap interval as a band
+                ivs = [result.intervals[(system, r)][coordinate] for r in result.radii]
+                ax.fill_between(x, [iv.lo for iv in ivs], [iv.hi for iv in ivs],
+                                color=line.get_color(), alpha=0.15, linewidth=0)
+        ax.set_title(coordinate + (" (dashed: ranking flips)" if flips else ""), fontsize=9)
         ax.set_ylim(-0.02, 1.02)
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=6)
     for ax in list(axes.flat)[len(result.coordinates):]:
         ax.set_visible(False)
     for ax in axes[-1]:
         ax.set_xlabel("eps (ms)", fontsize=8)
     fig.suptitle(f"guard vector against the tolerance radius ({result.mode} traces)",
                  fontsize=10)
-    fig.tight_layout()
+    legend_rows = -(-len(handles) // 6)
+    from matplotlib.lines import Line2D
+
+    fig.legend([Line2D([], [], color=h.get_color(), marker="o", markersize=3)
+                for h in handles.values()], list(handles), loc="lower center",
+               ncol=min(6, len(handles)), fontsize=8, frameon=False)
+    fig.tight_layout(rect=(0, 0.04 + 0.03 * legend_rows, 1, 1))
     return png(fig, dpi=120)

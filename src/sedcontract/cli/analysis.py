@@ -94,9 +94,14 @@ def _run_sweep(args: argparse.Namespace, out: Outputs) -> int:
     from sedcontract.audit.sweep import parse_radii, sweep, sweep_csv, sweep_markdown, sweep_png
 
     radii = parse_radii(args.radii)
+    if args.bootstrap < 0:
+        raise SedContractError(f"--bootstrap must be a number of resamples >= 1, got "
+                               f"{args.bootstrap}")
     result = sweep(read_events(args.ref),
                    {name: read_events(path) for name, path in _systems(args).items()},
-                   options.policy(args), radii, durations=args.durations, mode=args.mode)
+                   options.policy(args), radii, durations=args.durations, mode=args.mode,
+                   resamples=args.bootstrap or (2000 if args.baseline else 0),
+                   seed=args.bootstrap_seed, level=args.level, baseline=args.baseline)
     table = sweep_markdown(result)
     if args.out:
         out.write(args.out, table)
@@ -121,6 +126,12 @@ def _sweep_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--csv", default=None, help="source rows: system, eps, coordinate, "
                         "counts")
     parser.add_argument("--figure", default=None, help="PNG: a panel per coordinate")
+    options.add_bootstrap_options(parser, default=0, what="every score and logic at every "
+                                  "radius (tables and figure bands)")
+    parser.add_argument("--baseline", default=None, metavar="NAME",
+                        help="a system of --pred: add every other system's paired difference "
+                             "from it at each radius, with its paired bootstrap interval "
+                             "(--bootstrap N resamples, default 2000)")
     options.add_options(parser, AuditPolicy, without=("eps",))
 
 
@@ -182,7 +193,8 @@ def _run_report(args: argparse.Namespace, out: Outputs) -> int:
     timelines = [(str(p.relative_to(folder)), p.read_bytes())
                  for folder, images in _timeline_images(args).items() for p in images]
     files = report_files(rows, groups, sweep=read_sweep(args.sweep) if args.sweep else None,
-                         timelines=timelines)
+                         timelines=timelines, resamples=args.bootstrap,
+                         seed=args.bootstrap_seed, level=args.level, baseline=args.baseline)
     out.folder(args.out, {REPORT_MARK: "written by sedcontract report; replaced by it\n",
                           **files})
     print(f"{len(files)} files: open {Path(args.out) / 'report.html'}", file=sys.stderr)
@@ -202,6 +214,12 @@ def _report_options(parser: argparse.ArgumentParser) -> None:
                         help="a folder of timeline images (*.png) to embed; repeatable")
     parser.add_argument("--several-policies", action="store_true",
                         help="compare rows of several policies (else refused)")
+    options.add_bootstrap_options(parser, default=1000, what="every cell of the overview (0: "
+                                  "scores without intervals)")
+    parser.add_argument("--baseline", default=None, metavar="SYSTEM",
+                        help="add every other system minus SYSTEM per coordinate and logic, "
+                             "typed and union, with paired bootstrap intervals (the systems "
+                             "must be of the same clips)")
 
 
 def _report_reads(args: argparse.Namespace) -> Named:
@@ -233,7 +251,9 @@ COMMANDS = [
     Command("show", "one clip's failure timeline: where each coordinate was obliged and where "
             "it failed (text; a PNG with --out)", _show_options, _run_show, _show_reads,
             lambda a: {"--out": given(a.out)}),
-    Command("report", "regenerate every table, a figure and report.html from source rows "
-            "(audit --format csv, or run folders)", _report_options, _run_report,
+    Command("report", "regenerate report.html (an overview of every system's vector with "
+            "bootstrap intervals over clips, the figures, every table) and the tables as "
+            "Markdown and CSV from source rows (audit --format csv, or run folders)",
+            _report_options, _run_report,
             _report_reads, folders=_report_folder),
 ]

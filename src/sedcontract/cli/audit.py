@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from sedcontract.audit import (
@@ -18,7 +19,9 @@ from sedcontract.audit import (
     to_json,
     to_markdown,
 )
-from sedcontract.audit.render import policy_id, psds_line, scores_json, scores_markdown
+from sedcontract.audit.operating_points import point_files, read_points
+from sedcontract.audit.psds import PRESETS, PsdsRequest, PsdsSettings, psd_roc_png, without_curves
+from sedcontract.audit.render import policy_id, psds_markdown, scores_json, scores_markdown
 from sedcontract.audit.shards import corpus_key, parse_shard, shard_json
 from sedcontract.cli import options
 from sedcontract.cli.command import Command, contract_read, given
@@ -38,6 +41,14 @@ from sedcontract.traces.soft import read_soft_tsv
 from sedcontract.traces.tsv import CLIP_LISTS, with_clips
 
 EXAMPLES = Path(__file__).parents[1] / "examples"
+PSDS_PARAMETERS = {  # PsdsSettings field -> help of its --psds-* option
+    "dtc": "PSDS detection tolerance criterion (default: the scenario's)",
+    "gtc": "PSDS ground-truth intersection criterion",
+    "cttc": "PSDS cross-trigger tolerance criterion",
+    "alpha_ct": "PSDS weight of the cross-trigger rate in the effective FP rate",
+    "alpha_st": "PSDS weight of the spread of TPR across classes",
+    "max_efpr": "PSDS: the eFPR per hour up to which the area is taken",
+}
 RENDER = {"md": to_markdown, "json": to_json, "csv": to_csv}
 SYSTEM_FORMATS = {"csv"}  # formats whose rows carry the system's name
 
@@ -109,28 +120,92 @@ def _system(args: argparse.Namespace) -> str:
     return Path(source).stem if source else "system"
 
 
-def _text(args: argparse.Namespace, policy: AuditPolicy) -> str:
-    """The audit (or the scores) of the arguments, rendered in ``--format``."""
+def _psds_settings(args: argparse.Namespace) -> dict[str, PsdsSettings]:
+    """The scenarios ``--psds`` names (presets, or ``custom``: psds_eval's defaults), each with
+    the ``--psds-*`` values given."""
+    overrides = {name: getattr(args, f"psds_{name}") for name in PSDS_PARAMETERS
+                 if getattr(args, f"psds_{name}") is not None}
+    out = {}
+    for name in (n.strip() for n in args.psds.split(",")):
+        if name not in (*PRESETS, "custom"):
+            raise SedContractError(f"unknown PSDS scenario {name!r} (--psds): choose among "
+                                   f"{', '.join(PRESETS)} and custom")
+        out[name] = replace(PRESETS.get(name, PsdsSettings()), **overrides)
+    return out
+
+
+def _psds_request(args: argparse.Namespace, tables: dict | None) -> PsdsRequest | None:
+    """What PSDS to compute: from the score files (``--with-scores``) or ``--pred-points``."""
+    if args.pred_points and args.pred_scores is not None:
+        raise SedContractError("PSDS comes from --pred-scores or from --pred-points, not both")
+    if args.pred_points:
+        return PsdsRequest(points=read_points(args.pred_points), settings=_psds_settings(args))
+    if tables is not None:
+        return PsdsRequest(scores=tables, settings=_psds_settings(args))
+    if args.psd_roc:
+        raise SedContractError("--psd-roc draws PSDS: add --pred-points, or --pred-scores with "
+                               "--with-scores")
+    return None
+
+
+def _psd_roc(args: argparse.Namespace, out: Outputs | None, result: dict | None) -> None:
+    """Write the PSD-ROC figure (``--psd-roc``) of a computed PSDS."""
+    if args.psd_roc and out is not None and result is not None:
+        out.write(args.psd_roc, psd_roc_png(result))
+
+
+def _points_only(args: argparse.Namespace, out: Outputs | None, ref: EventList,
+                 policy: AuditPolicy, classes: list[str] | None) -> str:
+    """``scores --pred-points`` without one system output: PSDS of the operating points alone,
+    the reference checked against the durations as the audit checks it."""
+    if not args.scores_only:
+        raise SedContractError("the guard vector needs one system output: give --pred or "
+                               "--pred-scores (--pred-points adds PSDS)")
+    if not args.pred_points:
+        raise SedContractError("give --pred (event tsv), --pred-scores (a directory of score "
+                               "tsv files) or --pred-points (operating-point tables)")
+    if not args.durations:
+        raise SedContractError("PSDS needs clip durations: add --durations")
+    from sedcontract.traces.overrun import fit_to_durations
+
+    durations = read_durations(args.durations)
+    fit_to_durations(ref, durations, "ref", tolerance=policy.duration_tolerance,
+                     strict=policy.strict_durations)  # refused beyond the tolerance
+    request = _psds_request(args, None)
+    result = request.compute(ref, ref, durations, classes)
+    _psd_roc(args, out, result)
+    if args.format == "json":
+        return json.dumps({"psds": without_curves(result)}, indent=2, allow_nan=False) + "\n"
+    return psds_markdown(result)
+
+
+def _text(args: argparse.Namespace, policy: AuditPolicy, out: Outputs | None = None) -> str:
+    """The audit (or the scores) of the arguments, rendered in ``--format``; figures go to
+    ``out``."""
     ref = _reference(args)
     class_map = read_class_map(args.class_map) if args.class_map else None
     classes = _classes(args, class_map)
+    if args.pred is None and args.pred_scores is None:  # PSDS of operating points alone
+        return _points_only(args, out, ref, policy, classes)
     pred, decision, psds_scores = _predictions(args, ref, class_map, classes)
     _overlap_warnings(ref, "reference")
     policy = policy.but(decision=decision)
+    psds = _psds_request(args, psds_scores)
     shard = parse_shard(args.shard) if args.shard is not None else None
     if shard is not None and args.format != "json":
         raise SedContractError("--shard writes a JSON shard report for sedcontract merge: add "
                                "--format json")
     if args.scores_only:  # the score functions alone: no contract runs
-        report = score(ref, pred, policy, durations=args.durations, psds_scores=psds_scores,
+        report = score(ref, pred, policy, durations=args.durations, psds=psds,
                        classes=classes)
     else:
         coordinates = args.coordinates.split(",") if args.coordinates else None
         report = audit(ref, pred, policy, durations=args.durations, mode=args.mode,
-                       coordinates=coordinates, psds_scores=psds_scores, classes=classes,
+                       coordinates=coordinates, psds=psds, classes=classes,
                        backend=args.backend, jobs=args.jobs, shard=shard)
     for warning in report.traces["warnings"]:
         print(f"sedcontract: warning: {warning}", file=sys.stderr)
+    _psd_roc(args, out, report.psds)
     if shard is not None:
         durations = read_durations(args.durations) if args.durations else None
         events = pred if isinstance(pred, EventList) else read_events(pred)
@@ -140,7 +215,7 @@ def _text(args: argparse.Namespace, policy: AuditPolicy) -> str:
         if args.format == "json":
             return scores_json(report)
         text = scores_markdown(report.scores)
-        return text + (psds_line(report.psds) + "\n" if report.psds is not None else "")
+        return text + ("\n" + psds_markdown(report.psds) if report.psds is not None else "")
     return _rendered(args, report, ref, pred, policy, classes)
 
 
@@ -225,22 +300,23 @@ def _emit(args: argparse.Namespace, out: Outputs, text: str) -> int:
 
 
 def _run_audit(args: argparse.Namespace, out: Outputs) -> int:
-    if (args.pred is None) == (args.pred_scores is None):
-        raise SedContractError("give exactly one of --pred (event tsv) or --pred-scores (a "
-                               "directory of score tsv files)")
-    return _emit(args, out, _text(args, options.policy(args, scores=args.with_scores)))
+    if args.pred is not None and args.pred_scores is not None:
+        raise SedContractError("give one of --pred (event tsv) or --pred-scores (a directory "
+                               "of score tsv files), not both")
+    return _emit(args, out, _text(args, options.policy(args, scores=args.with_scores), out))
 
 
 def _reads(args: argparse.Namespace) -> Named:
     scores = score_files(args.pred_scores) if args.pred_scores is not None else []
+    points = point_files(args.pred_points) if args.pred_points else []
     return {"--ref": args.ref, "--pred": args.pred, "--compare": getattr(args, "compare", None),
-            "--durations": args.durations,
+            "--durations": args.durations, "--pred-points": points,
             "--contract": contract_read(args), "--pred-scores": scores,
             "--class-map": args.class_map, "--soft": args.soft}
 
 
 def _writes(args: argparse.Namespace) -> Named:
-    return {"--out": given(args.out)}
+    return {"--out": given(args.out), "--psd-roc": given(args.psd_roc)}
 
 
 def _inputs(parser: argparse.ArgumentParser) -> None:
@@ -269,6 +345,18 @@ def _inputs(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--skip-unlisted", action="store_true",
                         help="skip --pred-scores files of clips the reference does not list "
                              "(counted on standard error) instead of refusing them")
+    parser.add_argument("--pred-points", nargs="+", default=None, metavar="PATH",
+                        help="operating-point tables (psds_eval's input: the system's "
+                             "detections at each threshold), files or folders of *.tsv/*.csv: "
+                             "PSDS as psds_eval computes it")
+    parser.add_argument("--psds", default="psds1,psds2",
+                        help="comma-separated PSDS scenarios: psds1, psds2 (the DCASE presets) "
+                             "or custom (psds_eval's defaults); --psds-* values apply to each")
+    for name, text in PSDS_PARAMETERS.items():
+        parser.add_argument(f"--psds-{name.replace('_', '-')}", dest=f"psds_{name}",
+                            type=float, default=None, help=text)
+    parser.add_argument("--psd-roc", default=None, metavar="PNG",
+                        help="write the PSD-ROC of each scenario here (a PNG)")
     parser.add_argument("--out", default=None, help="write here instead of standard output")
     options.add_options(parser, AuditPolicy)
     options.add_options(parser, ScoreSettings)
@@ -295,13 +383,8 @@ def _audit_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--with-scores", action="store_true",
                         help="add the standard scores (frame, segment, collar event, "
                              "intersection, boundary F1; PSDS with --pred-scores)")
-    parser.add_argument("--bootstrap", type=int, default=0, metavar="N",
-                        help="add a bootstrap interval over clips (N resamples) to every "
-                             "coordinate, logic and standard score (md, json)")
-    parser.add_argument("--bootstrap-seed", type=int, default=0,
-                        help="seed of the bootstrap's draws (default 0)")
-    parser.add_argument("--level", type=float, default=0.95,
-                        help="coverage of the bootstrap intervals (default 0.95)")
+    options.add_bootstrap_options(parser, default=0, what="every coordinate, logic and "
+                                  "standard score (md, json)")
     parser.add_argument("--compare", default=None, metavar="PRED_B",
                         help="a second system's predicted events (DCASE tsv or CSV) on the same "
                              "clips: adds the paired difference (--pred minus PRED_B) of every "

@@ -113,3 +113,15 @@ def add_monitor_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--jobs", type=int, default=1,
                         help="processes sharing the clips (run-length backend); the report is "
                              "the same for any number")
+
+
+def add_bootstrap_options(parser: argparse.ArgumentParser, *, default: int, what: str) -> None:
+    """``--bootstrap N`` (resamples of the clips; ``what`` says what gets intervals),
+    ``--bootstrap-seed`` and ``--level``: the same three options wherever intervals are."""
+    parser.add_argument("--bootstrap", type=int, default=default, metavar="N",
+                        help=f"resamples of the clips behind a bootstrap interval for {what} "
+                             f"(default {default}{'' if default else ': none'})")
+    parser.add_argument("--bootstrap-seed", type=int, default=0,
+                        help="seed of the bootstrap's draws (default 0)")
+    parser.add_argument("--level", type=float, default=0.95,
+                        help="coverage of the bootstrap intervals (default 0.95)")

@@ -1,0 +1,274 @@
+"""PSDS from operating points, as psds_eval computes it: each operating point is a table of
+detections (the system at one threshold); its true positives, false positives and
+cross-triggers follow the intersection criteria (DTC, GTC, CTTC) against the reference and a
+``world`` event spanning each clip; the per-class TPR-eFPR staircases over all points are
+averaged into the PSD-ROC, whose area up to ``max_efpr`` is the score.
+
+Times are compared as given, in float64, exactly as psds_eval does (durations are metadata: the
+total time and the world events; nothing is cut). Where psds_eval refuses an input this module
+says what it does instead: same-class events that overlap (share more than a boundary) are
+joined into one and counted; with a single class there are no cross-triggers (psds_eval's
+eFPR is undefined there). Pairs are found by sorted search per clip and class, so memory follows
+the overlapping pairs, never all pairs of a clip."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from sedcontract.audit.psds import PRESETS, PsdsSettings
+from sedcontract.errors import SedContractError, TraceFormatError
+from sedcontract.traces import EventList, read_events
+from sedcontract.traces.intervals import Intervals, expand_ranges, overlap_ranges
+
+SECONDS_PER_HOUR = 3600.0
+POINT_SUFFIXES = (".tsv", ".csv")
+
+
+def point_files(paths: Sequence[str | Path]) -> list[Path]:
+    """The operating-point tables: each path a table, or a folder of ``*.tsv`` / ``*.csv``
+    tables (sorted by name)."""
+    out: list[Path] = []
+    for given in paths:
+        path = Path(given)
+        if path.is_dir():
+            found = sorted(p for p in path.iterdir()
+                           if p.suffix in POINT_SUFFIXES and p.is_file())
+            if not found:
+                raise SedContractError(f"{path}: no operating-point tables (*.tsv, *.csv) in "
+                                       "this folder")
+            out += found
+        elif path.is_file():
+            out.append(path)
+        else:
+            raise SedContractError(f"{path}: no such operating-point table or folder")
+    if not out:
+        raise SedContractError("no operating-point tables given")
+    return out
+
+
+def _joined(events: EventList) -> tuple[EventList, int]:
+    """Events without zero-length ones, same-class events that overlap joined (touching ones
+    stay apart, as psds_eval keeps them), sorted by clip, label and onset; and how many were
+    joined into an earlier one."""
+    keep = events.offset > events.onset
+    rows = sorted(zip(events.clip[keep].tolist(), events.label[keep].tolist(),
+                      events.onset[keep].tolist(), events.offset[keep].tolist(), strict=True))
+    out: list[list] = []
+    joined = 0
+    for clip, label, on, off in rows:
+        if out and out[-1][0] == clip and out[-1][1] == label and on < out[-1][3]:
+            out[-1][3] = max(out[-1][3], off)
+            joined += 1
+        else:
+            out.append([clip, label, on, off])
+    return EventList.from_rows([(c, on, off, lab) for c, lab, on, off in out],
+                               clips=events.clips), joined
+
+
+@dataclass(frozen=True)
+class _Truth:
+    """The reference as the criteria see it: per clip and class (the last class is the world)
+    its events as sorted intervals, with counts and durations per class."""
+
+    classes: tuple[str, ...]
+    clip_index: dict[str, int]
+    intervals: Intervals          # row = clip · (classes + 1) + class
+    count: np.ndarray             # [classes] reference events
+    seconds: np.ndarray           # [classes] total reference duration
+    total: float                  # seconds of audio (the world events)
+    joined: int
+
+
+def _truth(ref: EventList, durations: Mapping[str, float], classes: Sequence[str]) -> _Truth:
+    events, joined = _joined(ref)
+    clips = list(ref.clips)
+    missing = [c for c in clips if c not in durations]
+    if missing:
+        raise SedContractError(f"PSDS needs the duration of every clip: no duration for "
+                               f"{len(missing)} clip(s), first {missing[0]}")
+    clip_index = {c: i for i, c in enumerate(clips)}
+    class_index = {c: k for k, c in enumerate(classes)}
+    width = len(classes) + 1
+    cls = np.array([class_index[lab] for lab in events.label], dtype=np.int64)
+    clip = np.array([clip_index[c] for c in events.clip], dtype=np.int64)
+    length = np.array([float(durations[c]) for c in clips], dtype=np.float64)
+    row = np.concatenate([clip * width + cls, np.arange(len(clips)) * width + len(classes)])
+    start = np.concatenate([events.onset, np.zeros(len(clips))])
+    end = np.concatenate([events.offset, length])
+    order = np.lexsort((start, row))
+    count = np.bincount(cls, minlength=len(classes))
+    absent = [c for c, n in zip(classes, count, strict=True) if n == 0]
+    if absent:
+        raise SedContractError(f"PSDS needs reference events of every class: none of "
+                               f"{', '.join(absent)} (its TPR would be undefined); leave the "
+                               "class out (--classes)")
+    seconds = np.bincount(cls, weights=events.offset - events.onset, minlength=len(classes))
+    return _Truth(tuple(classes), clip_index, Intervals(row[order], start[order], end[order]),
+                  count, seconds, float(length.sum()), joined)
+
+
+def _point_counts(truth: _Truth, det: EventList, settings: PsdsSettings
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """True positives ``[classes]``, false positives ``[classes]`` and cross-triggers
+    ``[detected class, reference class]`` of one operating point (psds_eval's criteria)."""
+    n_cls = len(truth.classes)
+    width = n_cls + 1
+    index = {c: k for k, c in enumerate(truth.classes)}
+    label = np.array([index[lab] for lab in det.label], dtype=np.int64)
+    clip = np.array([truth.clip_index[c] for c in det.clip], dtype=np.int64)
+    n = len(det)
+    # every detection against the reference of every class and the world of its clip
+    around = Intervals(np.repeat(clip * width, width) + np.tile(np.arange(width), n),
+                       np.repeat(det.onset, width), np.repeat(det.offset, width))
+    lo, hi = overlap_ranges(around, truth.intervals)
+    first, g = expand_ranges(lo, hi)
+    j, k = first // width, first % width
+    d_on, d_off = det.onset[j], det.offset[j]
+    g_on, g_off = truth.intervals.start[g], truth.intervals.end[g]
+    inter = np.minimum(d_off, g_off) - np.maximum(d_on, g_on)
+    precision = inter / (d_off - d_on)
+    coverage = inter / (g_off - g_on)
+    same = k == label[j]
+    dtc_sum = np.bincount(j[same], weights=precision[same], minlength=n)
+    dtc_pass = (dtc_sum >= settings.dtc) & (np.bincount(j[same], minlength=n) > 0)
+    candidate = same & dtc_pass[j]
+    gtc_sum = np.bincount(g[candidate], weights=coverage[candidate],
+                          minlength=len(truth.intervals))
+    hit = candidate & (gtc_sum[g] >= settings.gtc)
+    found = np.zeros(len(truth.intervals), dtype=bool)
+    found[g[hit]] = True
+    tp = np.bincount(truth.intervals.row[found] % width, minlength=width)[:n_cls]
+    true_det = np.zeros(n, dtype=bool)
+    true_det[j[hit]] = True
+    # cross-triggers: detections neither true nor within the DTC, against other classes
+    other = ~same & ~true_det[j] & ~dtc_pass[j]
+    key = j[other] * width + k[other]
+    keys, inverse = np.unique(key, return_inverse=True)
+    sums = np.bincount(inverse, weights=precision[other], minlength=len(keys))
+    kj, kk = keys // width, keys % width
+    counted = (sums >= settings.cttc) | (kk == n_cls)
+    matrix = np.zeros((n_cls, width), dtype=np.int64)
+    np.add.at(matrix, (label[kj[counted]], kk[counted]), 1)
+    return tp, matrix[:, n_cls], matrix[:, :n_cls]
+
+
+def _check_points(points: Sequence[EventList], truth: _Truth) -> None:
+    """Every detection names a clip of the reference and one of the classes."""
+    known = set(truth.classes)
+    for det in points:
+        for i, (clip, label) in enumerate(zip(det.clip, det.label, strict=True)):
+            if clip not in truth.clip_index:
+                raise TraceFormatError(f"clip {clip!r} is not a clip of the reference",
+                                       **det.where(i), column="filename")
+            if label not in known:
+                raise TraceFormatError(f"label {label!r} is not one of the classes "
+                                       f"({', '.join(truth.classes)})", **det.where(i),
+                                       column="event_label")
+
+
+def _staircase(x: np.ndarray, xp: np.ndarray, yp: np.ndarray) -> np.ndarray:
+    """TPR at each ``x``: the best TPR of the points with eFPR at most ``x`` (psds_eval's step
+    curve: the highest TPR per eFPR, made non-decreasing, held to the right)."""
+    ux, inverse = np.unique(xp, return_inverse=True)
+    best = np.full(len(ux), -np.inf)
+    np.maximum.at(best, inverse, yp)
+    best = np.maximum.accumulate(best)
+    at = np.searchsorted(ux, x, side="right") - 1
+    return np.where(at >= 0, best[np.maximum(at, 0)], 0.0)
+
+
+def _area(x: np.ndarray, y: np.ndarray, max_x: float) -> float:
+    """The area under the staircase ``(x, y)`` (held to the right) from 0 to ``max_x``."""
+    if max_x not in x:
+        at = int(np.searchsorted(x, max_x))
+        x = np.insert(x, at, max_x)
+        y = np.insert(y, at, y[at - 1])
+    keep = x <= max_x
+    return float(np.sum(np.diff(x[keep]) * y[keep][:-1]))
+
+
+@dataclass(frozen=True)
+class PointRates:
+    """Per operating point (the last column is psds_eval's added zero point): TPR and FP rate
+    ``[classes, points + 1]``, cross-trigger rate ``[classes, classes, points + 1]`` (NaN on the
+    diagonal), per hour."""
+
+    tpr: np.ndarray
+    fpr: np.ndarray
+    ctr: np.ndarray
+
+
+def point_rates(points: Sequence[EventList], ref: EventList, durations: Mapping[str, float],
+                settings: PsdsSettings, classes: Sequence[str] | None = None
+                ) -> tuple[PointRates, dict[str, int]]:
+    """The rates of every operating point, and what was joined (``{"ref": n, "points": n}``)."""
+    classes = tuple(classes) if classes is not None else ref.classes
+    if not points:
+        raise SedContractError("PSDS from operating points needs at least one table")
+    unknown = sorted(set(ref.label) - set(classes))
+    if unknown:
+        i = int(np.flatnonzero(ref.label == unknown[0])[0])
+        raise TraceFormatError(f"label {unknown[0]!r} is not one of the classes",
+                               **ref.where(i), column="event_label")
+    truth = _truth(ref, durations, classes)
+    _check_points(points, truth)
+    n_cls = len(classes)
+    tpr = np.zeros((n_cls, len(points) + 1))
+    fpr = np.zeros((n_cls, len(points) + 1))
+    ctr = np.zeros((n_cls, n_cls, len(points) + 1))
+    joined = 0
+    for p, table in enumerate(points):
+        det, merged = _joined(table)
+        joined += merged
+        tp, fp, ct = _point_counts(truth, det, settings)
+        tpr[:, p] = tp / truth.count
+        fpr[:, p] = fp * SECONDS_PER_HOUR / truth.total
+        rate = ct * SECONDS_PER_HOUR / truth.seconds[None, :]
+        rate[np.eye(n_cls, dtype=bool)] = np.nan
+        ctr[:, :, p] = rate
+    return PointRates(tpr, fpr, ctr), {"ref": truth.joined, "points": joined}
+
+
+def psd_roc(rates: PointRates, settings: PsdsSettings) -> dict[str, np.ndarray]:
+    """The PSD-ROC: the common eFPR axis, each class's staircase TPR on it, their mean and
+    standard deviation, and the effective TPR ``mean − alpha_st · std`` (at least 0)."""
+    n_cls = rates.tpr.shape[0]
+    # the mean over the other classes (the diagonal is NaN); one class: nothing to cross-trigger
+    cross = np.nanmean(rates.ctr, axis=1) if n_cls > 1 else np.zeros_like(rates.fpr)
+    efpr = rates.fpr + settings.alpha_ct * cross
+    axis = np.unique(efpr)
+    curves = np.stack([_staircase(axis, efpr[c], rates.tpr[c]) for c in range(n_cls)])
+    mean, std = np.nanmean(curves, axis=0), np.nanstd(curves, axis=0)
+    etpr = np.maximum(np.nan_to_num(mean - settings.alpha_st * std, nan=0.0), 0.0)
+    return {"efpr": axis, "tpr": curves, "mean": mean, "std": std, "etpr": etpr}
+
+
+def psds_of_points(points: Sequence[EventList], ref: EventList, durations: Mapping[str, float],
+                   settings: Mapping[str, PsdsSettings] | None = None,
+                   classes: Sequence[str] | None = None) -> dict[str, Any]:
+    """``{scenario: {"value", "per_class", "settings", "rule", "points", "joined", "roc"}}``:
+    PSDS of each scenario (default: the DCASE presets) from the operating points; ``per_class``
+    is the area of each class's own staircase (alpha_st not applied)."""
+    out: dict[str, Any] = {}
+    for name, chosen in (settings or PRESETS).items():
+        rates, joined = point_rates(points, ref, durations, chosen, classes)
+        roc = psd_roc(rates, chosen)
+        value = _area(roc["efpr"], roc["etpr"], chosen.max_efpr) / chosen.max_efpr
+        names = tuple(classes) if classes is not None else ref.classes
+        per_class = {c: _area(roc["efpr"], roc["tpr"][i], chosen.max_efpr) / chosen.max_efpr
+                     for i, c in enumerate(names)}
+        out[name] = {"value": value, "per_class": per_class, "settings": chosen.as_dict(),
+                     "rule": "psds_eval", "points": len(points), "joined": joined,
+                     "roc": {"efpr": roc["efpr"].tolist(), "etpr": roc["etpr"].tolist(),
+                             "mean": roc["mean"].tolist(), "std": roc["std"].tolist()}}
+    return out
+
+
+def read_points(paths: Sequence[str | Path]) -> list[EventList]:
+    """Every operating-point table of ``paths`` (files or folders), read as they come."""
+    return [read_events(path) for path in point_files(paths)]

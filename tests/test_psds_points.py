@@ -1,0 +1,284 @@
+"""PSDS from operating-point tables against psds_eval itself (the current release, run in its own
+environment, .venv-oracle, which `make test` makes: it needs numpy<2 and pandas<3): the DCASE
+baseline's 50 operating points on DESED validation in both scenarios, generated cases with
+cross-triggers under every parameter, hand-computed rates, and what is done where psds_eval
+refuses an input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import tarfile
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from sedcontract.audit.operating_points import point_rates, psds_of_points, read_points
+from sedcontract.audit.psds import PRESETS, PsdsSettings
+from sedcontract.cli import main
+from sedcontract.errors import SedContractError, TraceFormatError
+from sedcontract.traces import (
+    EventList,
+    read_durations,
+    read_events,
+    write_durations,
+    write_events,
+)
+
+ROOT = Path(__file__).parents[1]
+ORACLE = ROOT / ".venv-oracle" / "bin" / "python"
+JOB = Path(__file__).parent / "oracles" / "psds_eval_job.py"
+DATA = Path(__file__).parent / "data" / "real_dcase"
+
+
+def psds_eval(cases: list[dict]) -> list[dict]:
+    """psds_eval's answers to the cases (one process for all of them)."""
+    if not ORACLE.exists():
+        pytest.fail("the psds_eval oracle environment is missing: run `make test` (it makes "
+                    ".venv-oracle from tests/oracles/requirements.txt)")
+    done = subprocess.run([str(ORACLE), str(JOB)], input=json.dumps({"cases": cases}),
+                          capture_output=True, text=True, check=True, timeout=600)
+    return json.loads(done.stdout)
+
+
+@pytest.fixture(scope="module")
+def teacher_points(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("points")
+    with tarfile.open(DATA / "teacher" / "operating_points.tar.xz") as archive:
+        archive.extractall(folder, filter="data")
+    return folder / "teacher"
+
+
+def test_the_baselines_operating_points_give_psds_evals_psds_in_both_scenarios(
+        teacher_points, capsys):
+    """`sedcontract scores` on the 50 operating points and the DESED durations file as they
+    come: psds_eval's PSDS1 and PSDS2, and its PSD-ROC axis."""
+    assert main(["scores", "--ref", str(DATA / "validation.tsv"), "--durations",
+                 str(DATA / "validation_durations.tsv"), "--pred-points", str(teacher_points),
+                 "--format", "json"]) == 0
+    ours = json.loads(capsys.readouterr().out)["psds"]
+    tables = sorted(teacher_points.glob("*.tsv"))
+    assert len(tables) == 50
+    cases = [{"truth_path": str(DATA / "validation.tsv"),
+              "durations_path": str(DATA / "validation_durations.tsv"),
+              "point_paths": [str(t) for t in tables], "settings": PRESETS[name].as_dict()}
+             for name in ("psds1", "psds2")]
+    theirs = psds_eval(cases)
+    for name, answer in zip(("psds1", "psds2"), theirs, strict=True):
+        assert ours[name]["value"] == pytest.approx(answer["value"], rel=1e-12, abs=0), name
+        assert ours[name]["points"] == 50 and ours[name]["rule"] == "psds_eval"
+    assert round(ours["psds1"]["value"], 4) == 0.3535 and round(ours["psds2"]["value"], 4) == 0.5483
+    # the curve itself: the same eFPR axis and effective TPR at every point
+    curves = psds_of_points(read_points(tables), read_events(DATA / "validation.tsv"),
+                            read_durations(DATA / "validation_durations.tsv"))
+    for name, answer in zip(("psds1", "psds2"), theirs, strict=True):
+        np.testing.assert_allclose(curves[name]["roc"]["efpr"], answer["efpr"], rtol=1e-12)
+        np.testing.assert_allclose(curves[name]["roc"]["etpr"], answer["etpr"], rtol=1e-12,
+                                   atol=1e-15)
+
+
+def _disjoint(rng: np.random.Generator, duration: float, step: float, most: int
+              ) -> list[tuple[float, float]]:
+    """Up to ``most`` disjoint intervals on a ``step`` grid inside ``[0, duration]``."""
+    cells = int(duration / step)
+    cuts = np.sort(rng.choice(np.arange(cells + 1), size=min(2 * most, cells + 1),
+                              replace=False))
+    pairs = [(cuts[i], cuts[i + 1]) for i in range(0, len(cuts) - 1, 2)]
+    keep = rng.random(len(pairs)) < 0.7
+    return [(float(a * step), float(b * step)) for (a, b), k in zip(pairs, keep,
+                                                                          strict=True) if k]
+
+
+def _case(seed: int) -> tuple[dict, EventList, dict[str, float], list[EventList], PsdsSettings]:
+    """A random corpus: references on a 1 ms grid and operating points on a 64 ms grid, or,
+    every other case, both on a 125 ms grid (binary fractions: overlaps of exactly the
+    criterion's share are common), detections often of the wrong class (cross-triggers), random
+    parameters of every kind."""
+    rng = np.random.default_rng(seed)
+    grid, step = (0.125, 0.125) if seed % 2 else (0.001, 0.064)
+    classes = [f"c{k}" for k in range(int(rng.integers(2, 5)))]
+    clips = {f"clip{i}.wav": float(rng.choice([6.0, 8.5, 10.0])) for i in range(3)}
+    truth = []
+    for clip, length in clips.items():
+        for cls in classes:
+            truth += [(clip, a, b, cls) for a, b in _disjoint(rng, length, grid, 3)]
+    if not {row[3] for row in truth} >= set(classes):  # every class has a reference event
+        truth += [("clip0.wav", 0.5, 1.5, cls) for cls in classes
+                  if cls not in {row[3] for row in truth}]
+    points = []
+    for _ in range(int(rng.integers(2, 6))):
+        table = []
+        for clip, length in clips.items():
+            for cls in classes:
+                table += [(clip, a, b, cls) for a, b in _disjoint(rng, length, step, 4)]
+        points.append(table)
+    settings = PsdsSettings(dtc=float(rng.choice([0.1, 0.3, 0.5, 0.7, 1.0])),
+                            gtc=float(rng.choice([0.1, 0.3, 0.5, 0.7])),
+                            cttc=float(rng.choice([0.1, 0.3, 0.5])),
+                            alpha_ct=float(rng.choice([0.0, 0.5, 1.0])),
+                            alpha_st=float(rng.choice([0.0, 0.5, 1.0])),
+                            max_efpr=float(rng.choice([50.0, 100.0, 400.0, 2000.0])))
+    case = {"truth": truth, "durations": clips, "points": points,
+            "settings": settings.as_dict()}
+
+    def events(rows):
+        return EventList.from_rows([(c[:-4], on, off, lab) for c, on, off, lab in rows],
+                                   clips=[c[:-4] for c in clips])
+
+    return (case, events(truth), {c[:-4]: d for c, d in clips.items()},
+            [events(t) for t in points], settings)
+
+
+def test_generated_cases_with_cross_triggers_equal_psds_eval_under_every_parameter():
+    cases = [_case(seed) for seed in range(80)]
+    theirs = psds_eval([c[0] for c in cases])
+    moved = ties = 0
+    for seed, ((_, ref, durations, points, settings), answer) in enumerate(
+            zip(cases, theirs, strict=True)):
+        assert "error" not in answer, (seed, answer)
+        ours = psds_of_points(points, ref, durations, {"s": settings})["s"]
+        nudged = replace(settings, dtc=min(1.0, settings.dtc + 1e-9),
+                         gtc=min(1.0, settings.gtc + 1e-9), cttc=min(1.0, settings.cttc + 1e-9))
+        ties += psds_of_points(points, ref, durations, {"s": nudged})["s"]["value"] != \
+            ours["value"]
+        assert ours["value"] == pytest.approx(answer["value"], rel=1e-12, abs=1e-15), seed
+        np.testing.assert_allclose(ours["roc"]["efpr"], answer["efpr"], rtol=1e-12)
+        if settings.alpha_ct > 0:  # cross-triggers move the score
+            plain = psds_of_points(points, ref, durations,
+                                   {"s": replace(settings, alpha_ct=0.0)})["s"]["value"]
+            moved += plain != ours["value"]
+    assert moved >= 10  # the cases exercise the cross-trigger criterion, not only its absence
+    assert ties >= 3  # and criteria met exactly (a >= that a > would get wrong)
+
+
+def test_criteria_met_exactly_count_as_met_as_in_psds_eval():
+    """Shares of exactly 0.7: a detection [0, 3.5) on a reference [0, 5) covers 70 % of it
+    (GTC); a detection [1.5, 6.5) has 70 % of itself on that reference and covers 70 % of it
+    (DTC and GTC); a b detection [1.5, 6.5) has 70 % of itself on the a reference (CTTC)."""
+    ref = [("x.wav", 0.0, 5.0, "a"), ("x.wav", 6.0, 9.0, "b")]
+    tie = PsdsSettings(dtc=0.7, gtc=0.7, cttc=0.7, alpha_ct=1.0, alpha_st=0.0)
+    points = [[("x.wav", 0.0, 3.5, "a")], [("x.wav", 1.5, 6.5, "a")],
+              [("x.wav", 0.0, 5.0, "b")], [("x.wav", 1.5, 6.5, "b")]]
+    theirs = psds_eval([{"truth": ref, "durations": {"x.wav": 10.0}, "points": points,
+                         "settings": tie.as_dict()}])[0]
+
+    def events(rows):
+        return EventList.from_rows([(c[:-4], on, off, lab) for c, on, off, lab in rows])
+
+    pts = [events(p) for p in points]
+    rates, _ = point_rates(pts, events(ref), {"x": 10.0}, tie)
+    assert rates.tpr[0, :2].tolist() == [1.0, 1.0]
+    assert rates.ctr[1, 0, 2] == rates.ctr[1, 0, 3] == 3600.0 / 5.0
+    ours = psds_of_points(pts, events(ref), {"x": 10.0}, {"tie": tie})["tie"]["value"]
+    assert ours == pytest.approx(theirs["value"], rel=1e-12) and ours > 0
+
+
+def test_rates_of_a_hand_computed_operating_point():
+    """Reference a [0, 2) and b [4, 6) in a 10 s clip. Detections: a [0, 2) (a hit), a [4, 6)
+    (all of it on b: a cross-trigger on b and a false positive), b [8, 9) (on nothing but the
+    world: a false positive)."""
+    ref = EventList.from_rows([("x", 0.0, 2.0, "a"), ("x", 4.0, 6.0, "b")])
+    det = EventList.from_rows([("x", 0.0, 2.0, "a"), ("x", 4.0, 6.0, "a"),
+                               ("x", 8.0, 9.0, "b")])
+    rates, joined = point_rates([det], ref, {"x": 10.0}, PRESETS["psds2"])
+    assert rates.tpr[:, 0].tolist() == [1.0, 0.0]
+    assert rates.fpr[:, 0].tolist() == [360.0, 360.0]  # one per 10 s = 360 per hour
+    assert rates.ctr[0, 1, 0] == 3600.0 / 2.0  # one per 2 s of b
+    assert np.isnan(rates.ctr[0, 0, 0]) and rates.ctr[1, 0, 0] == 0.0
+    assert rates.tpr[:, -1].tolist() == [0.0, 0.0] and joined == {"ref": 0, "points": 0}
+    # a detection covering 60 % of its reference misses under dtc/gtc 0.7 and hits under 0.1
+    half = EventList.from_rows([("x", 0.0, 1.2, "a")])
+    assert point_rates([half], ref, {"x": 10.0}, PRESETS["psds1"])[0].tpr[0, 0] == 0.0
+    assert point_rates([half], ref, {"x": 10.0}, PRESETS["psds2"])[0].tpr[0, 0] == 1.0
+
+
+def test_same_class_overlaps_psds_eval_refuses_are_joined_and_counted():
+    """psds_eval refuses overlapping same-class events; here they are joined into one (touching
+    ones stay apart, as psds_eval keeps them) and the result is psds_eval's on the joined
+    table."""
+    ref = [("x.wav", 0.0, 2.0, "a"), ("x.wav", 2.0, 3.0, "a"), ("x.wav", 4.0, 6.0, "b")]
+    overlapping = [("x.wav", 0.0, 1.5, "a"), ("x.wav", 1.0, 2.2, "a"), ("x.wav", 4.5, 6.0, "b")]
+    joined = [("x.wav", 0.0, 2.2, "a"), ("x.wav", 4.5, 6.0, "b")]
+    settings = PRESETS["psds2"].as_dict()
+    refused, answer = psds_eval([
+        {"truth": ref, "durations": {"x.wav": 10.0}, "points": [overlapping],
+         "settings": settings},
+        {"truth": ref, "durations": {"x.wav": 10.0}, "points": [joined], "settings": settings}])
+    assert "intersecting events" in refused["error"]
+
+    def events(rows):
+        return EventList.from_rows([(c[:-4], on, off, lab) for c, on, off, lab in rows])
+
+    ours = psds_of_points([events(overlapping)], events(ref), {"x": 10.0})["psds2"]
+    assert ours["value"] == pytest.approx(answer["value"], rel=1e-12)
+    assert ours["joined"] == {"ref": 0, "points": 1}
+
+
+def _files(tmp_path: Path) -> tuple[Path, Path, Path]:
+    ref = EventList.from_rows([("x", 0.0, 2.0, "a"), ("x", 4.0, 6.0, "b")])
+    write_events(tmp_path / "ref.tsv", ref)
+    write_durations(tmp_path / "durations.tsv", {"x": 10.0})
+    points = tmp_path / "points"
+    points.mkdir()
+    for i, off in enumerate((2.0, 1.0)):
+        write_events(points / f"th_{i}.tsv", EventList.from_rows([("x", 0.0, off, "a")]))
+    return tmp_path / "ref.tsv", tmp_path / "durations.tsv", points
+
+
+def test_scenarios_and_parameters_are_chosen_on_the_command_line(tmp_path, capsys):
+    ref, durations, points = _files(tmp_path)
+    args = ["scores", "--ref", str(ref), "--durations", str(durations), "--pred-points",
+            str(points), "--format", "json"]
+    assert main([*args, "--psds", "psds2,custom", "--psds-alpha-st", "0.25",
+                 "--psds-max-efpr", "50", "--psd-roc", str(tmp_path / "roc.png")]) == 0
+    data = json.loads(capsys.readouterr().out)["psds"]
+    assert list(data) == ["psds2", "custom"]
+    assert data["psds2"]["settings"] == {**PRESETS["psds2"].as_dict(), "alpha_st": 0.25,
+                                         "max_efpr": 50.0}
+    assert data["custom"]["settings"] == {**PsdsSettings().as_dict(), "alpha_st": 0.25,
+                                          "max_efpr": 50.0}
+    # class a found at both points, b never: the spread across classes lowers the score
+    assert 0 < data["custom"]["value"] < data["custom"]["per_class"]["a"] == 1.0
+    assert (tmp_path / "roc.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert main(args[:-2]) == 0
+    out = capsys.readouterr().out
+    assert "psds_eval's rule, from 2 operating points" in out and "| psds1 |" in out
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--psds", "psds3"], "unknown PSDS scenario 'psds3'"),
+    (["--psds-dtc", "1.5"], "PSDS dtc must be a number in [0, 1]"),
+    (["--psds-max-efpr", "0"], "PSDS max_efpr must be a number > 0"),
+])
+def test_bad_psds_parameters_are_refused_by_name(tmp_path, capsys, extra, message):
+    ref, durations, points = _files(tmp_path)
+    assert main(["scores", "--ref", str(ref), "--durations", str(durations), "--pred-points",
+                 str(points), *extra]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_an_operating_point_naming_an_unknown_clip_or_label_names_its_row(tmp_path):
+    ref = EventList.from_rows([("x", 0.0, 2.0, "a"), ("x", 4.0, 6.0, "b")])
+    for row, message in (((("y", 0.0, 1.0, "a")), "clip 'y' is not a clip of the reference"),
+                         ((("x", 0.0, 1.0, "c")), "label 'c' is not one of the classes")):
+        path = tmp_path / "point.tsv"
+        write_events(path, EventList.from_rows([("x", 0.0, 1.0, "a"), row]))
+        with pytest.raises(TraceFormatError, match=message) as info:
+            psds_of_points(read_points([path]), ref, {"x": 10.0})
+        assert (info.value.path, info.value.row) == (str(path), 3)
+
+
+def test_psds_needs_durations_and_reference_events_of_every_class(tmp_path, capsys):
+    ref, durations, points = _files(tmp_path)
+    assert main(["scores", "--ref", str(ref), "--pred-points", str(points)]) == 2
+    assert "PSDS needs clip durations" in capsys.readouterr().err
+    with pytest.raises(SedContractError, match=r"none of c \(its TPR would be undefined"):
+        psds_of_points(read_points([points]), read_events(ref), {"x": 10.0},
+                       classes=["a", "b", "c"])
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(SedContractError, match="no operating-point tables"):
+        read_points([tmp_path / "empty"])
+    with pytest.raises(TraceFormatError, match=r"header lacks column\(s\) onset, offset"):
+        read_points([durations])  # a file of another kind is named with what it lacks
