@@ -238,3 +238,16 @@ def test_the_fetch_script_arranges_a_copy_and_writes_missing_durations(tmp_path,
     err = capsys.readouterr().err
     assert err.startswith("fetch_desed: data.synth_tsv: ") and "soundscapes.tsv does not " \
         "exist" in err
+
+
+def test_a_shorter_clip_length_cuts_the_training_events_with_the_audio(tree):
+    """clip_length 2 s: the training audio is cut there and so are its events (Dog [1.0, 2.5)
+    ends at 2 s; Speech from 4 s lies wholly past the cut and covers no frame)."""
+    data = module(tree, clip_length=2.0)
+    train_set = data.dataset("train")
+    s0 = train_set[train_set.ids.index("s0")]
+    assert s0["waveform"].shape == (32_000,) and s0["activity"].shape == (10, 100)
+    dog = s0["activity"][CLASSES.index("Dog")]
+    assert dog[50:].all() and not dog[:50].any()
+    assert s0["activity"][CLASSES.index("Speech")].sum() == 0
+    assert data.read("synth").cut > 0

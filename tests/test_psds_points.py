@@ -216,6 +216,31 @@ def test_same_class_overlaps_psds_eval_refuses_are_joined_and_counted():
     assert ours["joined"] == {"ref": 0, "points": 1}
 
 
+def test_inputs_psds_eval_accepts_that_are_easy_to_get_wrong():
+    """psds_eval's answer on: a clip only the durations file names (audio without events, with a
+    false detection on it), exact copies of a detection (each counted), and a class whose only
+    reference event has zero length (no class at all)."""
+    ref = [("x.wav", 0.0, 2.0, "dog"), ("x.wav", 4.0, 6.0, "cat"), ("x.wav", 3.0, 3.0, "zed")]
+    durations = {"x.wav": 10.0, "quiet.wav": 3600.0}
+    points = [[("x.wav", 0.0, 0.6, "dog"), ("x.wav", 0.0, 0.6, "dog"),
+               ("quiet.wav", 5.0, 6.0, "cat"), ("x.wav", 4.0, 5.5, "cat")],
+              [("x.wav", 0.0, 1.8, "dog"), ("quiet.wav", 1.0, 9.0, "dog")]]
+    settings = PsdsSettings(dtc=0.5, gtc=0.5, cttc=0.3, alpha_ct=0.5, alpha_st=1.0,
+                            max_efpr=400.0)
+    theirs = psds_eval([{"truth": ref, "durations": durations, "points": points,
+                         "settings": settings.as_dict()}])[0]
+
+    def events(rows, clips=()):
+        return EventList.from_rows([(c[:-4], on, off, lab) for c, on, off, lab in rows],
+                                   clips=clips)
+
+    ours = psds_of_points([events(p) for p in points], events(ref, ["x"]),
+                          {c[:-4]: d for c, d in durations.items()}, {"s": settings})["s"]
+    assert ours["value"] == pytest.approx(theirs["value"], rel=1e-12) and ours["value"] > 0
+    assert list(ours["per_class"]) == ["cat", "dog"] and ours["joined"] == {"ref": 0,
+                                                                          "points": 0}
+
+
 def _files(tmp_path: Path) -> tuple[Path, Path, Path]:
     ref = EventList.from_rows([("x", 0.0, 2.0, "a"), ("x", 4.0, 6.0, "b")])
     write_events(tmp_path / "ref.tsv", ref)
@@ -261,8 +286,9 @@ def test_bad_psds_parameters_are_refused_by_name(tmp_path, capsys, extra, messag
 
 def test_an_operating_point_naming_an_unknown_clip_or_label_names_its_row(tmp_path):
     ref = EventList.from_rows([("x", 0.0, 2.0, "a"), ("x", 4.0, 6.0, "b")])
-    for row, message in (((("y", 0.0, 1.0, "a")), "clip 'y' is not a clip of the reference"),
-                         ((("x", 0.0, 1.0, "c")), "label 'c' is not one of the classes")):
+    for row, message in ((("y", 0.0, 1.0, "a"), "clip 'y' is neither in the reference nor in "
+                          "the durations file"),
+                         (("x", 0.0, 1.0, "c"), "label 'c' is not one of the classes")):
         path = tmp_path / "point.tsv"
         write_events(path, EventList.from_rows([("x", 0.0, 1.0, "a"), row]))
         with pytest.raises(TraceFormatError, match=message) as info:
@@ -282,3 +308,22 @@ def test_psds_needs_durations_and_reference_events_of_every_class(tmp_path, caps
         read_points([tmp_path / "empty"])
     with pytest.raises(TraceFormatError, match=r"header lacks column\(s\) onset, offset"):
         read_points([durations])  # a file of another kind is named with what it lacks
+
+
+def test_operating_points_go_through_the_class_map_like_other_predictions(tmp_path, capsys):
+    ref, durations, points = _files(tmp_path)
+    mapped = tmp_path / "mapped"
+    mapped.mkdir()
+    for table in sorted(points.iterdir()):  # the system's own name for class a, and a dropped one
+        rows = read_events(table).to_rows()
+        write_events(mapped / table.name, EventList.from_rows(
+            [(c, on, off, "alpha") for c, on, off, _ in rows] + [("x", 7.0, 8.0, "noise")]))
+    (tmp_path / "map.tsv").write_text("source\ttarget\nalpha\ta\nnoise\t-\nb\tb\n")
+    base = ["scores", "--ref", str(ref), "--durations", str(durations), "--format", "json"]
+    assert main([*base, "--pred-points", str(points)]) == 0
+    direct = json.loads(capsys.readouterr().out)["psds"]
+    assert main([*base, "--pred-points", str(mapped), "--class-map",
+                 str(tmp_path / "map.tsv")]) == 0
+    assert json.loads(capsys.readouterr().out)["psds"] == direct
+    assert main([*base, "--pred-points", str(points), "--pred-scores", str(points)]) == 2
+    assert "not both" in capsys.readouterr().err

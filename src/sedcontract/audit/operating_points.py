@@ -52,20 +52,31 @@ def point_files(paths: Sequence[str | Path]) -> list[Path]:
 
 
 def _joined(events: EventList) -> tuple[EventList, int]:
-    """Events without zero-length ones, same-class events that overlap joined (touching ones
-    stay apart, as psds_eval keeps them), sorted by clip, label and onset; and how many were
-    joined into an earlier one."""
+    """Events without zero-length ones, sorted by clip, label and onset, with same-class events
+    that overlap joined into one (psds_eval refuses them), and how many were joined into
+    another. As in psds_eval, touching events stay apart, and so do exact copies of one event
+    that overlaps nothing else (psds_eval accepts and counts each)."""
     keep = events.offset > events.onset
     rows = sorted(zip(events.clip[keep].tolist(), events.label[keep].tolist(),
                       events.onset[keep].tolist(), events.offset[keep].tolist(), strict=True))
-    out: list[list] = []
-    joined = 0
-    for clip, label, on, off in rows:
-        if out and out[-1][0] == clip and out[-1][1] == label and on < out[-1][3]:
-            out[-1][3] = max(out[-1][3], off)
-            joined += 1
+    groups: list[list[tuple[str, str, float, float]]] = []
+    reach = 0.0
+    for row in rows:
+        clip, label, on, off = row
+        if groups and groups[-1][0][:2] == (clip, label) and on < reach:
+            groups[-1].append(row)
+            reach = max(reach, off)
         else:
-            out.append([clip, label, on, off])
+            groups.append([row])
+            reach = off
+    out: list[tuple[str, str, float, float]] = []
+    joined = 0
+    for group in groups:
+        if len(set(group)) == 1:  # one event, or exact copies of it
+            out += group
+        else:
+            out.append((*group[0][:2], group[0][2], max(r[3] for r in group)))
+            joined += len(group) - 1
     return EventList.from_rows([(c, on, off, lab) for c, lab, on, off in out],
                                clips=events.clips), joined
 
@@ -85,8 +96,10 @@ class _Truth:
 
 
 def _truth(ref: EventList, durations: Mapping[str, float], classes: Sequence[str]) -> _Truth:
+    """The reference on the clips of the reference and of the durations file (psds_eval's
+    metadata: a clip only the durations file names is audio without events)."""
     events, joined = _joined(ref)
-    clips = list(ref.clips)
+    clips = list(dict.fromkeys([*ref.clips, *durations]))
     missing = [c for c in clips if c not in durations]
     if missing:
         raise SedContractError(f"PSDS needs the duration of every clip: no duration for "
@@ -163,8 +176,8 @@ def _check_points(points: Sequence[EventList], truth: _Truth) -> None:
     for det in points:
         for i, (clip, label) in enumerate(zip(det.clip, det.label, strict=True)):
             if clip not in truth.clip_index:
-                raise TraceFormatError(f"clip {clip!r} is not a clip of the reference",
-                                       **det.where(i), column="filename")
+                raise TraceFormatError(f"clip {clip!r} is neither in the reference nor in the "
+                                       "durations file", **det.where(i), column="filename")
             if label not in known:
                 raise TraceFormatError(f"label {label!r} is not one of the classes "
                                        f"({', '.join(truth.classes)})", **det.where(i),
@@ -203,17 +216,28 @@ class PointRates:
     ctr: np.ndarray
 
 
+def _classes(ref: EventList, classes: Sequence[str] | None) -> tuple[str, ...]:
+    """The declared classes, else those of the reference's events of non-zero length."""
+    if classes is not None:
+        return tuple(classes)
+    return tuple(sorted(set(ref.label[ref.offset > ref.onset])))
+
+
 def point_rates(points: Sequence[EventList], ref: EventList, durations: Mapping[str, float],
                 settings: PsdsSettings, classes: Sequence[str] | None = None
                 ) -> tuple[PointRates, dict[str, int]]:
-    """The rates of every operating point, and what was joined (``{"ref": n, "points": n}``)."""
-    classes = tuple(classes) if classes is not None else ref.classes
+    """The rates of every operating point, and what was joined (``{"ref": n, "points": n}``).
+    The classes (default: those of the reference) count only events of non-zero length, as
+    psds_eval's do."""
+    live = ref.offset > ref.onset
+    classes = _classes(ref, classes)
     if not points:
         raise SedContractError("PSDS from operating points needs at least one table")
-    unknown = sorted(set(ref.label) - set(classes))
+    known = set(classes)
+    unknown = [i for i in np.flatnonzero(live) if ref.label[i] not in known]
     if unknown:
-        i = int(np.flatnonzero(ref.label == unknown[0])[0])
-        raise TraceFormatError(f"label {unknown[0]!r} is not one of the classes",
+        i = int(unknown[0])
+        raise TraceFormatError(f"label {ref.label[i]!r} is not one of the classes",
                                **ref.where(i), column="event_label")
     truth = _truth(ref, durations, classes)
     _check_points(points, truth)
@@ -259,7 +283,7 @@ def psds_of_points(points: Sequence[EventList], ref: EventList, durations: Mappi
         rates, joined = point_rates(points, ref, durations, chosen, classes)
         roc = psd_roc(rates, chosen)
         value = _area(roc["efpr"], roc["etpr"], chosen.max_efpr) / chosen.max_efpr
-        names = tuple(classes) if classes is not None else ref.classes
+        names = _classes(ref, classes)
         per_class = {c: _area(roc["efpr"], roc["tpr"][i], chosen.max_efpr) / chosen.max_efpr
                      for i, c in enumerate(names)}
         out[name] = {"value": value, "per_class": per_class, "settings": chosen.as_dict(),

@@ -454,8 +454,12 @@ def interval_text(iv: Any, signed: bool = False) -> str:
     f = "+.3f" if signed else ".3f"
     if math.isnan(iv.lo):
         return f"{iv.point:{f}}"
-    mark = " ↑" if signed and iv.lo > 0 else " ↓" if signed and iv.hi < 0 else ""
-    return f"{iv.point:{f}} [{iv.lo:{f}}, {iv.hi:{f}}]{mark}"
+    return f"{iv.point:{f}} [{iv.lo:{f}}, {iv.hi:{f}}]{direction(iv) if signed else ''}"
+
+
+def direction(iv: Any) -> str:
+    """`` ↑`` or `` ↓`` when a difference's interval lies above or below 0, else nothing."""
+    return " ↑" if iv.lo > 0 else " ↓" if iv.hi < 0 else ""
 
 
 def intervals_markdown(intervals: dict[str, dict[str, Any]], seed: int,

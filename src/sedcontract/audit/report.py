@@ -28,7 +28,16 @@ from sedcontract.audit.bootstrap import (
 )
 from sedcontract.audit.confidence import STRATA
 from sedcontract.audit.figures import png, pyplot
-from sedcontract.audit.render import ROW_FIELDS, check_columns, read_csv, row_counts, table_text
+from sedcontract.audit.render import (
+    ROW_FIELDS,
+    check_columns,
+    direction,
+    interval_text,
+    read_csv,
+    row_counts,
+    table_text,
+)
+from sedcontract.audit.scores import Counts
 from sedcontract.errors import SedContractError, TraceFormatError
 from sedcontract.traces import MODES
 
@@ -169,16 +178,6 @@ def _check(record: dict[str, str], path: Path, line: int) -> dict[str, Any]:
 
 def _score(sat: int, obl: int) -> float:
     return sat / obl if obl else math.nan
-
-
-def _f1(tp: int, n_ref: int, n_sys: int) -> float:
-    """Micro F1 from true positives, references and outputs: NaN without references; no
-    output scores 0, as in DCASE."""
-    precision = tp / n_sys if n_sys else 0.0
-    recall = tp / n_ref if n_ref else math.nan
-    if math.isnan(recall):
-        return math.nan
-    return 0.0 if precision + recall == 0 else 2 * precision * recall / (precision + recall)
 
 
 EXTRA_ROLES = ("matching", "score", "facts")  # rows beside the vector
@@ -324,11 +323,9 @@ def _extra_tables(rows: Sequence[dict[str, Any]], systems: Sequence[tuple[str, s
                 tp, n_ref = sums.get((system, policy, "typed", f"score:{name}/recall"), (0, 0))
                 _, n_sys = sums.get((system, policy, "typed", f"score:{name}/precision"),
                                     (0, 0))
-                precision = tp / n_sys if n_sys else 0.0  # no output scores 0, as in DCASE
-                recall = tp / n_ref if n_ref else math.nan
-                f1 = _f1(tp, n_ref, n_sys)
-                scores.rows.append((system, policy, name, tp, n_ref, n_sys, precision, recall,
-                                    f1))
+                counts = Counts(tp, n_ref, n_sys)  # no output scores 0, as in DCASE
+                scores.rows.append((system, policy, name, tp, n_ref, n_sys, counts.precision,
+                                    counts.recall, counts.f1))
         out.append(scores)
     matchings = sorted({k[3] for k in sums if k[3].startswith("matching:")})
     if matchings:
@@ -522,7 +519,7 @@ def overview(rows: Sequence[dict[str, Any]], *, resamples: int = 1000, seed: int
             if own:
                 cells[key].setdefault("typed", {}).update(_cells(
                     [f"{counts.scores[j]}_f1" for j in own],
-                    [_f1(*(int(n) for n in totals[s, j])) for j in own],
+                    [Counts(*(int(n) for n in totals[s, j])).f1 for j in own],
                     None if f1 is None else f1[:, s, own], None, level, resamples))
     comparison: dict[tuple[str, str], dict[str, dict[str, Interval]]] = {}
     for key, base in pairs:
@@ -552,18 +549,6 @@ def _label(key: tuple[str, str], policies: bool) -> str:
     return f"{key[0]} ({key[1]})" if policies else key[0]
 
 
-def _show(iv: Interval | None, signed: bool = False, digits: int = 3) -> str:
-    """``0.871 [0.861, 0.880]`` (``vacuous`` without obligations; the point alone without a
-    defined interval); signed differences are marked ↑/↓ where the interval excludes 0."""
-    if iv is None or math.isnan(iv.point):
-        return "vacuous"
-    f = f"+.{digits}f" if signed else f".{digits}f"
-    if math.isnan(iv.lo):
-        return f"{iv.point:{f}}"
-    mark = " ↑" if signed and iv.lo > 0 else " ↓" if signed and iv.hi < 0 else ""
-    return f"{iv.point:{f}} [{iv.lo:{f}}, {iv.hi:{f}}]{mark}"
-
-
 def _heading(ov: Overview) -> str:
     if not ov.resamples:
         return "on all clips (no intervals: --bootstrap 0)"
@@ -585,7 +570,7 @@ def overview_markdown(ov: Overview) -> str:
         out.extend([f"{title}", "", "| system | " + " | ".join(map(table_text, columns))
                     + " |", "|---" * (len(columns) + 1) + "|"])
         out.extend("| " + table_text(_label(key, policies)) + " | " + " | ".join(
-            _show(cells[key][mode].get(c), signed) for c in columns) + " |" for key in keys)
+            interval_text(cells[key][mode].get(c), signed) for c in columns) + " |" for key in keys)
         out.append("")
 
     for mode in MODES:
@@ -670,9 +655,8 @@ def _html_cell(iv: Interval | None, where: str, signed: bool = False,
     if not math.isnan(iv.lo):
         title += (f"; {iv.level:.0%} interval {iv.lo:.4f} to {iv.hi:.4f} ({iv.defined} of "
                   f"{iv.resamples} resamples defined)")
-        mark = " ↑" if signed and iv.lo > 0 else " ↓" if signed and iv.hi < 0 else ""
         shown = f"[{iv.lo:{f}}, {iv.hi:{f}}]" if signed else f"{iv.lo:{f}}–{iv.hi:{f}}"
-        below = f'<span class="iv">{shown}{mark}</span>'
+        below = f'<span class="iv">{shown}{direction(iv) if signed else ""}</span>'
     if signed:
         background = ("#b8e0c2" if iv.lo > 0 else "#f6c6a8" if iv.hi < 0 else "#ffffff") \
             if not math.isnan(iv.lo) else "#ffffff"

@@ -134,12 +134,15 @@ def _psds_settings(args: argparse.Namespace) -> dict[str, PsdsSettings]:
     return out
 
 
-def _psds_request(args: argparse.Namespace, tables: dict | None) -> PsdsRequest | None:
-    """What PSDS to compute: from the score files (``--with-scores``) or ``--pred-points``."""
-    if args.pred_points and args.pred_scores is not None:
-        raise SedContractError("PSDS comes from --pred-scores or from --pred-points, not both")
+def _psds_request(args: argparse.Namespace, tables: dict | None,
+                  class_map: ClassMap | None) -> PsdsRequest | None:
+    """What PSDS to compute: from the score files (``--with-scores``) or ``--pred-points``
+    (mapped through ``--class-map`` like the other predictions)."""
     if args.pred_points:
-        return PsdsRequest(points=read_points(args.pred_points), settings=_psds_settings(args))
+        points = read_points(args.pred_points)
+        if class_map is not None:
+            points = [class_map.events(table) for table in points]
+        return PsdsRequest(points=points, settings=_psds_settings(args))
     if tables is not None:
         return PsdsRequest(scores=tables, settings=_psds_settings(args))
     if args.psd_roc:
@@ -155,7 +158,8 @@ def _psd_roc(args: argparse.Namespace, out: Outputs | None, result: dict | None)
 
 
 def _points_only(args: argparse.Namespace, out: Outputs | None, ref: EventList,
-                 policy: AuditPolicy, classes: list[str] | None) -> str:
+                 policy: AuditPolicy, classes: list[str] | None,
+                 class_map: ClassMap | None) -> str:
     """``scores --pred-points`` without one system output: PSDS of the operating points alone,
     the reference checked against the durations as the audit checks it."""
     if not args.scores_only:
@@ -171,8 +175,7 @@ def _points_only(args: argparse.Namespace, out: Outputs | None, ref: EventList,
     durations = read_durations(args.durations)
     fit_to_durations(ref, durations, "ref", tolerance=policy.duration_tolerance,
                      strict=policy.strict_durations)  # refused beyond the tolerance
-    request = _psds_request(args, None)
-    result = request.compute(ref, ref, durations, classes)
+    result = _psds_request(args, None, class_map).compute(ref, ref, durations, classes)
     _psd_roc(args, out, result)
     if args.format == "json":
         return json.dumps({"psds": without_curves(result)}, indent=2, allow_nan=False) + "\n"
@@ -186,11 +189,11 @@ def _text(args: argparse.Namespace, policy: AuditPolicy, out: Outputs | None = N
     class_map = read_class_map(args.class_map) if args.class_map else None
     classes = _classes(args, class_map)
     if args.pred is None and args.pred_scores is None:  # PSDS of operating points alone
-        return _points_only(args, out, ref, policy, classes)
+        return _points_only(args, out, ref, policy, classes, class_map)
     pred, decision, psds_scores = _predictions(args, ref, class_map, classes)
     _overlap_warnings(ref, "reference")
     policy = policy.but(decision=decision)
-    psds = _psds_request(args, psds_scores)
+    psds = _psds_request(args, psds_scores, class_map)
     shard = parse_shard(args.shard) if args.shard is not None else None
     if shard is not None and args.format != "json":
         raise SedContractError("--shard writes a JSON shard report for sedcontract merge: add "
@@ -303,6 +306,8 @@ def _run_audit(args: argparse.Namespace, out: Outputs) -> int:
     if args.pred is not None and args.pred_scores is not None:
         raise SedContractError("give one of --pred (event tsv) or --pred-scores (a directory "
                                "of score tsv files), not both")
+    if args.pred_points and args.pred_scores is not None:
+        raise SedContractError("PSDS comes from --pred-scores or from --pred-points, not both")
     return _emit(args, out, _text(args, options.policy(args, scores=args.with_scores), out))
 
 
@@ -382,7 +387,8 @@ def _audit_options(parser: argparse.ArgumentParser) -> None:
                              "write a JSON shard report; sedcontract merge joins all N")
     parser.add_argument("--with-scores", action="store_true",
                         help="add the standard scores (frame, segment, collar event, "
-                             "intersection, boundary F1; PSDS with --pred-scores)")
+                             "intersection, boundary F1; PSDS with --pred-scores; "
+                             "--pred-points adds PSDS whatever this says)")
     options.add_bootstrap_options(parser, default=0, what="every coordinate, logic and "
                                   "standard score (md, json)")
     parser.add_argument("--compare", default=None, metavar="PRED_B",
@@ -424,7 +430,8 @@ COMMANDS = [
     Command("audit", "guard vector of a system output against a reference", _audit_options,
             _run_audit, _reads, _writes),
     Command("scores", "standard SED scores (frame, segment, collar event, intersection, "
-            "boundary F1, error rates; PSDS from score files)", _scores_options, _run_audit,
+            "boundary F1, error rates; PSDS from score files or operating-point tables)",
+            _scores_options, _run_audit,
             _reads, _writes),
     Command("demo", "audit the shipped example (the README's main job)", _demo_options,
             _run_demo),

@@ -15,7 +15,7 @@ import numpy as np
 
 from sedcontract.errors import SedContractError, TraceFormatError
 from sedcontract.traces import EventList, read_durations, read_events
-from sedcontract.traces.overrun import fit_to_durations
+from sedcontract.traces.overrun import DURATION_TOLERANCE, fit_to_durations
 from sedcontract.traces.tsv import EVENT_COLUMNS, read_fields, write_durations
 
 CLASSES = ("Alarm_bell_ringing", "Blender", "Cat", "Dishes", "Dog",
@@ -179,6 +179,10 @@ def read_set(key: str, folder: Path | None, tsv: Path | None,
         lengths = durations_of(audio)
     else:
         lengths = dict.fromkeys(kept, float(durations))
-    # events of a clip past its (rounded) duration by at most the tolerance are cut there
-    reference, cut = fit_to_durations(events.select(clips=kept), lengths, "ref")
+    # events of a clip past its (rounded) duration by at most the tolerance are cut there; a
+    # clip length given as a number is where the audio itself is cut: any event is cut there
+    kept_events = events.select(clips=kept)
+    tolerance = float(kept_events.offset.max(initial=0.0)) if isinstance(durations, int | float) \
+        else DURATION_TOLERANCE
+    reference, cut = fit_to_durations(kept_events, lengths, "ref", tolerance=tolerance)
     return DesedSet(key, audio, reference, lengths, cut.count, absent)
