@@ -50,6 +50,7 @@ bench: $(STAMP)            ## speed side by side with the reference tools
 	$(BIN)/python benchmarks/contract_loss.py
 	$(BIN)/python -W ignore benchmarks/hostile_memory.py
 	$(BIN)/python -W ignore benchmarks/corpus_scale.py
+	$(BIN)/python -W ignore benchmarks/audioset_scale.py
 	$(BIN)/python benchmarks/encoders.py
 	$(BIN)/python -W ignore benchmarks/score_folders.py
 	$(BIN)/python benchmarks/psds_points.py

@@ -1,14 +1,16 @@
-"""A sharded audit on a Dask cluster: every shard is a task, the reports come back and join
-into the corpus's report (the bytes of one unsharded ``sedcontract audit --format json``).
+"""An audit on a Dask cluster: the client is the audit's executor (``sedcontract.audit(...,
+executor=client)``): every block of clips is a task given its clips' events, the reports come
+back and join into the corpus's report (the bytes of one ``sedcontract audit --format json``).
 
     pip install -e '.[dask]'
     python scripts/audit_with_dask.py --ref ref.tsv --pred pred.tsv --durations durations.tsv \\
         --shards 8 --workers 4 --out report.json
 
-``--scheduler tcp://host:8786`` uses a running cluster instead of a ``LocalCluster``; each
-worker then needs the input files at the same paths. The same shards run anywhere a command
-can be mapped: ``sedcontract audit … --shard I/N --format json`` per task (a SLURM array),
-then ``sedcontract merge shard-*.json``."""
+``--scheduler tcp://host:8786`` uses a running cluster instead of a ``LocalCluster``; the
+events travel with the tasks, so the workers need no shared files. Any other executor (a
+process pool, Ray's, submitit's) is passed the same way. Where only commands can be mapped:
+``sedcontract audit … --shard I/N --format json`` per task (a SLURM array), then
+``sedcontract merge shard-*.json``."""
 
 from __future__ import annotations
 
@@ -18,17 +20,15 @@ from typing import Any
 
 import sedcontract
 from sedcontract.audit import GuardReport, to_json
-from sedcontract.audit.shards import audit_shard
 from sedcontract.outputs import atomic_write
 
 
 def audit_on_dask(client: Any, ref: str, pred: str, durations: str | None, shards: int,
                   **settings: Any) -> GuardReport:
-    """Map the shards over the cluster behind ``client`` and join their reports in order."""
-    # the task is a function of the package, so every worker imports it by name
-    futures = client.map(audit_shard, range(shards), count=shards, ref=ref, pred=pred,
-                         durations=durations, pure=False, **settings)
-    return GuardReport.concat(client.gather(futures))
+    """The audit with the cluster behind ``client`` as its executor, in ``shards`` blocks."""
+    # the task is sedcontract.audit itself, so every worker imports it by name
+    return sedcontract.audit(ref, pred, durations=durations, executor=client, blocks=shards,
+                             **settings)
 
 
 def main(argv: list[str] | None = None) -> int:

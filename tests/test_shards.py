@@ -207,7 +207,7 @@ def test_shards_of_corpora_that_differ_only_in_durations_do_not_merge(tmp_path, 
 
 
 def test_the_dask_recipe_gives_the_unsharded_report(tmp_path, capsys):
-    pytest.importorskip("distributed")
+    """A Dask LocalCluster as the audit's executor: the same bytes as one process."""
     inputs = write_corpus(tmp_path)
     code, whole, _ = run(["audit", *inputs, "--format", "json", "--with-scores"], capsys)
     assert code == 0

@@ -7,7 +7,7 @@ import math
 import os
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
@@ -34,7 +34,12 @@ from sedcontract.traces.events import index_of
 from sedcontract.traces.intervals import Intervals
 from sedcontract.traces.names import SIDES
 from sedcontract.traces.overrun import Cut, fit_to_durations
-from sedcontract.traces.traceset import row_labels
+from sedcontract.traces.traceset import (
+    RowLabels,
+    check_prediction_clips,
+    row_labels,
+    trace_classes,
+)
 
 __all__ = ["AGGREGATIONS", "Cell", "GuardReport", "MatchingCounts", "ModeReport",
            "ScoresReport", "audit", "clip_counts", "clip_range", "count_layout", "empty_report",
@@ -86,7 +91,7 @@ class ModeReport:
     coordinates: tuple[str, ...]
     diagnostics: tuple[str, ...]
     sorts: dict[str, str]
-    rows: list[tuple[str, str | None]]          # (clip, class) per row; class None on union
+    rows: Sequence[tuple[str, str | None]]      # (clip, class) per row; class None on union
     satisfied: dict[str, np.ndarray]
     obligations: dict[str, np.ndarray]
     matchings: dict[str, MatchingCounts] = field(default_factory=dict)
@@ -120,6 +125,16 @@ class ModeReport:
         return Cell(int(self.satisfied[name].sum()), int(self.obligations[name].sum()))
 
     def _grouped(self, name: str, key: int) -> dict[Any, Cell]:
+        """Counts per class (``key`` 1) or per clip (0), in the order the rows first name
+        them."""
+        if isinstance(self.rows, RowLabels):  # rows are clip-major: sum one axis
+            shape = (len(self.rows.clips), self.rows.per)
+            sat = self.satisfied[name].reshape(shape).sum(axis=1 - key)
+            obl = self.obligations[name].reshape(shape).sum(axis=1 - key)
+            names = self.rows.classes if key == 1 else self.rows.clips
+            if key == 1 and not self.rows.clips:
+                return {}
+            return {k: Cell(int(a), int(b)) for k, a, b in zip(names, sat, obl, strict=True)}
         out: dict[Any, list[int]] = {}
         for i, row in enumerate(self.rows):
             cell = out.setdefault(row[key], [0, 0])
@@ -380,6 +395,7 @@ def audit(ref: EventList | str | Path, pred: EventList | str | Path,
           classes: Sequence[str] | None = None,
           psds: PsdsRequest | None = None,
           backend: str = "runs", jobs: int = 1, shard: tuple[int, int] | None = None,
+          executor: Any = None, blocks: int | None = None,
           **settings: Any) -> GuardReport:
     """Run a contract on reference and prediction events; typed and union side by side.
 
@@ -394,7 +410,19 @@ def audit(ref: EventList | str | Path, pred: EventList | str | Path,
     ``shard=(i, n)``: the report of the i-th of n consecutive, nearly equal blocks of the
     corpus's clips (numbered from 0); :meth:`GuardReport.concat` of all n is the corpus's
     report. Inputs are read and projected whole (checks and classes are the corpus's).
+    ``executor``: anything with ``submit(fn, *args, **kwargs)`` returning a future (a
+    ``concurrent.futures`` pool, a Dask ``distributed.Client``, …) audits ``blocks``
+    consecutive blocks of the clips, each given only its clips' events; the joined report is
+    the one process's, byte for byte (PSDS from operating points is summed from the blocks'
+    counts; from score files it is computed here).
     """
+    if executor is not None:
+        if shard is not None:
+            raise ContractCheckError("an executor audits blocks of the clips itself: give "
+                                     "shard or executor, not both")
+        return _audit_on(executor, blocks, ref, pred, policy_of(policy, **settings),
+                         durations=durations, mode=mode, coordinates=coordinates,
+                         classes=classes, psds=psds, backend=backend)
     policy = policy_of(policy, **settings)
     if backend not in BACKENDS:
         raise ContractCheckError(f"unknown monitor backend {backend!r}; choose one of "
@@ -418,6 +446,57 @@ def audit(ref: EventList | str | Path, pred: EventList | str | Path,
     standard, psds_result = standard_and_psds(prepared, policy, psds, classes)
     return GuardReport(policy.report(list(resolver.conversions.values())), prepared.facts(),
                        reports, policy.aggregation, chosen, standard, psds_result)
+
+
+EXECUTOR_BLOCKS = 8  # blocks of clips an executor audits when not told
+
+
+def _audit_on(executor: Any, blocks: int | None, ref: EventList | str | Path,
+              pred: EventList | str | Path, policy: AuditPolicy, *,
+              durations: Mapping[str, float] | str | Path | None, mode: str,
+              coordinates: Sequence[str] | str | None, classes: Sequence[str] | None,
+              psds: PsdsRequest | None, backend: str) -> GuardReport:
+    """:func:`audit` of consecutive blocks of the clips on ``executor``, joined: the corpus's
+    checks and classes are settled here, each block sees only its clips' events."""
+    count = EXECUTOR_BLOCKS if blocks is None else blocks
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise ContractCheckError(f"blocks must be a whole number >= 1, got {count!r}")
+    ref_events, pred_events = _load(ref, "ref"), _load(pred, "pred")
+    if durations is not None and not isinstance(durations, Mapping):
+        durations = read_durations(durations)
+    check_prediction_clips(ref_events, pred_events)
+    declared = list(classes) if classes is not None else trace_classes(ref_events, pred_events)
+    cut, first = ref_events, None
+    if durations is not None:  # refused as one process refuses; the corpus's first cut event
+        fitted = {side: fit_to_durations(events, durations, side,
+                                         tolerance=policy.duration_tolerance,
+                                         strict=policy.strict_durations)
+                  for side, events in (("ref", ref_events), ("pred", pred_events))}
+        cut = fitted["ref"][0]
+        first = {side: c.first for side, (_, c) in fitted.items() if c.first is not None}
+    clips = list(ref_events.clips)
+    futures = []
+    for k in range(count):
+        block = clips[len(clips) * k // count:len(clips) * (k + 1) // count]
+        if block or not clips:
+            futures.append(executor.submit(
+                audit, ref_events.select(clips=block), pred_events.select(clips=block), policy,
+                durations=None if durations is None else
+                {c: durations[c] for c in block if c in durations},
+                mode=mode, coordinates=coordinates, classes=declared, backend=backend))
+        if not clips:
+            break
+    report = GuardReport.concat([f.result() for f in futures])
+    if first is not None:  # in file order, not the first block's
+        report = replace(report, facts=replace(report.facts, cut_first=first))
+    if psds is None:
+        return report
+    try:
+        result = psds.compute(cut, ref_events, durations, classes, executor=executor,
+                              blocks=count)
+    except PsdsUnavailable as exc:
+        result = {"note": str(exc)}
+    return replace(report, psds=result)
 
 
 def clause_names(contract: Contract) -> tuple[tuple[str, ...], tuple[str, ...], dict[str, str]]:

@@ -26,6 +26,7 @@ from sedcontract.traces import EventList, read_events
 from sedcontract.traces.intervals import Intervals, expand_ranges, overlap_ranges
 
 SECONDS_PER_HOUR = 3600.0
+DEFAULT_BLOCKS = 8  # blocks of clips handed to an executor when not told
 POINT_SUFFIXES = (".tsv", ".csv")
 
 
@@ -95,9 +96,11 @@ class _Truth:
     joined: int
 
 
-def _truth(ref: EventList, durations: Mapping[str, float], classes: Sequence[str]) -> _Truth:
+def _truth(ref: EventList, durations: Mapping[str, float], classes: Sequence[str], *,
+           every_class: bool = True) -> _Truth:
     """The reference on the clips of the reference and of the durations file (psds_eval's
-    metadata: a clip only the durations file names is audio without events)."""
+    metadata: a clip only the durations file names is audio without events); ``every_class``:
+    refuse a class without reference events (a block of clips may lack some)."""
     events, joined = _joined(ref)
     clips = list(dict.fromkeys([*ref.clips, *durations]))
     missing = [c for c in clips if c not in durations]
@@ -116,7 +119,7 @@ def _truth(ref: EventList, durations: Mapping[str, float], classes: Sequence[str
     order = np.lexsort((start, row))
     count = np.bincount(cls, minlength=len(classes))
     absent = [c for c, n in zip(classes, count, strict=True) if n == 0]
-    if absent:
+    if absent and every_class:
         raise SedContractError(f"PSDS needs reference events of every class: none of "
                                f"{', '.join(absent)} (its TPR would be undefined); leave the "
                                "class out (--classes)")
@@ -223,12 +226,40 @@ def _classes(ref: EventList, classes: Sequence[str] | None) -> tuple[str, ...]:
     return tuple(sorted(set(ref.label[ref.offset > ref.onset])))
 
 
+def _block_counts(points: Sequence[EventList], truth: _Truth, settings: PsdsSettings
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """The whole counts of one block of clips: true positives ``[points, classes]``, false
+    positives ``[points, classes]``, cross-triggers ``[points, classes, classes]``, and the
+    detections joined into another. Counts of disjoint blocks add up to the corpus's."""
+    n_cls, n_pts = len(truth.classes), len(points)
+    tp = np.zeros((n_pts, n_cls), dtype=np.int64)
+    fp = np.zeros((n_pts, n_cls), dtype=np.int64)
+    ct = np.zeros((n_pts, n_cls, n_cls), dtype=np.int64)
+    joined = 0
+    for p, table in enumerate(points):
+        det, merged = _joined(table)
+        joined += merged
+        tp[p], fp[p], ct[p] = _point_counts(truth, det, settings)
+    return tp, fp, ct, joined
+
+
+def block_counts(points: Sequence[EventList], ref: EventList, durations: Mapping[str, float],
+                 settings: PsdsSettings, classes: Sequence[str]
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """:func:`_block_counts` of the clips of ``durations`` (a block of them), as a task an
+    executor runs: the events already checked by the caller."""
+    return _block_counts(points, _truth(ref, durations, classes, every_class=False), settings)
+
+
 def point_rates(points: Sequence[EventList], ref: EventList, durations: Mapping[str, float],
-                settings: PsdsSettings, classes: Sequence[str] | None = None
+                settings: PsdsSettings, classes: Sequence[str] | None = None, *,
+                executor: Any = None, blocks: int | None = None
                 ) -> tuple[PointRates, dict[str, int]]:
     """The rates of every operating point, and what was joined (``{"ref": n, "points": n}``).
     The classes (default: those of the reference) count only events of non-zero length, as
-    psds_eval's do."""
+    psds_eval's do. With an ``executor`` (anything with ``submit(fn, *args)`` returning a
+    future: a process pool, a Dask client, …) the clips are cut into ``blocks`` whose whole
+    counts are summed: the same rates as one process, bit for bit."""
     live = ref.offset > ref.onset
     classes = _classes(ref, classes)
     if not points:
@@ -241,21 +272,42 @@ def point_rates(points: Sequence[EventList], ref: EventList, durations: Mapping[
                                **ref.where(i), column="event_label")
     truth = _truth(ref, durations, classes)
     _check_points(points, truth)
+    if executor is None:
+        tp, fp, ct, joined = _block_counts(points, truth, settings)
+    else:
+        tp, fp, ct, joined = _summed(executor, points, ref, durations, settings, classes,
+                                     list(truth.clip_index), blocks)
     n_cls = len(classes)
-    tpr = np.zeros((n_cls, len(points) + 1))
-    fpr = np.zeros((n_cls, len(points) + 1))
-    ctr = np.zeros((n_cls, n_cls, len(points) + 1))
-    joined = 0
-    for p, table in enumerate(points):
-        det, merged = _joined(table)
-        joined += merged
-        tp, fp, ct = _point_counts(truth, det, settings)
-        tpr[:, p] = tp / truth.count
-        fpr[:, p] = fp * SECONDS_PER_HOUR / truth.total
-        rate = ct * SECONDS_PER_HOUR / truth.seconds[None, :]
-        rate[np.eye(n_cls, dtype=bool)] = np.nan
-        ctr[:, :, p] = rate
-    return PointRates(tpr, fpr, ctr), {"ref": truth.joined, "points": joined}
+    with np.errstate(invalid="ignore"):
+        rate = ct * SECONDS_PER_HOUR / truth.seconds[None, None, :]
+    rate[:, np.eye(n_cls, dtype=bool)] = np.nan
+    zero = np.zeros((n_cls, 1))
+    return (PointRates(np.concatenate([(tp / truth.count).T, zero], axis=1),
+                       np.concatenate([(fp * SECONDS_PER_HOUR / truth.total).T, zero], axis=1),
+                       np.concatenate([rate.transpose(1, 2, 0),
+                                       np.zeros((n_cls, n_cls, 1))], axis=2)),
+            {"ref": truth.joined, "points": joined})
+
+
+def _summed(executor: Any, points: Sequence[EventList], ref: EventList,
+            durations: Mapping[str, float], settings: PsdsSettings, classes: Sequence[str],
+            clips: list[str], blocks: int | None
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """:func:`block_counts` of consecutive blocks of ``clips`` on ``executor``, summed."""
+    count = blocks if blocks is not None else DEFAULT_BLOCKS
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise SedContractError(f"blocks must be a whole number >= 1, got {count!r}")
+    futures = []
+    for k in range(count):
+        block = clips[len(clips) * k // count:len(clips) * (k + 1) // count]
+        if not block:
+            continue
+        futures.append(executor.submit(
+            block_counts, [p.select(clips=block) for p in points], ref.select(clips=block),
+            {c: durations[c] for c in block if c in durations}, settings, tuple(classes)))
+    parts = [f.result() for f in futures]
+    return (sum(p[0] for p in parts), sum(p[1] for p in parts), sum(p[2] for p in parts),
+            sum(p[3] for p in parts))
 
 
 def psd_roc(rates: PointRates, settings: PsdsSettings) -> dict[str, np.ndarray]:
@@ -274,13 +326,16 @@ def psd_roc(rates: PointRates, settings: PsdsSettings) -> dict[str, np.ndarray]:
 
 def psds_of_points(points: Sequence[EventList], ref: EventList, durations: Mapping[str, float],
                    settings: Mapping[str, PsdsSettings] | None = None,
-                   classes: Sequence[str] | None = None) -> dict[str, Any]:
+                   classes: Sequence[str] | None = None, *, executor: Any = None,
+                   blocks: int | None = None) -> dict[str, Any]:
     """``{scenario: {"value", "per_class", "settings", "rule", "points", "joined", "roc"}}``:
     PSDS of each scenario (default: the DCASE presets) from the operating points; ``per_class``
-    is the area of each class's own staircase (alpha_st not applied)."""
+    is the area of each class's own staircase (alpha_st not applied). ``executor``, ``blocks``:
+    as :func:`point_rates` (the same result)."""
     out: dict[str, Any] = {}
     for name, chosen in (settings or PRESETS).items():
-        rates, joined = point_rates(points, ref, durations, chosen, classes)
+        rates, joined = point_rates(points, ref, durations, chosen, classes, executor=executor,
+                                    blocks=blocks)
         roc = psd_roc(rates, chosen)
         value = _area(roc["efpr"], roc["etpr"], chosen.max_efpr) / chosen.max_efpr
         names = _classes(ref, classes)

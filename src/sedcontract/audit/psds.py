@@ -86,16 +86,19 @@ class PsdsRequest:
 
     def compute(self, ref: EventList, given_ref: EventList,
                 durations: Mapping[str, float] | None,
-                classes: Sequence[str] | None = None) -> dict[str, Any]:
+                classes: Sequence[str] | None = None, *, executor: Any = None,
+                blocks: int | None = None) -> dict[str, Any]:
         """The scenarios' PSDS: score files against ``ref`` (events cut at their clip's end),
-        operating points against ``given_ref`` (the events as given, as psds_eval takes them)."""
+        operating points against ``given_ref`` (the events as given, as psds_eval takes them;
+        on ``executor`` in ``blocks`` of clips when given, the same result)."""
         if self.scores is not None:
             return psds(self.scores, ref, durations, self.settings)
         if durations is None:
             raise PsdsUnavailable("PSDS needs clip durations (--durations)")
         from sedcontract.audit.operating_points import psds_of_points
 
-        return psds_of_points(self.points, given_ref, durations, self.settings, classes)
+        return psds_of_points(self.points, given_ref, durations, self.settings, classes,
+                              executor=executor, blocks=blocks)
 
 
 def without_curves(result: Mapping[str, Any]) -> dict[str, Any]:

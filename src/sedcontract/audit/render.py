@@ -359,6 +359,45 @@ def table_text(text: str) -> str:
 _BREAKS = re.compile("[\r\n\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
 
 
+WIDE_CLASSES = 12   # more classes than this: a row per class instead of a column
+SHOWN_CLASSES = 20  # and only the classes with the most reference events, the rest counted
+
+
+def per_class_markdown(typed: ModeReport, coordinates: Sequence[str],
+                       classes: Sequence[str]) -> list[str]:
+    """The per-class table: a column per class for a few classes; for more, a row per class,
+    the :data:`SHOWN_CLASSES` with the most reference events (``missed`` obligations) first and
+    the number left out (every class is in ``--format csv`` and ``json``)."""
+    per = {name: typed.per_class(name) for name in coordinates}
+    if len(classes) <= WIDE_CLASSES:
+        lines = ["Per class (typed):", "",
+                 f"| coordinate | {' | '.join(table_text(c) for c in classes)} |",
+                 "|---" * (len(classes) + 1) + "|"]
+        return lines + [f"| {name} | " + " | ".join(_show(per[name].get(c, Cell(0, 0)))
+                                                     for c in classes) + " |"
+                        for name in coordinates]
+    support = per.get("missed", {})
+    order = sorted(classes, key=lambda c: (-support.get(c, Cell(0, 0)).obligations, c))
+    shown = order[:SHOWN_CLASSES]
+    lines = [f"Per class (typed), the {len(shown)} of {len(classes)} classes with the most "
+             "reference events:", "",
+             f"| class | {' | '.join(coordinates)} |", "|---" * (len(coordinates) + 1) + "|"]
+    lines += [f"| {table_text(c)} | " + " | ".join(_show(per[name].get(c, Cell(0, 0)))
+                                                   for name in coordinates) + " |"
+              for c in shown]
+    if len(order) > len(shown):
+        lines += ["", f"{len(order) - len(shown)} more classes not shown: every class is in "
+                  "--format csv and json."]
+    return lines
+
+
+def _class_list(classes: Sequence[str]) -> str:
+    """The classes, or for many their number and the first few."""
+    if len(classes) <= WIDE_CLASSES:
+        return ", ".join(classes)
+    return f"{len(classes)} classes: {', '.join(classes[:5])}, …"
+
+
 def to_markdown(report: GuardReport) -> str:
     """Warnings first, then the guard vector (typed and union side by side), logic,
     diagnostics, per-class table, matching audit and policy."""
@@ -384,14 +423,7 @@ def to_markdown(report: GuardReport) -> str:
         out += [line(name) for name in first.diagnostics]
     classes = report.traces["classes"]
     if "typed" in report.modes and classes:
-        typed = report.modes["typed"]
-        out += ["", "Per class (typed):", "",
-                f"| coordinate | {' | '.join(table_text(c) for c in classes)} |",
-                "|---" * (len(classes) + 1) + "|"]
-        for name in report.coordinates:
-            per = typed.per_class(name)
-            out.append(f"| {name} | " + " | ".join(_show(per.get(c, Cell(0, 0)))
-                                                   for c in classes) + " |")
+        out += ["", *per_class_markdown(report.modes["typed"], report.coordinates, classes)]
     out.append("")
     for name in modes:
         for m in report.modes[name].matchings.values():
@@ -406,7 +438,7 @@ def to_markdown(report: GuardReport) -> str:
         f"grid: hop {p['hop']:g} s, projection {p['projection']}, clip edges {p['edges']}, "
         f"rounding {p['rounding']}; predictions: {p['decision']}",
         f"clips: {t['clips']} (durations: {t['durations']}), classes: "
-        f"{markdown_text(', '.join(t['classes'])) or 'none'}; merged events ref "
+        f"{markdown_text(_class_list(t['classes'])) or 'none'}; merged events ref "
         f"{t['merged']['ref']} / pred {t['merged']['pred']}, lost to projection ref "
         f"{t['vanished']['ref']} / pred {t['vanished']['pred']}",
         f"aggregation: {report.aggregation}; logic = {p['logic']}, shown after the vector.",

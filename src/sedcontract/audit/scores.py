@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from sedcontract.contracts.contract import compact_counts
 from sedcontract.contracts.matching import exact, greedy, sweep
 from sedcontract.contracts.policy import EVENT_MATCHINGS, TIME_COMPARISONS, ScoreSettings
 from sedcontract.errors import SedContractError, TraceFormatError
@@ -97,7 +98,7 @@ class MetricResult:
         shape = (len(clips), len(classes))
 
         def whole(x: np.ndarray, size: tuple[int, ...]) -> np.ndarray:
-            return np.rint(np.asarray(x, dtype=np.float64)).astype(np.int64).reshape(size)
+            return compact_counts(np.rint(np.asarray(x, dtype=np.float64))).reshape(size)
 
         return cls(tuple(clips), tuple(classes), whole(tp, shape), whole(ref, shape),
                    whole(sys, shape),

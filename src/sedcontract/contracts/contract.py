@@ -244,6 +244,8 @@ class ContractResult:
         counts are per row, so they line up; matching indices are renumbered to index the
         intervals of all rows."""
         first = results[0]
+        if len(results) == 1:  # nothing to join: no copy of every per-row array
+            return first
         clauses = {name: ClauseScore(
             name, np.concatenate([r[name].satisfied_per_row for r in results]),
             np.concatenate([r[name].obligations_per_row for r in results]), score.sort,
@@ -301,6 +303,15 @@ def prepare(contract: Contract, *, hop: float | None,
     return resolver_for(contract, hop=hop, overrides=overrides, rounding=rounding)
 
 
+def compact_counts(counts: Any) -> np.ndarray:
+    """Per-row counts, flat, as 32-bit integers when they fit (a row counts at most its frames;
+    a clip is refused past ``max_frames``): 17,000 clips × 456 classes of them cost half."""
+    counts = np.asarray(counts).reshape(-1)
+    if counts.size and int(counts.max()) > np.iinfo(np.int32).max:
+        return counts.astype(np.int64)
+    return counts.astype(np.int32)
+
+
 def run_contract(contract: Contract, table: SignalTable | RunTable, resolver: BoundResolver, *,
                  row_classes: Sequence[int] | None = None, classes: Sequence[str] = (),
                  matching: str | None = None) -> ContractResult:
@@ -318,8 +329,8 @@ def run_contract(contract: Contract, table: SignalTable | RunTable, resolver: Bo
         else:
             satisfied, total = clause_counts(ops, *parts)
             sort = "frame"
-        scores[clause.name] = ClauseScore(clause.name, np.asarray(satisfied).reshape(-1),
-                                          np.asarray(total).reshape(-1), sort=sort,
+        scores[clause.name] = ClauseScore(clause.name, compact_counts(satisfied),
+                                          compact_counts(total), sort=sort,
                                           diagnostic=clause.diagnostic)
     seen = (len(context.ref), len(context.pred)) if context is not None else (0, 0)
     return ContractResult(scores, list(resolver.conversions.values()),

@@ -63,21 +63,9 @@ class TraceSet:
         ``max_frames`` frames is refused."""
         grid = Grid(hop, 0)  # a usable hop, or a clear error
         clips = tuple(ref.clips)
-        known = set(clips)
-        stray = np.flatnonzero(~np.fromiter(map(known.__contains__, pred.clip), dtype=bool,
-                                            count=len(pred)))
-        if stray.size:
-            i = stray[0]
-            raise TraceFormatError(f"prediction for clip {pred.clip[i]!r}, which the reference "
-                                   "does not list", **pred.where(i), column="filename")
-        for clip in pred.clips:
-            if clip not in known:
-                raise TraceFormatError(f"the predictions list clip {clip!r}, which the "
-                                       "reference does not list", **pred.where_clip(clip),
-                                       column="filename")
-        labels = sorted(set(ref.classes) | set(pred.classes))
+        check_prediction_clips(ref, pred)
         if classes is None:
-            classes = labels
+            classes = trace_classes(ref, pred)
         else:
             classes = check_classes(classes)
             for events in (ref, pred):
@@ -248,18 +236,73 @@ class TraceSet:
             return np.tile(np.arange(len(self.classes)), len(self.clips))
         return np.full(len(self.clips), -1, dtype=np.int64)
 
-    def row_labels(self, mode: Mode = "typed") -> list[tuple[str, str | None]]:
+    def row_labels(self, mode: Mode = "typed") -> RowLabels:
         """``(clip, class)`` of every row of :meth:`signals` (class None on the union trace)."""
         return row_labels(self.clips, self.classes, mode)
 
 
+class RowLabels(Sequence[tuple[str, "str | None"]]):
+    """``(clip, class)`` of every row — clip × class (typed, row ``i·C + c``), or clip with
+    class None (union) — made when asked for: 17,000 clips × 456 classes need no 7.8 million
+    tuples."""
+
+    def __init__(self, clips: Sequence[str], classes: Sequence[str], mode: Mode) -> None:
+        _check_mode(mode)
+        self.clips, self.mode = tuple(clips), mode
+        self.classes: tuple[str | None, ...] = tuple(classes) if mode == "typed" else (None,)
+
+    @property
+    def per(self) -> int:
+        """Rows per clip."""
+        return len(self.classes)
+
+    def __len__(self) -> int:
+        return len(self.clips) * self.per
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(len(self)))]
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError(i)
+        clip, cls = divmod(i, self.per)
+        return self.clips[clip], self.classes[cls]
+
+    def __iter__(self):
+        return ((clip, c) for clip in self.clips for c in self.classes)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sequence) and list(self) == list(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def check_prediction_clips(ref: EventList, pred: EventList) -> None:
+    """Refuse predictions (and clips the predictions list) of clips the reference lacks."""
+    known = set(ref.clips)
+    stray = np.flatnonzero(~np.fromiter(map(known.__contains__, pred.clip), dtype=bool,
+                                        count=len(pred)))
+    if stray.size:
+        i = stray[0]
+        raise TraceFormatError(f"prediction for clip {pred.clip[i]!r}, which the reference "
+                               "does not list", **pred.where(i), column="filename")
+    for clip in pred.clips:
+        if clip not in known:
+            raise TraceFormatError(f"the predictions list clip {clip!r}, which the "
+                                   "reference does not list", **pred.where_clip(clip),
+                                   column="filename")
+
+
+def trace_classes(ref: EventList, pred: EventList) -> list[str]:
+    """The classes of traces whose classes are not declared: every label of either side."""
+    return sorted(set(ref.classes) | set(pred.classes))
+
+
 def row_labels(clips: Sequence[str], classes: Sequence[str],
-               mode: Mode = "typed") -> list[tuple[str, str | None]]:
+               mode: Mode = "typed") -> RowLabels:
     """``(clip, class)`` of every row: clip × class (typed), or clip with class None (union)."""
-    _check_mode(mode)
-    if mode == "typed":
-        return [(clip, c) for clip in clips for c in classes]
-    return [(clip, None) for clip in clips]
+    return RowLabels(clips, classes, mode)
 
 
 def _check_mode(mode: str) -> None:

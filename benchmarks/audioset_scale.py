@@ -1,0 +1,266 @@
+"""Evaluation at AudioSet-strong scale: a deterministic corpus of that shape (17,000 clips of
+10 s, 456 classes with long-tailed frequencies, about 9 reference events a clip; a prediction
+on the 40 ms frame grid with realistic errors: jitter, misses, confusions, fragments, false
+alarms), and frame scores at 40 ms for the classes a clip's prediction touches plus a sparse
+noise floor. Measured, each case in a fresh process for its own time and peak memory:
+
+- ``vector``: the full guard vector, typed and union (sedcontract);
+- ``vector+f1``: the same with the standard scores beside it (collar, segment, frame,
+  intersection and boundary F1);
+- on a slice of the clips (dense score tables do not fit beyond), collar and segment F1 and
+  PSDS1 / PSDS2 (cross-triggers on) by sed_scores_eval from the score tables, against
+  sedcontract's collar and segment F1 on the same events (the agreement is checked);
+  sedcontract computes PSDS from score tables through sed_scores_eval today, so PSDS has no
+  ratio yet. The slice grows until a case passes the time cap or the memory limit.
+
+Run: ``.venv/bin/python -W ignore benchmarks/audioset_scale.py`` (2,000 clips, slices of 100
+and 300: what ``make bench`` affords); ``--full`` for 17,000 clips, ``--slices 100,300,1000``
+for more slices; ``--case NAME --clips N`` runs one case in this process."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import time
+import warnings
+
+import numpy as np
+
+FRAME = 0.04         # seconds: the score grid
+CLIP = 10.0          # seconds per clip
+FRAMES = round(CLIP / FRAME)
+CASES = ("vector", "vector+f1", "sse_f1", "sse_psds")
+
+
+def corpus(clips: int, classes: int = 456, seed: int = 0):
+    """Reference and predicted events, durations and the class names (AudioSet-style MIDs):
+    class k drawn with probability ∝ 1 / (k + 1)^1.1; event lengths log-normal (median 1 s);
+    predictions on the frame grid."""
+    from sedcontract import EventList
+
+    rng = np.random.default_rng(seed)
+    names = np.array([f"Y{i:06d}" for i in range(clips)], dtype=object)
+    labels = np.array([f"/m/0{k:05x}" for k in range(classes)], dtype=object)
+    p = 1.0 / np.arange(1, classes + 1) ** 1.1
+    p /= p.sum()
+    counts = rng.poisson(9.0, clips)
+    n = int(counts.sum())
+    clip = np.repeat(np.arange(clips), counts)
+    cls = rng.choice(classes, size=n, p=p)
+    length = np.minimum(np.exp(rng.normal(0.0, 0.9, n)), CLIP)
+    onset = np.round(rng.random(n) * (CLIP - length), 3)
+    offset = np.round(onset + length, 3)
+    # same-class events that overlap or touch joined, as strong labels are (and as
+    # sed_scores_eval requires)
+    ref = EventList(names[clip], onset, offset, labels[cls], clips=tuple(names)).merged()
+    # prediction: 80 % found, jittered onto the grid; 5 % of them with a confused class; 8 %
+    # cut in two by a 120 ms gap; about one false alarm a clip
+    found = rng.random(n) < 0.8
+    jitter = rng.normal(0, 0.08, (2, n))
+    p_on = np.clip(np.round((onset + jitter[0]) / FRAME), 0, FRAMES)
+    p_off = np.clip(np.round((offset + jitter[1]) / FRAME), 0, FRAMES)
+    keep = found & (p_off > p_on)
+    p_cls = np.where(rng.random(n) < 0.05, rng.choice(classes, size=n, p=p), cls)
+    split = keep & (rng.random(n) < 0.08) & (p_off - p_on >= 8)
+    middle = (p_on + p_off) // 2
+    false = rng.poisson(1.0, clips)
+    f_clip = np.repeat(np.arange(clips), false)
+    f_len = np.clip(np.round(np.exp(rng.normal(-0.5, 0.8, int(false.sum()))) / FRAME), 1,
+                    FRAMES - 1)
+    f_on = np.floor(rng.random(len(f_len)) * (FRAMES - f_len))
+    rows = (np.concatenate([clip[keep & ~split], clip[split], clip[split], f_clip]),
+            np.concatenate([p_on[keep & ~split], p_on[split], middle[split] + 3, f_on]),
+            np.concatenate([p_off[keep & ~split], middle[split], p_off[split], f_on + f_len]),
+            np.concatenate([p_cls[keep & ~split], p_cls[split], p_cls[split],
+                            rng.choice(classes, size=len(f_len), p=p)]))
+    # runs of frames, as a detector's thresholded scores give them (overlaps joined)
+    pred = EventList(names[rows[0]], rows[1] * FRAME, rows[2] * FRAME, labels[rows[3]],
+                     clips=tuple(names)).merged()
+    return ref, pred, dict.fromkeys(names.tolist(), CLIP), labels.tolist()
+
+
+def score_tables(pred, labels: list[str], seed: int = 1):
+    """Dense per-clip score tables (sed_scores_eval's layout) whose runs above 0.5 are the
+    predicted events: 0.55–0.95 inside them, 0.05–0.45 elsewhere on the classes the clip's
+    prediction touches, and a noise floor of 0.01–0.3 on 3 frames of 5 other classes."""
+    rng = np.random.default_rng(seed)
+    index = {c: k for k, c in enumerate(labels)}
+    tables = {}
+    by_clip: dict[str, list[int]] = {}
+    for i, c in enumerate(pred.clip):
+        by_clip.setdefault(c, []).append(i)
+    for clip in pred.clips:
+        scores = np.zeros((FRAMES, len(labels)))
+        mine = by_clip.get(clip, [])
+        touched = sorted({index[pred.label[i]] for i in mine})
+        scores[:, touched] = rng.uniform(0.05, 0.45, (FRAMES, len(touched)))
+        for i in mine:
+            a, b = round(pred.onset[i] / FRAME), round(pred.offset[i] / FRAME)
+            scores[a:b, index[pred.label[i]]] = rng.uniform(0.55, 0.95, b - a)
+        for k in rng.choice(len(labels), 5, replace=False):
+            if k not in touched:
+                scores[rng.choice(FRAMES, 3, replace=False), k] = rng.uniform(0.01, 0.3, 3)
+        tables[clip] = scores
+    return tables
+
+
+def sse_inputs(ref, pred, labels, durations):
+    """sed_scores_eval's inputs: score DataFrames, ground truth (merged), durations."""
+    from sed_scores_eval.base_modules.scores import create_score_dataframe
+
+    from sedcontract.audit.psds import ground_truth
+
+    times = np.arange(FRAMES + 1) * FRAME
+    scores = {clip: create_score_dataframe(table, times, labels)
+              for clip, table in score_tables(pred, labels).items()}
+    return scores, ground_truth(ref), durations
+
+
+def present(ref, pred, labels):
+    """The classes with reference events, and the prediction restricted to them:
+    sed_scores_eval evaluates only classes that have ground-truth events."""
+    kept = [c for c in labels if c in set(ref.label.tolist())]
+    return pred.select(classes=kept), kept
+
+
+def run_case(case: str, clips: int, sliced: bool = False) -> dict:
+    """One case in this process: seconds, peak resident MB, and its result (``sliced``: the
+    classes sed_scores_eval can evaluate on these clips, for the side-by-side)."""
+    import sedcontract
+
+    ref, pred, durations, labels = corpus(clips)
+    if sliced or case.startswith("sse"):
+        pred, labels = present(ref, pred, labels)
+    base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    out: dict = {"case": case, "clips": clips, "ref": len(ref), "pred": len(pred)}
+    if case.startswith("vector"):
+        scores = sedcontract.ScoreSettings() if case == "vector+f1" else None
+        start = time.perf_counter()
+        report = sedcontract.audit(ref, pred, durations=durations, classes=labels,
+                                   scores=scores)
+        out["seconds"] = time.perf_counter() - start
+        out["logic"] = [report.logic("typed"), report.logic("union")]
+        if scores is not None:
+            out["collar_f1"] = report.scores["event"].overall.f1
+            out["segment_f1"] = report.scores["segment"].overall.f1
+    else:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            from sed_scores_eval import collar_based, intersection_based, segment_based
+        inputs = sse_inputs(ref, pred, labels, durations)
+        base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        start = time.perf_counter()
+        if case == "sse_f1":
+            f, *_ = collar_based.fscore(*inputs[:2], 0.5, onset_collar=0.2, offset_collar=0.2,
+                                        offset_collar_rate=0.2)
+            g, *_ = segment_based.fscore(*inputs, 0.5, segment_length=1.0)
+            out["collar_f1"], out["segment_f1"] = f["micro_average"], g["micro_average"]
+        else:
+            from sedcontract.audit.psds import PRESETS
+
+            out["psds"] = [intersection_based.psds(*inputs, **PRESETS[name].sed_scores_eval())[0]
+                           for name in ("psds1", "psds2")]
+        out["seconds"] = time.perf_counter() - start
+    out["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    out["input_mb"] = base
+    return out
+
+
+def measure(case: str, clips: int, cap: float, memory_gb: float,
+            sliced: bool = False) -> dict | None:
+    """``case`` in a fresh process under a time cap and a memory limit (None past either)."""
+    limit = int(memory_gb * 2**30)
+
+    def bound() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+    try:
+        done = subprocess.run([sys.executable, "-W", "ignore", __file__, "--case", case,
+                               "--clips", str(clips), *(["--sliced"] if sliced else [])],
+                              capture_output=True, text=True,
+                              timeout=cap, preexec_fn=bound)
+    except subprocess.TimeoutExpired:
+        return None
+    if done.returncode != 0:
+        return None
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--case", choices=CASES, help="run one case in this process")
+    parser.add_argument("--clips", type=int, default=2000)
+    parser.add_argument("--sliced", action="store_true",
+                        help="with --case: only the classes that have reference events")
+    parser.add_argument("--full", action="store_true", help="17,000 clips (AudioSet-strong)")
+    parser.add_argument("--slices", default="100,300",
+                        help="clip counts tried for sed_scores_eval, in order")
+    parser.add_argument("--cap", type=float, default=300.0, help="seconds per case at most")
+    parser.add_argument("--memory", type=float, default=16.0, help="GB per case at most")
+    parser.add_argument("--smoke", action="store_true",
+                        help="a tiny run that only checks the script works (tests use it)")
+    args = parser.parse_args(argv)
+    if args.case is not None:
+        print(json.dumps(run_case(args.case, args.clips, args.sliced)))
+        return 0
+    clips = 17_000 if args.full else args.clips
+    slices = [int(s) for s in args.slices.split(",")]
+    if args.smoke:
+        clips, slices = 30, [10]
+    rows = [measure(case, clips, args.cap, args.memory) for case in ("vector", "vector+f1")]
+    print(f"Corpus: {clips} clips × 456 classes × 10 s "
+          f"({rows[0]['ref'] if rows[0] else '?'} reference events).\n")
+    print("| case | clips | seconds | peak MB | result |\n|---|---|---|---|---|")
+    for row in rows:
+        if row is None:
+            print("| (failed: time cap or memory limit) | | | | |")
+            continue
+        result = f"logic typed {row['logic'][0]:.4f}, union {row['logic'][1]:.4f}"
+        if "collar_f1" in row:
+            result += f"; collar F1 {row['collar_f1']:.4f}, segment F1 {row['segment_f1']:.4f}"
+        print(f"| sedcontract {row['case']} | {clips} | {row['seconds']:.2f} | "
+              f"{row['peak_mb']:.0f} | {result} |")
+    print("\nOn slices (the first clips; the classes with reference events there, as "
+          "sed_scores_eval needs; dense score tables of 250 frames a clip):\n")
+    print("| slice | sedcontract vector+F1 s | sed_scores_eval collar+segment F1 s | ratio | "
+          "sed_scores_eval PSDS1+PSDS2 s | peak MB (ours / sse F1 / sse PSDS) | agreement |\n"
+          "|---|---|---|---|---|---|---|")
+    largest: dict[str, tuple[int, dict]] = {}
+    previous = 0
+    for n in slices:
+        ours = measure("vector+f1", n, args.cap, args.memory, sliced=True)
+        f1 = measure("sse_f1", n, args.cap, args.memory)
+        ps = measure("sse_psds", n, args.cap, args.memory) if "psds" not in largest or \
+            largest["psds"][0] == previous else None
+        if ours is None or f1 is None:
+            print(f"| {n} | — | stopped (time cap {args.cap:g} s or {args.memory:g} GB) | | | | |")
+            break
+        agree = max(abs(ours["collar_f1"] - f1["collar_f1"]),
+                    abs(ours["segment_f1"] - f1["segment_f1"]))
+        psds = "stopped" if ps is None else f"{ps['seconds']:.2f} (PSDS1 {ps['psds'][0]:.4f}, " \
+            f"PSDS2 {ps['psds'][1]:.4f})"
+        ps_mb = "—" if ps is None else f"{ps['peak_mb']:.0f}"
+        print(f"| {n} | {ours['seconds']:.2f} | {f1['seconds']:.2f} | "
+              f"{f1['seconds'] / ours['seconds']:.1f}× | {psds} | {ours['peak_mb']:.0f} / "
+              f"{f1['peak_mb']:.0f} / {ps_mb} | F1 max difference {agree:.1e} |")
+        largest["f1"] = (n, f1)
+        if ps is not None:
+            largest["psds"] = (n, ps)
+        previous = n
+    if largest:
+        print("\nExtrapolated (linear in clips, a statement, not a measurement) to "
+              f"{clips} clips:")
+        for key, what in (("f1", "collar+segment F1"), ("psds", "PSDS1+PSDS2")):
+            if key in largest:
+                n, row = largest[key]
+                grown = (row["peak_mb"] - row["input_mb"]) * clips / n / 1024
+                print(f"- sed_scores_eval {what} ≈ {row['seconds'] * clips / n:.0f} s and "
+                      f"{grown:.1f} GB beyond its inputs (from the {n}-clip slice)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

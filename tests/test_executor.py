@@ -1,0 +1,96 @@
+"""Any executor: ``audit(..., executor=...)`` hands blocks of the clips to anything with
+``submit`` (a thread or process pool here; a Dask client in scripts/dask_audit.py), each block
+given only its clips' events, and the joined report is the one process's byte for byte; PSDS
+from operating points is summed from the blocks' whole counts, equal bit for bit."""
+
+from __future__ import annotations
+
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from multiprocessing import get_context
+
+import numpy as np
+import pytest
+
+from sedcontract.audit import AuditPolicy, ScoreSettings, audit, to_csv, to_json, to_markdown
+from sedcontract.audit.operating_points import psds_of_points
+from sedcontract.audit.psds import PRESETS, PsdsRequest
+from sedcontract.errors import ContractCheckError, TraceFormatError
+from sedcontract.traces import EventList
+
+
+def corpus(clips: int = 23, seed: int = 0) -> tuple[EventList, EventList, dict[str, float]]:
+    """Three classes, events that overlap (merged), vanish on the grid, end past the clip
+    (cut), clips without events; predictions jittered, missed, confused and false."""
+    rng = np.random.default_rng(seed)
+    names = [f"c{i:02d}" for i in range(clips)]
+    rows, pred = [], []
+    for i, clip in enumerate(names):
+        if i % 7 == 3:
+            continue  # a clip without events
+        for _ in range(int(rng.integers(1, 6))):
+            on = float(np.round(rng.uniform(0, 9), 3))
+            off = float(np.round(min(on + rng.uniform(0.005, 2.5), 10.1), 3))
+            label = str(rng.choice(["dog", "cat", "speech"]))
+            rows.append((clip, on, off, label))
+            if rng.random() < 0.8:
+                p_on = max(0.0, on + float(rng.normal(0, 0.1)))
+                p_label = label if rng.random() < 0.9 else "cat"
+                pred.append((clip, round(p_on, 3), round(max(p_on + 0.05, off + rng.normal(0,
+                                                                                    0.1)), 3),
+                             p_label))
+        pred.append((clip, 1.0, 1.2, "dog"))
+    ref = EventList.from_rows(rows, clips=names)
+    return ref, EventList.from_rows(pred, clips=names), dict.fromkeys(names, 10.0)
+
+
+@pytest.mark.parametrize("blocks", [1, 4, 23, 40])
+def test_blocks_on_a_thread_pool_give_the_one_process_report(blocks):
+    ref, pred, durations = corpus()
+    policy = AuditPolicy(scores=ScoreSettings())
+    alone = audit(ref, pred, policy, durations=durations)
+    with ThreadPoolExecutor(3) as pool:
+        joined = audit(ref, pred, policy, durations=durations, executor=pool, blocks=blocks)
+    assert to_json(joined) == to_json(alone)
+    assert to_markdown(joined) == to_markdown(alone)
+    assert to_csv(joined, "s") == to_csv(alone, "s")
+    assert alone.traces["cut"]["ref"] > 0 and alone.traces["merged"]["ref"] > 0
+
+
+def test_a_process_pool_gives_the_same_bytes_with_psds_from_operating_points():
+    ref, pred, durations = corpus(31, seed=3)
+    points = [pred, pred.select(classes=["dog", "speech"]),
+              EventList(pred.clip, pred.onset, pred.offset + 0.3, pred.label, clips=pred.clips)]
+    request = PsdsRequest(points=points)
+    alone = audit(ref, pred, durations=durations, psds=request)
+    with ProcessPoolExecutor(2, mp_context=get_context("spawn")) as pool:
+        joined = audit(ref, pred, durations=durations, psds=request, executor=pool, blocks=5)
+        direct = psds_of_points(points, ref, durations, executor=pool, blocks=7)
+    assert to_json(joined) == to_json(alone)
+    for name in PRESETS:
+        assert joined.psds[name]["value"] == alone.psds[name]["value"] == direct[name]["value"]
+        assert joined.psds[name]["roc"] == alone.psds[name]["roc"]
+    assert 0 < alone.psds["psds2"]["value"] < 1
+
+
+def test_an_executor_keeps_the_checks_of_the_whole_corpus():
+    ref, pred, durations = corpus()
+    stray = EventList.from_rows([*pred.to_rows(), ("elsewhere", 0.0, 1.0, "dog")])
+    with ThreadPoolExecutor(2) as pool:
+        with pytest.raises(TraceFormatError, match="prediction for clip 'elsewhere'"):
+            audit(ref, stray, durations=durations, executor=pool)
+        with pytest.raises(TraceFormatError, match="label 'cat' is not one of the declared"):
+            audit(ref, pred, durations=durations, classes=["dog", "speech"], executor=pool)
+        with pytest.raises(ContractCheckError, match="shard or executor"):
+            audit(ref, pred, durations=durations, executor=pool, shard=(0, 2))
+        with pytest.raises(ContractCheckError, match="blocks must be a whole number"):
+            audit(ref, pred, durations=durations, executor=pool, blocks=0)
+
+
+def test_refusals_name_the_row_one_process_names():
+    ref, pred, durations = corpus()
+    policy = AuditPolicy(strict_durations=True)
+    with pytest.raises(TraceFormatError) as alone:
+        audit(ref, pred, policy, durations=durations)
+    with ThreadPoolExecutor(2) as pool, pytest.raises(TraceFormatError) as joined:
+        audit(ref, pred, policy, durations=durations, executor=pool, blocks=6)
+    assert str(joined.value) == str(alone.value) and "--strict-durations" in str(alone.value)
