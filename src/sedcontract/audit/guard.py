@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from multiprocessing import get_context
@@ -240,29 +240,44 @@ class GuardReport:
                            self.aggregation, self.coordinates, scores, self.psds)
 
     @staticmethod
-    def concat(parts: Sequence[GuardReport]) -> GuardReport:
+    def concat(parts: Iterable[GuardReport]) -> GuardReport:
         """The report of the union of disjoint clip sets (in order), from theirs; they must
         come from one policy and contract. PSDS (a curve over the whole corpus) is not a sum
-        of counts and is refused."""
-        first = parts[0]
-        for other in parts[1:]:
-            for what in ("policy", "aggregation", "coordinates"):
-                if getattr(other, what) != getattr(first, what):
-                    raise SedContractError(f"reports with different {what} cannot be joined")
-            if other.facts.classes != first.facts.classes or set(other.modes) != \
-                    set(first.modes) or (other.scores is None) != (first.scores is None):
-                raise SedContractError("reports of different classes, trace modes or score "
-                                       "settings cannot be joined")
-        if any(p.psds is not None for p in parts):
-            raise SedContractError("PSDS is a curve over the whole corpus, not a sum of counts: "
-                                   "reports with PSDS cannot be joined")
-        clips = [c for p in parts for c in p.clips]
+        of counts and is refused. ``parts`` may be an iterator: only each part's counts are
+        kept, and each count is let go once joined, so a corpus in blocks peaks near its own
+        size, not twice it."""
+        first: GuardReport | None = None
+        clips: list[str] = []
+        arrays: list[dict[str, np.ndarray]] = []
+        for part in parts:
+            if first is None:
+                first = part
+            else:
+                _check_joinable(first, part)
+            if part.psds is not None:
+                raise SedContractError("PSDS is a curve over the whole corpus, not a sum of "
+                                       "counts: reports with PSDS cannot be joined")
+            clips += part.clips
+            arrays.append(part.arrays())
+        if first is None:
+            raise SedContractError("no reports to join")
         if len(set(clips)) != len(clips):
-            twice = next(c for c in clips if clips.count(c) > 1)
+            seen: set[str] = set()
+            twice = next(c for c in clips if c in seen or seen.add(c))
             raise SedContractError(f"clip {twice!r} is in more than one of the joined reports")
-        arrays = [p.arrays() for p in parts]
-        return first.rebuild(clips, {k: np.concatenate([a[k] for a in arrays])
-                                     for k in arrays[0]})
+        return first.rebuild(clips, {k: np.concatenate([a.pop(k) for a in arrays])
+                                     for k in list(arrays[0])})
+
+
+def _check_joinable(first: GuardReport, other: GuardReport) -> None:
+    """Refuse to join reports of different policies, classes, modes or score settings."""
+    for what in ("policy", "aggregation", "coordinates"):
+        if getattr(other, what) != getattr(first, what):
+            raise SedContractError(f"reports with different {what} cannot be joined")
+    if other.facts.classes != first.facts.classes or set(other.modes) != \
+            set(first.modes) or (other.scores is None) != (first.scores is None):
+        raise SedContractError("reports of different classes, trace modes or score "
+                               "settings cannot be joined")
 
 
 def _load(value: EventList | str | Path, what: str) -> EventList:
@@ -405,8 +420,8 @@ def audit(ref: EventList | str | Path, pred: EventList | str | Path,
     selects and orders the vector (names, or one comma-separated string); ``classes``
     declares the classes. ``backend``: ``runs`` (default) evaluates the contract on run-length
     traces, all rows at once, at a cost that follows the events, not the frames; ``dense``
-    on frame arrays a chunk of rows at a time (the reference; the same counts). ``jobs``:
-    processes that share the rows of the run-length backend (the same report for any number).
+    on frame arrays a chunk of rows at a time (the reference; the same counts). ``jobs`` > 1:
+    a pool of that many processes as the executor (below; the same report for any number).
     ``shard=(i, n)``: the report of the i-th of n consecutive, nearly equal blocks of the
     corpus's clips (numbered from 0); :meth:`GuardReport.concat` of all n is the corpus's
     report. Inputs are read and projected whole (checks and classes are the corpus's).
@@ -416,19 +431,23 @@ def audit(ref: EventList | str | Path, pred: EventList | str | Path,
     the one process's, byte for byte (PSDS from operating points is summed from the blocks'
     counts; from score files it is computed here).
     """
-    if executor is not None:
-        if shard is not None:
-            raise ContractCheckError("an executor audits blocks of the clips itself: give "
-                                     "shard or executor, not both")
-        return _audit_on(executor, blocks, ref, pred, policy_of(policy, **settings),
-                         durations=durations, mode=mode, coordinates=coordinates,
-                         classes=classes, psds=psds, backend=backend)
     policy = policy_of(policy, **settings)
     if backend not in BACKENDS:
         raise ContractCheckError(f"unknown monitor backend {backend!r}; choose one of "
                                  f"{', '.join(BACKENDS)}")
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise ContractCheckError(f"jobs must be a whole number >= 1, got {jobs!r}")
+    if (executor is not None or jobs > 1) and shard is not None:
+        raise ContractCheckError("an executor (or jobs > 1) audits blocks of the clips itself: "
+                                 "give shard or executor, not both")
+    if executor is None and jobs > 1:  # the process-pool case of an executor
+        with ProcessPoolExecutor(jobs, mp_context=get_context("spawn")) as pool:
+            return _audit_on(pool, blocks or jobs, ref, pred, policy, durations=durations,
+                             mode=mode, coordinates=coordinates, classes=classes, psds=psds,
+                             backend=backend)
+    if executor is not None:
+        return _audit_on(executor, blocks, ref, pred, policy, durations=durations, mode=mode,
+                         coordinates=coordinates, classes=classes, psds=psds, backend=backend)
     if mode not in (*MODES, "both"):
         raise ContractCheckError(f"unknown mode {mode!r}; choose typed, union or both")
     contract = policy.parsed
@@ -442,13 +461,19 @@ def audit(ref: EventList | str | Path, pred: EventList | str | Path,
     chosen = _coordinates(coordinates, guard)
     resolver = prepare_contract(policy, prepared.traces.classes)
     reports = mode_reports(policy, resolver, prepared.traces,
-                           MODES if mode == "both" else (mode,), backend=backend, jobs=jobs)
+                           MODES if mode == "both" else (mode,), backend=backend)
     standard, psds_result = standard_and_psds(prepared, policy, psds, classes)
     return GuardReport(policy.report(list(resolver.conversions.values())), prepared.facts(),
                        reports, policy.aggregation, chosen, standard, psds_result)
 
 
 EXECUTOR_BLOCKS = 8  # blocks of clips an executor audits when not told
+
+
+def _results(futures: list[Any]) -> Iterator[Any]:
+    """The futures' results in order, each future let go once its result is taken."""
+    while futures:
+        yield futures.pop(0).result()
 
 
 def _audit_on(executor: Any, blocks: int | None, ref: EventList | str | Path,
@@ -486,7 +511,7 @@ def _audit_on(executor: Any, blocks: int | None, ref: EventList | str | Path,
                 mode=mode, coordinates=coordinates, classes=declared, backend=backend))
         if not clips:
             break
-    report = GuardReport.concat([f.result() for f in futures])
+    report = GuardReport.concat(_results(futures))
     if first is not None:  # in file order, not the first block's
         report = replace(report, facts=replace(report.facts, cut_first=first))
     if psds is None:
@@ -516,7 +541,7 @@ def prepare_contract(policy: AuditPolicy, classes: Sequence[str]) -> BoundResolv
 
 
 def mode_reports(policy: AuditPolicy, resolver: BoundResolver, traces: TraceSet,
-                 modes: Sequence[str] = MODES, *, backend: str = "runs", jobs: int = 1
+                 modes: Sequence[str] = MODES, *, backend: str = "runs"
                  ) -> dict[str, ModeReport]:
     """The contract's counts on the traces, per mode, with a resolver from
     :func:`prepare_contract`."""
@@ -524,31 +549,12 @@ def mode_reports(policy: AuditPolicy, resolver: BoundResolver, traces: TraceSet,
     guard, diagnostics, sorts = clause_names(contract)
     needed = needed_signals(contract) | {"ref.active"}  # ref.active gives the table its shape
     reports = {}
-    workers = min(jobs, len(traces.clips)) if backend == "runs" else 1
-    pool = ProcessPoolExecutor(workers, mp_context=get_context("spawn")) if workers > 1 \
-        else None
     for name in modes:
         row_classes = traces.row_classes(name)
-        if backend == "runs":
-            signals, lengths = traces.run_signals(name, needed), traces.row_lengths(name)
-            per = len(traces.classes) if name == "typed" else 1
-            blocks = [(a * per, b * per) for a, b in
-                      (clip_range(len(traces.clips), i, max(workers, 1))
-                       for i in range(max(workers, 1)))]
-            parts = [(contract, {k: v.rows_between(a, b) for k, v in signals.items()},
-                      lengths[a:b], policy.edges, resolver, row_classes[a:b], traces.classes,
-                      policy.matching) for a, b in blocks]
-            if pool is None:
-                results = [run_rows(*part) for part in parts]
-            else:
-                try:
-                    results = [f.result() for f in [pool.submit(run_rows, *p) for p in parts]]
-                except BaseException:
-                    pool.shutdown(cancel_futures=True)
-                    raise
-            for conversion in results[0].conversions:  # the workers' copies of the resolver
-                resolver.conversions.setdefault(conversion.text, conversion)
-            result = ContractResult.concat(results)
+        if backend == "runs":  # every row at once
+            result = run_rows(contract, traces.run_signals(name, needed),
+                              traces.row_lengths(name), policy.edges, resolver, row_classes,
+                              traces.classes, policy.matching)
         else:
             results = []
             for first, stop in traces.chunks(name):
@@ -564,8 +570,6 @@ def mode_reports(policy: AuditPolicy, resolver: BoundResolver, traces: TraceSet,
             {k: v.obligations_per_row for k, v in result.clauses.items()},
             {k: MatchingCounts(k, m.method, m.greedy_per_row, m.exact_per_row)
              for k, m in result.matchings.items()})
-    if pool is not None:
-        pool.shutdown()
     return reports
 
 
@@ -623,7 +627,7 @@ def clip_range(clips: int, index: int, count: int) -> tuple[int, int]:
 def run_rows(contract: Contract, signals: Mapping[str, Intervals], lengths: np.ndarray,
              edges: str, resolver: BoundResolver, row_classes: np.ndarray,
              classes: Sequence[str], matching: str | None) -> ContractResult:
-    """A checked contract on a block of rows of run-length traces (one process's share)."""
+    """A checked contract on rows of run-length traces."""
     table = RunTable(signals, lengths, edges=edges)
     return run_contract(contract, table, resolver, row_classes=row_classes, classes=classes,
                         matching=matching)

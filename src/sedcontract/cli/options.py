@@ -111,8 +111,8 @@ def add_monitor_options(parser: argparse.ArgumentParser) -> None:
                         help="monitor on run-length traces (default; cost follows the events) "
                              "or on frame arrays (the reference); the counts are the same")
     parser.add_argument("--jobs", type=int, default=1,
-                        help="processes sharing the clips (run-length backend); the report is "
-                             "the same for any number")
+                        help="processes sharing the clips, in blocks (a process pool as the "
+                             "audit's executor); the report is the same for any number")
 
 
 def add_bootstrap_options(parser: argparse.ArgumentParser, *, default: int, what: str) -> None:

@@ -53,6 +53,13 @@ class EventList:
         object.__setattr__(self, "clips", tuple(clips))
         self._validate()
 
+    def __reduce__(self) -> tuple[Any, tuple]:
+        """Pickled with its text columns as codes into their distinct values: an executor's task
+        carries 240k events in milliseconds, not the seconds of one string object each."""
+        return (_unpickle, (_codes(self.clip), self.onset, self.offset, _codes(self.label),
+                            self.clips, self.path, self.rows,
+                            None if self.files is None else _codes(self.files), self.clip_rows))
+
     def where(self, i: int) -> dict[str, str | int | None]:
         """``path`` and ``row`` of event ``i``, as keyword arguments for TraceFormatError."""
         path = str(self.files[i]) if self.files is not None else self.path
@@ -173,12 +180,29 @@ class EventList:
         if classes is not None:
             wanted = set(classes)
             keep &= np.array([lab in wanted for lab in self.label], dtype=bool)
-        return EventList(self.clip[keep], self.onset[keep], self.offset[keep], self.label[keep],
-                         clips=tuple(clips) if clips is not None else self.clips,
-                         path=self.path,
-                         rows=self.rows[keep] if self.rows is not None else None,
-                         files=self.files[keep] if self.files is not None else None,
-                         clip_rows=self.clip_rows)
+        listed = self.clips
+        if clips is not None:
+            listed = tuple(dict.fromkeys(clips))
+            EventList((), (), (), (), clips=listed)  # the listed clips checked, not the events
+        return EventList._checked(self.clip[keep], self.onset[keep], self.offset[keep],
+                                  self.label[keep], clips=listed, path=self.path,
+                                  rows=self.rows[keep] if self.rows is not None
+                                  else np.flatnonzero(keep) + 1,  # rows of the whole list
+                                  files=self.files[keep] if self.files is not None else None,
+                                  clip_rows=self.clip_rows)
+
+    @classmethod
+    def _checked(cls, clip: np.ndarray, onset: np.ndarray, offset: np.ndarray,
+                 label: np.ndarray, *, clips: tuple[str, ...], **sources: Any) -> EventList:
+        """Events already checked (a subset of an event list, or one unpickled), with
+        ``clips`` listing every clip they name: built without checking every event again."""
+        out = object.__new__(cls)
+        for name, value in (("clip", clip), ("onset", onset), ("offset", offset),
+                            ("label", label), ("clips", clips),
+                            *((k, sources.get(k)) for k in ("path", "rows", "files",
+                                                             "clip_rows"))):
+            object.__setattr__(out, name, value)
+        return out
 
     def for_clip(self, clip: str) -> EventList:
         """The events of one clip."""
@@ -187,6 +211,29 @@ class EventList:
         files = self.files[keep] if self.files is not None else None
         return EventList(self.clip[keep], self.onset[keep], self.offset[keep], self.label[keep],
                          clips=(clip,), path=self.path, rows=rows, files=files)
+
+
+def _codes(values: np.ndarray) -> tuple[list[Any], np.ndarray]:
+    """An object column as its distinct values (in first-seen order) and a code per entry."""
+    index: dict[Any, int] = {}
+    codes = np.fromiter((index.setdefault(v, len(index)) for v in values.tolist()),
+                        dtype=np.int32, count=len(values))
+    return list(index), codes
+
+
+def _decoded(column: tuple[list[Any], np.ndarray]) -> np.ndarray:
+    values = np.empty(len(column[0]), dtype=object)
+    values[:] = column[0]
+    return values[column[1]]
+
+
+def _unpickle(clip: tuple, onset: np.ndarray, offset: np.ndarray, label: tuple,
+              clips: tuple[str, ...], path: str | None, rows: np.ndarray | None,
+              files: tuple | None, clip_rows: dict | None) -> EventList:
+    return EventList._checked(_decoded(clip), onset, offset, _decoded(label), clips=clips,
+                              path=path, rows=rows,
+                              files=None if files is None else _decoded(files),
+                              clip_rows=clip_rows)
 
 
 def index_of(values: np.ndarray, index: Mapping[str, int]) -> np.ndarray:
