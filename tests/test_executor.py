@@ -86,6 +86,50 @@ def test_an_executor_keeps_the_checks_of_the_whole_corpus():
             audit(ref, pred, durations=durations, executor=pool, blocks=0)
 
 
+def _one_and_blocks(ref, pred, blocks=(2, 4), **kwargs):
+    """The refusal of one process, then that of each block count on a thread pool."""
+    out = []
+    for count in (None, *blocks):
+        try:
+            if count is None:
+                audit(ref, pred, **kwargs)
+            else:
+                with ThreadPoolExecutor(2) as pool:
+                    audit(ref, pred, executor=pool, blocks=count, **kwargs)
+        except Exception as exc:  # compared, not handled
+            out.append(f"{type(exc).__name__}: {exc}")
+        else:
+            out.append("accepted")
+    return out
+
+
+def _cases():
+    names = ["a", "b", "c", "d"]
+    ref = EventList.from_rows([("a", 1.0, 1.005, "dog"), ("b", 1.0, 1.004, "dog"),
+                               ("c", 1.0, 3.0, "dog"), ("d", 2.0, 4.0, "cat")], clips=names)
+    interleaved = EventList.from_rows([("c", 1.0, 2.0, "cat"), ("a", 1.0, 2.0, "bird"),
+                                       ("d", 1.0, 2.0, "cat")], clips=names)
+    late = EventList.from_rows([("d", 1.0, 11.0, "dog"), ("e", 1.0, 2.0, "dog")], clips=names)
+    durations = dict.fromkeys(names, 10.0)
+    return {
+        # two clips' events vanish on a 100 ms grid: one process warns, a block must not refuse
+        "vanishing": (ref, ref, {"durations": durations, "hop": 0.1}),
+        "labels": (ref, interleaved, {"durations": durations, "classes": ["dog", "cat"]}),
+        "missing durations": (ref, ref, {"durations": {"a": 10.0}}),
+        "frames": (ref, ref, {"durations": {**durations, "c": 1e5}, "max_frames": 1000}),
+        "order": (ref, late, {"durations": durations, "strict_durations": True}),
+        "durations type": (ref, ref, {"durations": [1, 2]}),
+    }
+
+
+@pytest.mark.parametrize("case", list(_cases()))
+def test_an_executor_refuses_and_accepts_exactly_what_one_process_does(case):
+    ref, pred, kwargs = _cases()[case]
+    one, *blocks = _one_and_blocks(ref, pred, **kwargs)
+    assert blocks == [one] * len(blocks), case
+    assert (one == "accepted") == (case == "vanishing"), one
+
+
 def test_refusals_name_the_row_one_process_names():
     ref, pred, durations = corpus()
     policy = AuditPolicy(strict_durations=True)
@@ -94,6 +138,16 @@ def test_refusals_name_the_row_one_process_names():
     with ThreadPoolExecutor(2) as pool, pytest.raises(TraceFormatError) as joined:
         audit(ref, pred, policy, durations=durations, executor=pool, blocks=6)
     assert str(joined.value) == str(alone.value) and "--strict-durations" in str(alone.value)
+
+
+def test_jobs_audit_a_shard_and_bad_blocks_are_refused():
+    """--jobs N with --shard I/N audits the shard's clips on N processes: the shard's report."""
+    ref, pred, durations = corpus(17)
+    shard = audit(ref, pred, durations=durations, shard=(1, 3))
+    assert to_json(audit(ref, pred, durations=durations, shard=(1, 3), jobs=2)) == to_json(shard)
+    for bad in (0, False, 2.5):
+        with pytest.raises(ContractCheckError, match="blocks must be a whole number"):
+            audit(ref, pred, durations=durations, jobs=2, blocks=bad)
 
 
 def test_an_event_list_travels_to_a_process_whole_and_compact():

@@ -36,9 +36,7 @@ from sedcontract.traces.names import SIDES
 from sedcontract.traces.overrun import Cut, fit_to_durations
 from sedcontract.traces.traceset import (
     RowLabels,
-    check_prediction_clips,
     row_labels,
-    trace_classes,
 )
 
 __all__ = ["AGGREGATIONS", "Cell", "GuardReport", "MatchingCounts", "ModeReport",
@@ -132,7 +130,7 @@ class ModeReport:
             sat = self.satisfied[name].reshape(shape).sum(axis=1 - key)
             obl = self.obligations[name].reshape(shape).sum(axis=1 - key)
             names = self.rows.classes if key == 1 else self.rows.clips
-            if key == 1 and not self.rows.clips:
+            if not len(self.rows):  # no rows: no groups (as the loop below finds none)
                 return {}
             return {k: Cell(int(a), int(b)) for k, a, b in zip(names, sat, obl, strict=True)}
         out: dict[Any, list[int]] = {}
@@ -359,7 +357,7 @@ class Prepared:
 def prepare_traces(ref: EventList | str | Path, pred: EventList | str | Path,
                    policy: AuditPolicy, *,
                    durations: Mapping[str, float] | str | Path | None = None,
-                   classes: Sequence[str] | None = None) -> Prepared:
+                   classes: Sequence[str] | None = None, visible: bool = True) -> Prepared:
     """Read the events (files or event lists) and durations and project them on the policy's
     grid."""
     ref_events, pred_events = _load(ref, "ref"), _load(pred, "pred")
@@ -380,7 +378,8 @@ def prepare_traces(ref: EventList | str | Path, pred: EventList | str | Path,
     traces = TraceSet.from_events(ref_events, pred_events, hop=policy.hop, durations=durations,
                                   classes=classes, projection=policy.projection,
                                   max_frames=policy.max_frames)
-    check_visible(traces, ref_events)
+    if visible:  # refuse a grid that sees no reference event (not asked of a corpus's block)
+        check_visible(traces, ref_events)
     return Prepared(ref_events, pred_events, durations, traces, cut, given)
 
 
@@ -437,21 +436,38 @@ def audit(ref: EventList | str | Path, pred: EventList | str | Path,
                                  f"{', '.join(BACKENDS)}")
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise ContractCheckError(f"jobs must be a whole number >= 1, got {jobs!r}")
-    if (executor is not None or jobs > 1) and shard is not None:
-        raise ContractCheckError("an executor (or jobs > 1) audits blocks of the clips itself: "
-                                 "give shard or executor, not both")
+    if mode not in (*MODES, "both"):
+        raise ContractCheckError(f"unknown mode {mode!r}; choose typed, union or both")
+    if executor is not None and shard is not None:
+        raise ContractCheckError("an executor audits blocks of the clips itself: give shard "
+                                 "or executor, not both")
+    if blocks is not None and (isinstance(blocks, bool) or not isinstance(blocks, int)
+                               or blocks < 1):
+        raise ContractCheckError(f"blocks must be a whole number >= 1, got {blocks!r}")
     if executor is None and jobs > 1:  # the process-pool case of an executor
         with ProcessPoolExecutor(jobs, mp_context=get_context("spawn")) as pool:
             return _audit_on(pool, blocks or jobs, ref, pred, policy, durations=durations,
                              mode=mode, coordinates=coordinates, classes=classes, psds=psds,
-                             backend=backend)
+                             backend=backend, shard=shard)
     if executor is not None:
-        return _audit_on(executor, blocks, ref, pred, policy, durations=durations, mode=mode,
-                         coordinates=coordinates, classes=classes, psds=psds, backend=backend)
-    if mode not in (*MODES, "both"):
-        raise ContractCheckError(f"unknown mode {mode!r}; choose typed, union or both")
+        return _audit_on(executor, blocks or EXECUTOR_BLOCKS, ref, pred, policy,
+                         durations=durations, mode=mode, coordinates=coordinates,
+                         classes=classes, psds=psds, backend=backend)
+    return _audit_here(ref, pred, policy, durations=durations, mode=mode,
+                       coordinates=coordinates, classes=classes, psds=psds, backend=backend,
+                       shard=shard)
+
+
+def _audit_here(ref: EventList | str | Path, pred: EventList | str | Path, policy: AuditPolicy,
+                *, durations: Mapping[str, float] | str | Path | None, mode: str,
+                coordinates: Sequence[str] | str | None, classes: Sequence[str] | None,
+                psds: PsdsRequest | None, backend: str, shard: tuple[int, int] | None = None,
+                checked: bool = False) -> GuardReport:
+    """:func:`audit` in this process; ``checked``: a block of a corpus whose checks were made
+    on the whole corpus (a block may lack visible reference events the corpus has)."""
     contract = policy.parsed
-    prepared = prepare_traces(ref, pred, policy, durations=durations, classes=classes)
+    prepared = prepare_traces(ref, pred, policy, durations=durations, classes=classes,
+                              visible=not checked)
     if shard is not None:
         if psds is not None:
             raise ContractCheckError("PSDS is a curve over the whole corpus, not a sum of "
@@ -476,49 +492,54 @@ def _results(futures: list[Any]) -> Iterator[Any]:
         yield futures.pop(0).result()
 
 
-def _audit_on(executor: Any, blocks: int | None, ref: EventList | str | Path,
+def _audit_on(executor: Any, blocks: int, ref: EventList | str | Path,
               pred: EventList | str | Path, policy: AuditPolicy, *,
               durations: Mapping[str, float] | str | Path | None, mode: str,
               coordinates: Sequence[str] | str | None, classes: Sequence[str] | None,
-              psds: PsdsRequest | None, backend: str) -> GuardReport:
-    """:func:`audit` of consecutive blocks of the clips on ``executor``, joined: the corpus's
-    checks and classes are settled here, each block sees only its clips' events."""
-    count = EXECUTOR_BLOCKS if blocks is None else blocks
-    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-        raise ContractCheckError(f"blocks must be a whole number >= 1, got {count!r}")
+              psds: PsdsRequest | None, backend: str,
+              shard: tuple[int, int] | None = None) -> GuardReport:
+    """:func:`audit` of consecutive blocks of the clips (of ``shard``'s clips when given) on
+    ``executor``, joined. The corpus is read and checked here exactly as one process checks it
+    (the same refusals, warnings and classes); each block sees only its clips' events."""
     ref_events, pred_events = _load(ref, "ref"), _load(pred, "pred")
-    if durations is not None and not isinstance(durations, Mapping):
-        durations = read_durations(durations)
-    check_prediction_clips(ref_events, pred_events)
-    declared = list(classes) if classes is not None else trace_classes(ref_events, pred_events)
-    cut, first = ref_events, None
-    if durations is not None:  # refused as one process refuses; the corpus's first cut event
-        fitted = {side: fit_to_durations(events, durations, side,
-                                         tolerance=policy.duration_tolerance,
-                                         strict=policy.strict_durations)
-                  for side, events in (("ref", ref_events), ("pred", pred_events))}
-        cut = fitted["ref"][0]
-        first = {side: c.first for side, (_, c) in fitted.items() if c.first is not None}
-    clips = list(ref_events.clips)
-    futures = []
-    for k in range(count):
-        block = clips[len(clips) * k // count:len(clips) * (k + 1) // count]
-        if block or not clips:
-            futures.append(executor.submit(
-                audit, ref_events.select(clips=block), pred_events.select(clips=block), policy,
-                durations=None if durations is None else
-                {c: durations[c] for c in block if c in durations},
-                mode=mode, coordinates=coordinates, classes=declared, backend=backend))
-        if not clips:
-            break
-    report = GuardReport.concat(_results(futures))
+    whole = prepare_traces(ref_events, pred_events, policy, durations=durations,
+                           classes=classes)
+    declared = list(whole.traces.classes)
+    clips = list(whole.traces.clips)
+    if shard is not None:
+        if psds is not None:
+            raise ContractCheckError("PSDS is a curve over the whole corpus, not a sum of "
+                                     "counts: audit without shards to compute it")
+        clips = clips[slice(*clip_range(len(clips), *shard))]
+    lengths = whole.durations
+    first = None if whole.cut is None else {
+        side: c.first for side, c in whole.cut.items() if c.first is not None}
+    cut_ref = whole.ref
+    del whole  # the corpus's traces: checked, not kept
+    futures: list[Any] = []
+    try:
+        for k in range(blocks):
+            block = clips[slice(*clip_range(len(clips), k, blocks))]
+            if block or (not clips and k == 0):
+                futures.append(executor.submit(
+                    _audit_here, ref_events.select(clips=block),
+                    pred_events.select(clips=block), policy,
+                    durations=None if lengths is None else
+                    {c: lengths[c] for c in block if c in lengths},
+                    mode=mode, coordinates=coordinates, classes=declared, psds=None,
+                    backend=backend, checked=True))
+        report = GuardReport.concat(_results(futures))
+    except BaseException:
+        for future in futures:
+            future.cancel()
+        raise
     if first is not None:  # in file order, not the first block's
         report = replace(report, facts=replace(report.facts, cut_first=first))
     if psds is None:
         return report
     try:
-        result = psds.compute(cut, ref_events, durations, classes, executor=executor,
-                              blocks=count)
+        result = psds.compute(cut_ref, ref_events, lengths, classes, executor=executor,
+                              blocks=blocks)
     except PsdsUnavailable as exc:
         result = {"note": str(exc)}
     return replace(report, psds=result)

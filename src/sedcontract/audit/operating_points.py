@@ -26,7 +26,6 @@ from sedcontract.traces import EventList, read_events
 from sedcontract.traces.intervals import Intervals, expand_ranges, overlap_ranges
 
 SECONDS_PER_HOUR = 3600.0
-DEFAULT_BLOCKS = 8  # blocks of clips handed to an executor when not told
 POINT_SUFFIXES = (".tsv", ".csv")
 
 
@@ -294,12 +293,14 @@ def _summed(executor: Any, points: Sequence[EventList], ref: EventList,
             clips: list[str], blocks: int | None
             ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """:func:`block_counts` of consecutive blocks of ``clips`` on ``executor``, summed."""
-    count = blocks if blocks is not None else DEFAULT_BLOCKS
+    from sedcontract.audit.guard import EXECUTOR_BLOCKS, clip_range
+
+    count = blocks if blocks is not None else EXECUTOR_BLOCKS
     if isinstance(count, bool) or not isinstance(count, int) or count < 1:
         raise SedContractError(f"blocks must be a whole number >= 1, got {count!r}")
     futures = []
     for k in range(count):
-        block = clips[len(clips) * k // count:len(clips) * (k + 1) // count]
+        block = clips[slice(*clip_range(len(clips), k, count))]
         if not block:
             continue
         futures.append(executor.submit(

@@ -13,7 +13,7 @@ import io
 import json
 import math
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -364,10 +364,10 @@ SHOWN_CLASSES = 20  # and only the classes with the most reference events, the r
 
 
 def per_class_markdown(typed: ModeReport, coordinates: Sequence[str],
-                       classes: Sequence[str]) -> list[str]:
+                       classes: Sequence[str], support: Mapping[str, int]) -> list[str]:
     """The per-class table: a column per class for a few classes; for more, a row per class,
-    the :data:`SHOWN_CLASSES` with the most reference events (``missed`` obligations) first and
-    the number left out (every class is in ``--format csv`` and ``json``)."""
+    the :data:`SHOWN_CLASSES` with the most reference events (``support``) first and the number
+    left out (every class is in ``--format csv`` and ``json``)."""
     per = {name: typed.per_class(name) for name in coordinates}
     if len(classes) <= WIDE_CLASSES:
         lines = ["Per class (typed):", "",
@@ -376,8 +376,7 @@ def per_class_markdown(typed: ModeReport, coordinates: Sequence[str],
         return lines + [f"| {name} | " + " | ".join(_show(per[name].get(c, Cell(0, 0)))
                                                      for c in classes) + " |"
                         for name in coordinates]
-    support = per.get("missed", {})
-    order = sorted(classes, key=lambda c: (-support.get(c, Cell(0, 0)).obligations, c))
+    order = sorted(classes, key=lambda c: (-support.get(c, 0), c))
     shown = order[:SHOWN_CLASSES]
     lines = [f"Per class (typed), the {len(shown)} of {len(classes)} classes with the most "
              "reference events:", "",
@@ -423,7 +422,10 @@ def to_markdown(report: GuardReport) -> str:
         out += [line(name) for name in first.diagnostics]
     classes = report.traces["classes"]
     if "typed" in report.modes and classes:
-        out += ["", *per_class_markdown(report.modes["typed"], report.coordinates, classes)]
+        events = report.facts.events["ref"].sum(axis=0)
+        out += ["", *per_class_markdown(report.modes["typed"], report.coordinates, classes,
+                                        dict(zip(report.facts.classes, events.tolist(),
+                                                 strict=True)))]
     out.append("")
     for name in modes:
         for m in report.modes[name].matchings.values():
