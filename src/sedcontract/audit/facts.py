@@ -110,12 +110,17 @@ class TraceFacts:
 
 def check_visible(traces: TraceSet, ref: EventList) -> None:
     """Refuse a grid on which no reference event is left (every score would be vacuous)."""
+    refuse_unseen(ref, bool(len(traces.runs["ref"])), traces.hop, traces.projection)
+
+
+def refuse_unseen(ref: EventList, seen: bool, hop: float, projection: str) -> None:
+    """:func:`check_visible`'s refusal, given whether the grid sees any reference event."""
     positive = int(np.count_nonzero(ref.offset > ref.onset))
-    if positive and not len(traces.runs["ref"]):
+    if positive and not seen:
         raise TraceFormatError(f"none of the {positive} reference events covers a frame at hop "
-                               f"{traces.hop:g} s (projection {traces.projection}): the grid is "
-                               "coarser than the events and every score would be vacuous or "
-                               "perfect; choose a smaller hop", path=ref.path)
+                               f"{hop:g} s (projection {projection}): the grid is coarser than "
+                               "the events and every score would be vacuous or perfect; choose "
+                               "a smaller hop", path=ref.path)
 
 
 def class_warnings(ref_classes: set[str], pred_classes: set[str]) -> list[str]:

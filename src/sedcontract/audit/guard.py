@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from sedcontract.audit.facts import TraceFacts, check_visible
+from sedcontract.audit.facts import TraceFacts, check_visible, refuse_unseen
 from sedcontract.audit.psds import PsdsRequest, PsdsUnavailable
 from sedcontract.audit.scores import SCORE_NAMES, MetricResult, standard_scores
 from sedcontract.contracts.bounds import BoundResolver, Conversion
@@ -492,6 +492,35 @@ def _results(futures: list[Any]) -> Iterator[Any]:
         yield futures.pop(0).result()
 
 
+def _check_corpus(ref: EventList, pred: EventList, policy: AuditPolicy,
+                  durations: Mapping[str, float] | str | Path | None,
+                  classes: Sequence[str] | None
+                  ) -> tuple[EventList, Mapping[str, float] | None, list[str],
+                             dict[str, str] | None]:
+    """Every check :func:`prepare_traces` makes, in its order, without projecting the corpus:
+    the reference cut at the clips' ends, the durations, the classes and where the first cut
+    event of each side is."""
+    if durations is not None and not isinstance(durations, Mapping):
+        if not isinstance(durations, str | os.PathLike):
+            raise SedContractError(f"durations must map clips to seconds or be the path of a "
+                                   f"durations tsv, got {type(durations).__name__}")
+        durations = read_durations(durations)
+    first = None
+    if durations is not None:
+        fitted = {side: fit_to_durations(events, durations, side,
+                                         tolerance=policy.duration_tolerance,
+                                         strict=policy.strict_durations)
+                  for side, events in (("ref", ref), ("pred", pred))}
+        ref, pred = fitted["ref"][0], fitted["pred"][0]
+        first = {side: c.first for side, (_, c) in fitted.items() if c.first is not None}
+    _, declared, lengths, rows = TraceSet.layout(ref, pred, hop=policy.hop,
+                                                 durations=durations, classes=classes,
+                                                 max_frames=policy.max_frames)
+    refuse_unseen(ref, TraceSet.sees(ref, rows["ref"], lengths, policy.hop, policy.projection),
+                  policy.hop, policy.projection)
+    return ref, durations, declared, first
+
+
 def _audit_on(executor: Any, blocks: int, ref: EventList | str | Path,
               pred: EventList | str | Path, policy: AuditPolicy, *,
               durations: Mapping[str, float] | str | Path | None, mode: str,
@@ -502,20 +531,14 @@ def _audit_on(executor: Any, blocks: int, ref: EventList | str | Path,
     ``executor``, joined. The corpus is read and checked here exactly as one process checks it
     (the same refusals, warnings and classes); each block sees only its clips' events."""
     ref_events, pred_events = _load(ref, "ref"), _load(pred, "pred")
-    whole = prepare_traces(ref_events, pred_events, policy, durations=durations,
-                           classes=classes)
-    declared = list(whole.traces.classes)
-    clips = list(whole.traces.clips)
+    cut_ref, lengths, declared, first = _check_corpus(ref_events, pred_events, policy,
+                                                      durations, classes)
+    clips = list(ref_events.clips)
     if shard is not None:
         if psds is not None:
             raise ContractCheckError("PSDS is a curve over the whole corpus, not a sum of "
                                      "counts: audit without shards to compute it")
         clips = clips[slice(*clip_range(len(clips), *shard))]
-    lengths = whole.durations
-    first = None if whole.cut is None else {
-        side: c.first for side, c in whole.cut.items() if c.first is not None}
-    cut_ref = whole.ref
-    del whole  # the corpus's traces: checked, not kept
     futures: list[Any] = []
     try:
         for k in range(blocks):

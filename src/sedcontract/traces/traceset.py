@@ -52,15 +52,13 @@ class TraceSet:
     merged: dict[str, np.ndarray]    # side → events per clip that share their grid interval
                                      # with another event of the same clip and class
 
-    @classmethod
-    def from_events(cls, ref: EventList, pred: EventList, *, hop: float,
-                    durations: Mapping[str, float] | None = None,
-                    classes: Sequence[str] | None = None,
-                    projection: Projection = "center",
-                    max_frames: int = MAX_CLIP_FRAMES) -> TraceSet:
-        """Project both event lists; a clip's length comes from ``durations`` when given,
-        else from the latest offset of either side in that clip. A clip longer than
-        ``max_frames`` frames is refused."""
+    @staticmethod
+    def layout(ref: EventList, pred: EventList, *, hop: float,
+               durations: Mapping[str, float] | None = None,
+               classes: Sequence[str] | None = None, max_frames: int = MAX_CLIP_FRAMES
+               ) -> tuple[tuple[str, ...], list[str], np.ndarray, dict[str, np.ndarray]]:
+        """Every check :meth:`from_events` makes before projecting, and what they settle: the
+        clips, the classes, each clip's frames and each event's clip index (per side)."""
         grid = Grid(hop, 0)  # a usable hop, or a clear error
         clips = tuple(ref.clips)
         check_prediction_clips(ref, pred)
@@ -94,6 +92,28 @@ class TraceSet:
                                            **events.where(i), column="offset")
         lengths = frames_covering(extent_us, grid.hop_us)
         _check_length(lengths, max_frames, clips, hop, durations, ref, pred, rows)
+        return clips, list(classes), lengths, rows
+
+    @staticmethod
+    def sees(events: EventList, rows: np.ndarray, lengths: np.ndarray, hop: float,
+             projection: Projection = "center") -> bool:
+        """Whether any of the events covers a frame of its clip on the grid (what
+        :meth:`from_events`'s runs would show), without building the runs."""
+        first, end = project(events.onset, events.offset, hop, projection)
+        end = np.minimum(end, lengths[rows])
+        return bool((end > np.minimum(first, end)).any())
+
+    @classmethod
+    def from_events(cls, ref: EventList, pred: EventList, *, hop: float,
+                    durations: Mapping[str, float] | None = None,
+                    classes: Sequence[str] | None = None,
+                    projection: Projection = "center",
+                    max_frames: int = MAX_CLIP_FRAMES) -> TraceSet:
+        """Project both event lists; a clip's length comes from ``durations`` when given,
+        else from the latest offset of either side in that clip. A clip longer than
+        ``max_frames`` frames is refused."""
+        clips, classes, lengths, rows = cls.layout(ref, pred, hop=hop, durations=durations,
+                                                   classes=classes, max_frames=max_frames)
         class_index = {c: i for i, c in enumerate(classes)}
         runs_of, counts, vanished, merged = {}, {}, {}, {}
         n_clips, per = len(clips), len(classes)
