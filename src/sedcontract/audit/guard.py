@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
@@ -259,9 +260,8 @@ class GuardReport:
             arrays.append(part.arrays())
         if first is None:
             raise SedContractError("no reports to join")
-        if len(set(clips)) != len(clips):
-            seen: set[str] = set()
-            twice = next(c for c in clips if c in seen or seen.add(c))
+        twice = next((c for c, n in Counter(clips).items() if n > 1), None)
+        if twice is not None:
             raise SedContractError(f"clip {twice!r} is in more than one of the joined reports")
         return first.rebuild(clips, {k: np.concatenate([a.pop(k) for a in arrays])
                                      for k in list(arrays[0])})

@@ -277,8 +277,7 @@ def point_rates(points: Sequence[EventList], ref: EventList, durations: Mapping[
         tp, fp, ct, joined = _summed(executor, points, ref, durations, settings, classes,
                                      list(truth.clip_index), blocks)
     n_cls = len(classes)
-    with np.errstate(invalid="ignore"):
-        rate = ct * SECONDS_PER_HOUR / truth.seconds[None, None, :]
+    rate = ct * SECONDS_PER_HOUR / truth.seconds[None, None, :]  # every class has events
     rate[:, np.eye(n_cls, dtype=bool)] = np.nan
     zero = np.zeros((n_cls, 1))
     return (PointRates(np.concatenate([(tp / truth.count).T, zero], axis=1),

@@ -139,14 +139,19 @@ def audio_files(folder: Path) -> dict[str, Path]:
             if p.suffix.lower() == ".wav" and not p.name.startswith(".")}
 
 
+def check_missing_audio(value: str) -> None:
+    """Refuse a ``missing_audio`` that is not one of :data:`MISSING_AUDIO`."""
+    if value not in MISSING_AUDIO:
+        raise SedContractError(f"data.missing_audio must be one of {', '.join(MISSING_AUDIO)}, "
+                               f"got {value!r}")
+
+
 def read_set(key: str, folder: Path | None, tsv: Path | None,
              durations: Path | float | None, *, missing_audio: str = "error") -> DesedSet:
     """Set ``key``'s clips: those its tsv names (a filename-only row is a clip without events),
     or its durations tsv (``durations``, a path) names; ``durations`` a number gives every
     clip that length, None reads it from the audio headers. Labels must be DESED classes."""
-    if missing_audio not in MISSING_AUDIO:
-        raise SedContractError(f"data.missing_audio must be one of {', '.join(MISSING_AUDIO)}, "
-                               f"got {missing_audio!r}")
+    check_missing_audio(missing_audio)
     folder = _existing(folder, f"{key}_folder", folder=True)
     events = read_events(_existing(tsv, f"{key}_tsv", folder=False))
     check_labels(events)

@@ -21,9 +21,9 @@ from sedcontract.data.dataset import TARGETS, ControlledDataset
 from sedcontract.data.desed import CLASSES as DESED_CLASSES
 from sedcontract.data.desed import (
     CLIP_LENGTH,
-    MISSING_AUDIO,
     SETS,
     DesedSet,
+    check_missing_audio,
     read_set,
     set_paths,
 )
@@ -356,9 +356,7 @@ class DesedDataModule(WholeClips, PolicyGrid, LightningDataModule):
                 or not 0 < held_out < 1:
             raise SedContractError(f"data.held_out must be a fraction in (0, 1), got "
                                    f"{held_out!r}")
-        if missing_audio not in MISSING_AUDIO:
-            raise SedContractError(f"data.missing_audio must be one of "
-                                   f"{', '.join(MISSING_AUDIO)}, got {missing_audio!r}")
+        check_missing_audio(missing_audio)
         unknown = [c for c in classes if c not in DESED_CLASSES]
         if unknown or not classes:
             raise SedContractError(f"unknown DESED class(es) {unknown or list(classes)}; the "
