@@ -414,17 +414,16 @@ def test_a_reference_class_without_a_score_column_is_refused(tmp_path):
     """Columns dog, bird against a reference of dog, cat: the system could never predict cat,
     so every cat event would count as missed; refused naming the class and the first score
     file (a system that truly never predicts it writes a column of zeros)."""
-    from sedcontract.traces.scores import check_score_classes, read_score_dir
+    from sedcontract.traces.scores import ScoreFolder, check_score_classes
 
     folder = scores_folder(tmp_path, {"a.tsv": "onset\toffset\tdog\tbird\n0\t1\t0.9\t0.1\n",
                                       "b.tsv": "onset\toffset\tdog\tbird\n0\t1\t0.1\t0.1\n"})
-    tables = read_score_dir(folder)
+    files = ScoreFolder.open(folder)
     with pytest.raises(TraceFormatError, match="no score column for reference class 'cat' "
                                                r"\(the columns are dog, bird\)") as info:
-        check_score_classes(tables, ("cat", "dog"))
+        check_score_classes(files, ("cat", "dog"))
     assert (info.value.path, info.value.row) == (str(folder / "a.tsv"), 1)
-    check_score_classes(tables, ("dog",))  # a column the reference lacks is false activity
-    check_score_classes({}, ("dog",))
+    check_score_classes(files, ("dog",))  # a column the reference lacks is false activity
 
 
 def test_hysteresis_is_the_frame_loop_of_the_threshold_detector():

@@ -1,10 +1,10 @@
 """PSDS scenarios (every parameter; the DCASE PSDS1 / PSDS2 presets), and PSDS from score
-files computed by sed_scores_eval (the official implementation, an optional dependency); from
-operating-point tables see :mod:`sedcontract.audit.operating_points`."""
+files as sed_scores_eval computes it (every threshold; :mod:`sedcontract.audit.score_psds`,
+checked equal to it) or from operating-point tables as psds_eval computes it
+(:mod:`sedcontract.audit.operating_points`)."""
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,12 +14,12 @@ import numpy as np
 
 from sedcontract.errors import SedContractError
 from sedcontract.traces import EventList
-from sedcontract.traces.scores import ScoreTable
+from sedcontract.traces.scores import ScoreFolder
 
 
 class PsdsUnavailable(SedContractError):
-    """PSDS cannot be computed here (library missing, no durations, or the library refused the
-    data); the report carries the reason instead of a number."""
+    """PSDS cannot be computed here (no durations, or a scored class without reference
+    events); the report carries the reason instead of a number."""
 
 
 @dataclass(frozen=True)
@@ -69,11 +69,12 @@ PRESETS: dict[str, PsdsSettings] = {
 
 @dataclass(frozen=True)
 class PsdsRequest:
-    """PSDS beside the standard scores: from score files or tables (``scores``, computed by
-    sed_scores_eval) or from operating-point tables (``points``, psds_eval's rule), for each
-    scenario of ``settings``."""
+    """PSDS beside the standard scores: from score files or tables (``scores``: a folder,
+    a :class:`~sedcontract.traces.scores.ScoreFolder` or a mapping of clip → table;
+    sed_scores_eval's rule) or from operating-point tables (``points``, psds_eval's rule), for
+    each scenario of ``settings``."""
 
-    scores: str | Path | Mapping[str, tuple[ScoreTable, str]] | None = None
+    scores: str | Path | ScoreFolder | Mapping[str, Any] | None = None
     points: Sequence[EventList] | None = None
     settings: Mapping[str, PsdsSettings] = field(default_factory=lambda: dict(PRESETS))
 
@@ -89,10 +90,11 @@ class PsdsRequest:
                 classes: Sequence[str] | None = None, *, executor: Any = None,
                 blocks: int | None = None) -> dict[str, Any]:
         """The scenarios' PSDS: score files against ``ref`` (events cut at their clip's end),
-        operating points against ``given_ref`` (the events as given, as psds_eval takes them;
-        on ``executor`` in ``blocks`` of clips when given, the same result)."""
+        operating points against ``given_ref`` (the events as given, as psds_eval takes them);
+        on ``executor`` in ``blocks`` of clips when given, the same result."""
         if self.scores is not None:
-            return psds(self.scores, ref, durations, self.settings)
+            return psds(self.scores, ref, durations, self.settings, executor=executor,
+                        blocks=blocks)
         if durations is None:
             raise PsdsUnavailable("PSDS needs clip durations (--durations)")
         from sedcontract.audit.operating_points import psds_of_points
@@ -116,54 +118,31 @@ def ground_truth(ref: EventList) -> dict[str, list[tuple[float, float, str]]]:
     return truth
 
 
-def psds(scores: str | Path | Mapping[str, tuple[ScoreTable, str]], ref: EventList,
+def psds(scores: str | Path | ScoreFolder | Mapping[str, Any], ref: EventList,
          durations: Mapping[str, float] | None,
-         settings: Mapping[str, PsdsSettings] | None = None) -> dict[str, Any]:
-    """``{scenario: {"value", "per_class", "settings", "rule"}}`` (default scenarios: the
-    DCASE presets) of a directory of score files, or of score tables already read
-    (:func:`~sedcontract.traces.scores.read_score_dir`: class-mapped, windows merged)."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # dcase_util imports pkg_resources
-            from sed_scores_eval import intersection_based, io
-            from sed_scores_eval.base_modules.scores import create_score_dataframe
-    except ImportError:
-        raise PsdsUnavailable("PSDS needs the optional sed_scores_eval: "
-                              "pip install 'sedcontract[psds]'") from None
+         settings: Mapping[str, PsdsSettings] | None = None, *, executor: Any = None,
+         blocks: int | None = None) -> dict[str, Any]:
+    """``{scenario: {"value", "per_class", "settings", "rule", "roc"}}`` (default scenarios: the
+    DCASE presets) of the score files of ``ref``'s clips in a folder (read one clip at a time;
+    files of other clips are left aside), a :class:`~sedcontract.traces.scores.ScoreFolder`,
+    or a mapping of clip → table or (table, source) (e.g. from
+    :func:`~sedcontract.traces.scores.read_score_dir`). Each score column is a class; with an
+    ``executor``, blocks of clips are counted where it runs (the same result)."""
+    from sedcontract.audit.score_psds import psds_of_scores
+
     if durations is None:
         raise PsdsUnavailable("PSDS needs clip durations (--durations)")
-    scores_dir = scores if isinstance(scores, str | Path) else "the score files"
     if isinstance(scores, str | Path):
-        try:
-            scores = io.read_sed_scores(Path(scores))
-        except (ValueError, KeyError, OSError) as exc:
-            raise SedContractError(f"{scores}: sed_scores_eval cannot read these score files: "
-                                   f"{exc}") from None
+        scores = ScoreFolder.open(scores, ref.clips, skipped=[])
+    if isinstance(scores, ScoreFolder):
+        classes = scores.columns
     else:
-        scores = {clip: create_score_dataframe(
-            table.scores, np.concatenate([table.onset, table.offset[-1:]]), table.classes)
-            for clip, (table, _) in scores.items()}
-    truth = ground_truth(ref)
-    missing = sorted(set(truth) - set(scores))
-    if missing:
-        raise SedContractError(f"{scores_dir}: no score file for clip(s) {', '.join(missing[:5])}")
-    audio = {clip: float(durations[clip]) for clip in truth}
-    out = {}
-    for name, chosen in (settings or PRESETS).items():
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                value, per_class, (etpr, efpr), _ = intersection_based.psds(
-                    {clip: scores[clip] for clip in truth}, truth, audio,
-                    **chosen.sed_scores_eval())
-        except (AssertionError, ValueError, KeyError) as exc:
-            raise PsdsUnavailable(f"sed_scores_eval refused the data for {name}: {exc}") from None
-        out[name] = {"value": float(value),
-                     "per_class": {c: float(v) for c, v in per_class.items()},
-                     "settings": chosen.as_dict(), "rule": "sed_scores_eval",
-                     "roc": {"efpr": np.asarray(efpr).tolist(),
-                             "etpr": np.asarray(etpr).tolist()}}
-    return out
+        first = next(iter(scores.values()), None)
+        if first is None:
+            raise SedContractError("no score tables given for PSDS")
+        classes = (first[0] if isinstance(first, tuple) else first).classes
+    return psds_of_scores(scores, ref, durations, settings or PRESETS, classes,
+                          executor=executor, blocks=blocks)
 
 
 def psd_roc_png(result: Mapping[str, Any]) -> bytes:

@@ -31,10 +31,9 @@ from sedcontract.traces import MODES, EventList, read_durations, read_events
 from sedcontract.traces.classmap import ClassMap, read_class_map
 from sedcontract.traces.scores import (
     DecisionPolicy,
+    ScoreFolder,
     check_score_classes,
-    read_score_dir,
     score_files,
-    select_columns,
     tables_to_events,
 )
 from sedcontract.traces.soft import read_soft_tsv
@@ -76,7 +75,7 @@ def _predictions(args: argparse.Namespace, ref: EventList, class_map: ClassMap |
                  declared: list[str] | None
                  ) -> tuple[EventList | str, DecisionPolicy | None, dict | None]:
     """The system's events (a path when nothing needs changing), the decision policy of
-    scores, and the score tables when PSDS is asked for."""
+    scores, and the score folder (read again, clip by clip) when PSDS is asked for."""
     if args.pred_scores is None:
         if args.windows:
             raise SedContractError("--windows merges score files (--pred-scores); events of "
@@ -86,19 +85,19 @@ def _predictions(args: argparse.Namespace, ref: EventList, class_map: ClassMap |
         return class_map.events(read_events(args.pred)), None, None
     decision = options.build(DecisionPolicy, args)
     skipped: list[str] | None = [] if args.skip_unlisted else None
-    tables = read_score_dir(args.pred_scores, ref.clips, class_map=class_map,
-                            windows=args.windows, skipped=skipped, durations=args.durations)
+    folder = ScoreFolder.open(args.pred_scores, ref.clips, class_map=class_map,
+                              windows=args.windows, skipped=skipped, durations=args.durations)
     # a reference class without a column would count as missed (a label outside the declared
     # classes is refused by the audit, naming its row)
-    check_score_classes(tables, [c for c in ref.classes if declared is None or c in declared])
+    check_score_classes(folder, [c for c in ref.classes if declared is None or c in declared])
     if skipped:
         print(f"sedcontract: skipped {len(skipped)} score file(s) of clips the reference does "
               f"not list (first: {Path(skipped[0]).name})", file=sys.stderr)
     if declared is not None:  # the declared classes' columns only (PSDS scores each column)
-        tables = {clip: (select_columns(table, declared, path), path)
-                  for clip, (table, path) in tables.items()}
-    pred = tables_to_events(tables, decision, args.pred_scores)
-    return pred, decision, tables if args.with_scores else None
+        folder = folder.only(declared)
+    # read one clip at a time here, and again for PSDS: never every table at once
+    pred = tables_to_events(folder.tables(), decision, args.pred_scores)
+    return pred, decision, folder if args.with_scores else None
 
 
 def _overlap_warnings(events: EventList, name: str) -> None:
@@ -134,7 +133,7 @@ def _psds_settings(args: argparse.Namespace) -> dict[str, PsdsSettings]:
     return out
 
 
-def _psds_request(args: argparse.Namespace, tables: dict | None,
+def _psds_request(args: argparse.Namespace, tables: ScoreFolder | None,
                   class_map: ClassMap | None) -> PsdsRequest | None:
     """What PSDS to compute: from the score files (``--with-scores``) or ``--pred-points``
     (mapped through ``--class-map`` like the other predictions)."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -245,96 +245,172 @@ def score_files(directory: str | Path) -> list[Path]:
     return files
 
 
+@dataclass(frozen=True)
+class ScoreFolder:
+    """A folder of score files, read one clip at a time (memory: one clip's tables): each
+    clip's file, or window files (``F-SSSSSS-EEEEEE``, frame times relative to the window),
+    found and checked from the names before any is read; every table mapped by
+    ``class_map`` and, with ``keep``, cut to those columns. ``header``: the classes of the
+    first file (after the map), which every file must name."""
+
+    directory: Path
+    files: Mapping[str, tuple[Path, ...]]  # clip → its file, or its window files by start
+    header: tuple[str, ...]
+    first: Path | None
+    class_map: ClassMap | None = None
+    windows: bool = False
+    keep: tuple[str, ...] | None = None
+
+    @classmethod
+    def open(cls, directory: str | Path, expected: Sequence[str] | None = None, *,
+             class_map: ClassMap | None = None, windows: bool = False,
+             skipped: list[str] | None = None,
+             durations: Mapping[str, float] | str | Path | None = None) -> ScoreFolder:
+        """The score files of ``directory`` (clip id = file stem without an audio extension).
+        ``expected`` (the reference clips) must each have scores, and a file of another clip
+        is an error unless ``skipped`` is a list, which then receives its path (the DCASE 2024
+        baseline writes DESED clips and MAESTRO chunks into one folder). A clip's windows must
+        start at 0 s and, with its duration in ``durations`` (a mapping or a durations tsv),
+        reach its end (:func:`~.windows.check_windows`)."""
+        if isinstance(durations, str | Path):
+            durations = read_durations(durations)
+        directory = Path(directory)
+        whole: dict[str, Path] = {}
+        parts: dict[str, list[tuple[float, float, Path]]] = {}
+        wanted = None if expected is None else set(expected)
+        for path in score_files(directory):
+            clip = clip_id(path.stem)
+            window = parse_window_id(clip) if windows else None
+            owner = clip if window is None else window[0]
+            if wanted is not None and owner not in wanted:
+                if skipped is not None:
+                    skipped.append(str(path))
+                    continue
+                raise TraceFormatError(f"scores of clip {owner!r}, which the reference does "
+                                       "not list", path=str(path))
+            if window is not None:
+                parts.setdefault(owner, []).append((window[1], window[2], path))
+            elif clip in whole:
+                raise TraceFormatError(f"{whole[clip].name} and {path.name} are both the "
+                                       f"scores of clip {clip!r}", path=str(directory))
+            else:
+                whole[clip] = path
+        for file, spans in parts.items():
+            if file in whole:
+                raise TraceFormatError(f"clip {file!r} has both a whole score file and window "
+                                       "score files", path=str(whole[file]))
+            check_windows(file, [(a, b, str(p)) for a, b, p in spans],
+                          (durations or {}).get(file))
+        files = {clip: (path,) for clip, path in whole.items()}
+        files.update({clip: tuple(p for *_, p in sorted(spans, key=lambda w: w[:2]))
+                      for clip, spans in parts.items()})
+        missing = sorted(c for c in expected or () if c not in files)
+        if missing:
+            raise TraceFormatError(f"no score file for reference clip(s) "
+                                   f"{', '.join(map(repr, missing[:5]))}"
+                                   f"{' …' if len(missing) > 5 else ''} (expected e.g. "
+                                   f"{directory / (missing[0] + '.tsv')}); a system scores "
+                                   "every clip", path=str(directory))
+        files = dict(sorted(files.items()))
+        first = min((p for paths in files.values() for p in paths), default=None)
+        header: tuple[str, ...] = ()
+        if first is not None:
+            header = read_scores(first).classes
+            if class_map is not None:
+                header = class_map.columns(header, np.zeros((0, len(header))),
+                                           path=str(first))[0]
+        return cls(directory, files, header, first, class_map, windows)
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        """The classes of every table read (the kept ones, else the header's)."""
+        return self.keep if self.keep is not None else self.header
+
+    def __contains__(self, clip: object) -> bool:
+        return clip in self.files
+
+    def __len__(self) -> int:
+        return len(self.files)
+
+    def select(self, clips: Sequence[str]) -> ScoreFolder:
+        """The folder's files of ``clips`` only (a block for another process to read)."""
+        return replace(self, files={c: self.files[c] for c in clips})
+
+    def only(self, classes: Sequence[str]) -> ScoreFolder:
+        """Every table cut to the columns of ``classes``, in that order (a class without a
+        column is an error naming the file)."""
+        missing = [c for c in classes if c not in self.columns]
+        if missing:
+            raise TraceFormatError(f"no score column for declared class {missing[0]!r} (the "
+                                   f"columns are {', '.join(self.columns)})",
+                                   path=str(self.first), row=1)
+        return replace(self, keep=tuple(classes))
+
+    def table(self, clip: str) -> tuple[ScoreTable, str]:
+        """Clip ``clip``'s scores (its windows merged back to its time) and source path."""
+        paths = self.files[clip]
+        pieces = []
+        for path in paths:
+            table = read_scores(path)
+            classes = table.classes
+            if self.class_map is not None:
+                classes, scores = self.class_map.columns(classes, table.scores, path=str(path))
+                table = replace(table, classes=classes, scores=scores)
+            if classes != self.header:
+                raise TraceFormatError(f"classes {', '.join(classes)} differ from those of "
+                                       f"{self.first.name} ({', '.join(self.header)})",
+                                       path=str(path), row=1)
+            if self.keep is not None:
+                table = select_columns(table, self.keep, str(path))
+            pieces.append(table)
+        if not self.windows or parse_window_id(clip_id(paths[0].stem)) is None:
+            return pieces[0], str(paths[0])
+        merged = []
+        for path, table in zip(paths, pieces, strict=True):
+            _, start, end = parse_window_id(clip_id(path.stem))
+            keep = table.onset < end - start
+            offset = np.minimum(table.offset[keep], end - start)
+            merged.append(Piece(table.onset[keep] + start, offset + start, table.scores[keep]))
+        whole = overlap_average(merged, where=f"{self.directory} (clip {clip!r})")
+        return (ScoreTable(whole.onset, whole.offset, self.columns, whole.scores,
+                           np.zeros(len(whole.onset), dtype=np.int64)), str(paths[0]))
+
+    def tables(self, clips: Sequence[str] | None = None
+               ) -> Iterator[tuple[str, tuple[ScoreTable, str]]]:
+        """``(clip, (table, path))`` of ``clips`` (default: every clip, sorted), read one at
+        a time."""
+        for clip in self.files if clips is None else clips:
+            yield clip, self.table(clip)
+
+    def stream(self, clips: Sequence[str]) -> Iterator[ScoreTable]:
+        """The tables of ``clips`` one at a time."""
+        for _, (table, _) in self.tables(clips):
+            yield table
+
+
 def read_score_dir(directory: str | Path, expected: Sequence[str] | None = None, *,
                    class_map: ClassMap | None = None, windows: bool = False,
                    skipped: list[str] | None = None,
                    durations: Mapping[str, float] | str | Path | None = None
                    ) -> dict[str, tuple[ScoreTable, str]]:
-    """Every score file of ``directory`` as ``{clip: (table, source path)}`` (clip id = file
-    stem without an audio extension), its columns mapped by ``class_map``. With ``windows``,
-    files named as windows (``F-SSSSSS-EEEEEE``, frame times relative to the window) are
-    merged back to file ``F``'s time (:func:`~sedcontract.traces.windows.overlap_average`);
-    frames past a window's end (a short last window scored as a whole one) are cut off.
-    ``expected`` (the reference clips) must each have scores, and a file of another clip is
-    an error unless ``skipped`` is a list, which then receives its path (the DCASE 2024
-    baseline writes DESED clips and MAESTRO chunks into one folder). All files name the same
-    classes. A file's windows must start at 0 s and, with its duration in ``durations`` (a
-    mapping or a durations tsv), reach its end (:func:`~.windows.check_windows`)."""
-    if isinstance(durations, str | Path):
-        durations = read_durations(durations)
-    directory = Path(directory)
-    tables: dict[str, tuple[ScoreTable, str]] = {}
-    pieces: dict[str, list[tuple[Piece, Path]]] = {}
-    spans: dict[str, list[tuple[float, float, str]]] = {}
-    expected = None if expected is None else set(expected)
-    classes: tuple[tuple[str, ...], Path] | None = None
-    for path in score_files(directory):
-        clip = clip_id(path.stem)
-        window = parse_window_id(clip) if windows else None
-        if expected is not None and skipped is not None and \
-                (clip if window is None else window[0]) not in expected:
-            skipped.append(str(path))
-            continue
-        table = read_scores(path)
-        if class_map is not None:
-            table = replace(table, **dict(zip(("classes", "scores"), class_map.columns(
-                table.classes, table.scores, path=str(path)), strict=True)))
-        if classes is None:
-            classes = (table.classes, path)
-        elif table.classes != classes[0]:
-            raise TraceFormatError(f"classes {', '.join(table.classes)} differ from those of "
-                                   f"{classes[1].name} ({', '.join(classes[0])})",
-                                   path=str(path), row=1)
-        if window is not None:
-            file, start, end = window
-            keep = table.onset < end - start
-            offset = np.minimum(table.offset[keep], end - start)
-            pieces.setdefault(file, []).append(
-                (Piece(table.onset[keep] + start, offset + start, table.scores[keep]), path))
-            spans.setdefault(file, []).append((start, end, str(path)))
-            clip = file
-        elif clip in tables:
-            raise TraceFormatError(f"{Path(tables[clip][1]).name} and {path.name} are both the "
-                                   f"scores of clip {clip!r}", path=str(directory))
-        else:
-            tables[clip] = (table, str(path))
-        if expected is not None and clip not in expected:
-            raise TraceFormatError(f"scores of clip {clip!r}, which the reference does not "
-                                   "list", path=str(path))
-    for file, parts in pieces.items():
-        if file in tables:
-            raise TraceFormatError(f"clip {file!r} has both a whole score file and window "
-                                   "score files", path=tables[file][1])
-        check_windows(file, spans[file], (durations or {}).get(file))
-        parts.sort(key=lambda part: part[0].onset[0] if len(part[0].onset) else 0.0)
-        merged = overlap_average([p for p, _ in parts], where=f"{directory} (clip {file!r})")
-        lines = np.zeros(len(merged.onset), dtype=np.int64)
-        tables[file] = (ScoreTable(merged.onset, merged.offset, classes[0], merged.scores,
-                                   lines), str(parts[0][1]))
-    missing = sorted(c for c in expected or () if c not in tables)
-    if missing:
-        raise TraceFormatError(f"no score file for reference clip(s) "
-                               f"{', '.join(map(repr, missing[:5]))}"
-                               f"{' …' if len(missing) > 5 else ''} (expected e.g. "
-                               f"{directory / (missing[0] + '.tsv')}); a system scores every "
-                               "clip", path=str(directory))
-    return dict(sorted(tables.items()))
+    """Every score table of ``directory`` at once as ``{clip: (table, source path)}``,
+    sorted by clip (see :class:`ScoreFolder`, which reads them one at a time)."""
+    return dict(ScoreFolder.open(directory, expected, class_map=class_map, windows=windows,
+                                 skipped=skipped, durations=durations).tables())
 
 
-def check_score_classes(tables: Mapping[str, tuple[ScoreTable, str]],
-                        classes: Sequence[str]) -> None:
-    """Refuse score tables (:func:`read_score_dir`, one column set) without a column for one
-    of the reference's ``classes``: its events would all count as missed, silently."""
-    if not tables:
+def check_score_classes(folder: ScoreFolder, classes: Sequence[str]) -> None:
+    """Refuse score files (one column set) without a column for one of the reference's
+    ``classes``: its events would all count as missed, silently."""
+    if folder.first is None:
         return
-    table, path = next(iter(tables.values()))
-    missing = [c for c in classes if c not in table.classes]
+    missing = [c for c in classes if c not in folder.header]
     if missing:
         raise TraceFormatError(f"no score column for reference class {missing[0]!r} (the "
-                               f"columns are {', '.join(table.classes)}): every reference "
+                               f"columns are {', '.join(folder.header)}): every reference "
                                "event of it would count as missed; add its column (zeros "
                                "if the system never predicts it) or map the columns with a "
-                               "class map", path=path, row=1)
+                               "class map", path=str(folder.first), row=1)
 
 
 def select_columns(table: ScoreTable, classes: Sequence[str], path: str) -> ScoreTable:
@@ -348,13 +424,15 @@ def select_columns(table: ScoreTable, classes: Sequence[str], path: str) -> Scor
     return replace(table, classes=tuple(classes), scores=table.scores[:, index])
 
 
-def tables_to_events(tables: dict[str, tuple[ScoreTable, str]], policy: DecisionPolicy,
+def tables_to_events(tables: Mapping[str, tuple[ScoreTable, str]]
+                     | Iterable[tuple[str, tuple[ScoreTable, str]]], policy: DecisionPolicy,
                      directory: str | Path) -> EventList:
-    """Events of score tables (:func:`read_score_dir`) under the decision policy; each event
-    names the score file and row it starts on."""
+    """Events of score tables (a mapping, or ``(clip, (table, path))`` pairs read one at a
+    time: :meth:`ScoreFolder.tables`) under the decision policy; each event names the score
+    file and row it starts on."""
     events: list[tuple[str, float, float, str]] = []
     sources, lines, clips = [], [], {}
-    for clip, (table, path) in tables.items():
+    for clip, (table, path) in tables.items() if isinstance(tables, Mapping) else tables:
         clips[clip] = (path, 1)
         if table.scores.shape[0] == 0:
             continue
@@ -376,7 +454,7 @@ def tables_to_events(tables: dict[str, tuple[ScoreTable, str]], policy: Decision
 def scores_to_events(directory: str | Path, policy: DecisionPolicy,
                      expected: Sequence[str] | None = None, *,
                      class_map: ClassMap | None = None, windows: bool = False) -> EventList:
-    """Events of every score file in ``directory`` (see :func:`read_score_dir`) under the
-    decision policy."""
-    return tables_to_events(read_score_dir(directory, expected, class_map=class_map,
-                                           windows=windows), policy, directory)
+    """Events of every score file in ``directory`` (see :class:`ScoreFolder`), read one clip
+    at a time, under the decision policy."""
+    return tables_to_events(ScoreFolder.open(directory, expected, class_map=class_map,
+                                             windows=windows).tables(), policy, directory)

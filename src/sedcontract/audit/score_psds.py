@@ -1,0 +1,596 @@
+"""Intersection-based PSDS from frame scores, every threshold at once, as sed_scores_eval
+computes it (Ebbers, Serizel and Haeb-Umbach, ICASSP 2022), with memory that follows the
+information instead of clips × classes × thresholds × classes.
+
+Over all thresholds, a score column's detections form a tree of runs: the run around a score
+segment is born when the threshold falls to that segment's score and replaced when it falls to
+the larger of the two scores beside the run. Each run changes the counts twice (at its birth
+and at its replacement), so a clip costs its score changes (run-length segments) and the
+reference events its runs overlap. Counts are whole numbers kept per (class, score) and per
+(class, other class, score) only where a cross-trigger occurs; the counts of disjoint blocks of
+clips add up to the corpus's exactly, so an executor gives the same value as one process, bit
+for bit. Times are compared in whole microseconds after the criteria are rounded to 1 µs, as
+sed_scores_eval rounds them (``time_decimals=6``): equal to it for times given to 1 µs."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from sedcontract.audit.psds import PsdsSettings, PsdsUnavailable
+from sedcontract.errors import SedContractError
+from sedcontract.traces import EventList
+from sedcontract.traces.grid import to_us
+from sedcontract.traces.intervals import expand_ranges
+from sedcontract.traces.scores import ScoreTable
+
+SECONDS_PER_HOUR = 3600.0
+BATCH_CLIPS = 64  # clips whose segments are processed as one set of arrays
+
+
+@dataclass(frozen=True)
+class ClipTruth:
+    """The merged reference events of some clips, sorted by clip then onset: the clip's index
+    (in ``clips``), class index (in the score columns), times in seconds and microseconds."""
+
+    clips: tuple[str, ...]
+    clip: np.ndarray
+    cls: np.ndarray
+    onset: np.ndarray
+    offset: np.ndarray
+
+    @classmethod
+    def of(cls, ref: EventList, clips: Sequence[str], classes: Sequence[str]) -> ClipTruth:
+        """The reference of ``clips``, same-class events that overlap or touch merged (the
+        events sed_scores_eval accepts); a label without a score column is refused."""
+        merged = ref.merged()
+        index = {c: k for k, c in enumerate(classes)}
+        unknown = sorted(set(merged.label.tolist()) - set(index))
+        if unknown:
+            raise SedContractError(f"reference class {unknown[0]!r} has no score column (the "
+                                   f"columns are {', '.join(classes)}): PSDS scores each "
+                                   "column against the reference of its class")
+        where = {c: k for k, c in enumerate(clips)}
+        keep = np.array([c in where for c in merged.clip.tolist()], dtype=bool)
+        clip = np.array([where[c] for c in merged.clip[keep].tolist()], dtype=np.int64)
+        label = np.array([index[c] for c in merged.label[keep].tolist()], dtype=np.int64)
+        onset, offset = merged.onset[keep].astype(float), merged.offset[keep].astype(float)
+        order = np.lexsort((onset, clip))
+        return cls(tuple(clips), clip[order], label[order], onset[order], offset[order])
+
+    def block(self, first: int, stop: int) -> ClipTruth:
+        """The truth of clips ``[first, stop)``, renumbered from 0."""
+        lo, hi = np.searchsorted(self.clip, [first, stop])
+        return ClipTruth(self.clips[first:stop], self.clip[lo:hi] - first, self.cls[lo:hi],
+                         self.onset[lo:hi], self.offset[lo:hi])
+
+
+@dataclass(frozen=True)
+class ScoreCounts:
+    """One scenario's counts as changes when the threshold falls to a score, class by class
+    (rows ``ptr[c]:ptr[c+1]`` are class ``c``'s, sorted by score): true and false positives,
+    and cross-triggers against another class (``ct_ptr``, sorted by other class, then
+    score)."""
+
+    ptr: np.ndarray
+    score: np.ndarray
+    tp: np.ndarray
+    fp: np.ndarray
+    ct_ptr: np.ndarray
+    ct_score: np.ndarray
+    ct_other: np.ndarray
+    ct: np.ndarray
+
+    @classmethod
+    def of(cls, n_classes: int, label: np.ndarray, score: np.ndarray, tp: np.ndarray,
+           fp: np.ndarray, ct_label: np.ndarray, ct_score: np.ndarray, ct_other: np.ndarray,
+           ct: np.ndarray) -> ScoreCounts:
+        """Changes summed per (class, score) and per (class, other class, score); the ones
+        that sum to zero left out."""
+        live = (tp != 0) | (fp != 0)
+        label, score, tp, fp = label[live], score[live], tp[live], fp[live]
+        order = _by_class(label, score, n_classes)
+        keys, sums = _summed((label[order], score[order]), (tp[order], fp[order]))
+        keep = (sums[0] != 0) | (sums[1] != 0)
+        label_k, score_k = keys[0][keep], keys[1][keep]
+        order = _by_class(ct_label, ct_score, n_classes, ct_other)
+        ct_keys, (ct_sum,) = _summed((ct_label[order], ct_other[order], ct_score[order]),
+                                     (ct[order],))
+        ct_keep = ct_sum != 0
+        classes = np.arange(n_classes + 1)
+        return cls(np.searchsorted(label_k, classes), score_k, sums[0][keep].astype(np.int32),
+                   sums[1][keep].astype(np.int32),
+                   np.searchsorted(ct_keys[0][ct_keep], classes), ct_keys[2][ct_keep],
+                   ct_keys[1][ct_keep].astype(np.int32), ct_sum[ct_keep].astype(np.int32))
+
+    def of_class(self, c: int) -> tuple[np.ndarray, ...]:
+        """Class ``c``'s rows: score, tp, fp, then cross-trigger score, other class, count."""
+        a, b = self.ptr[c], self.ptr[c + 1]
+        x, y = self.ct_ptr[c], self.ct_ptr[c + 1]
+        return (self.score[a:b], self.tp[a:b], self.fp[a:b], self.ct_score[x:y],
+                self.ct_other[x:y], self.ct[x:y])
+
+
+def _by_class(label: np.ndarray, score: np.ndarray, n_classes: int,
+              other: np.ndarray | None = None) -> np.ndarray:
+    """The order of rows by class (then ``other`` class), then score; ties in any order, as
+    only whole numbers are summed over them. A quick sort of the scores, then stable (radix)
+    sorts of the class numbers."""
+    order = np.argsort(score)
+    small = np.int16 if n_classes < 2 ** 15 else np.int64
+    for key in (other, label):
+        if key is not None:
+            order = order[np.argsort(key[order].astype(small), kind="stable")]
+    return order
+
+
+def _summed(keys: tuple[np.ndarray, ...], values: tuple[np.ndarray, ...]
+            ) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]:
+    """Values of rows sorted by ``keys`` summed over each run of equal keys (whole numbers:
+    the sums do not depend on how the rows were cut or ordered within a run)."""
+    n = len(keys[0])
+    if n == 0:
+        return tuple(k[:0] for k in keys), tuple(v[:0].astype(np.int64) for v in values)
+    new = np.zeros(n, dtype=bool)
+    new[0] = True
+    for k in keys:
+        new[1:] |= k[1:] != k[:-1]
+    starts = np.flatnonzero(new)
+    return (tuple(k[starts] for k in keys),
+            tuple(np.add.reduceat(v.astype(np.int64), starts) for v in values))
+
+
+# ---- the run tree of score columns ----
+
+@dataclass(frozen=True)
+class _Runs:
+    """Every run of every score column of a batch of clips, with when it lives: from the
+    threshold ``birth`` down to (not including) ``death`` (none when ``dies`` is false)."""
+
+    col: np.ndarray        # clip-in-batch · classes + class
+    start: np.ndarray      # seconds, as the score table gives them
+    end: np.ndarray
+    start_us: np.ndarray
+    end_us: np.ndarray
+    birth: np.ndarray
+    death: np.ndarray
+    dies: np.ndarray
+    parent: np.ndarray     # the run that replaces it (at its death), −1 for none
+    top: np.ndarray        # the highest score of each column (clip-in-batch · classes + class)
+
+
+def _segments(tables: Sequence[ScoreTable], n_classes: int
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Run-length segments of every column: column, score, start and end time (seconds), each
+    column's segments together and in time order; and each column's highest score."""
+    cols, values, starts, ends = [], [], [], []
+    top = np.full(len(tables) * n_classes, -np.inf)
+    for b, table in enumerate(tables):
+        s = table.scores
+        n = s.shape[0]
+        if n == 0:
+            continue
+        moving = np.flatnonzero((s[1:] != s[:-1]).any(axis=0))
+        still = np.ones(n_classes, dtype=bool)
+        still[moving] = False
+        still = np.flatnonzero(still)  # one segment each
+        head = np.empty((len(moving), n), dtype=bool)
+        head[:, 0] = True
+        sub = s[:, moving].T
+        np.not_equal(sub[:, 1:], sub[:, :-1], out=head[:, 1:])
+        k, t = np.nonzero(head)
+        stop = np.empty_like(t)
+        stop[:-1] = t[1:]
+        last = np.ones(len(k), dtype=bool)
+        last[:-1] = k[1:] != k[:-1]
+        stop[last] = n
+        j = np.concatenate([still, moving[k]])
+        t = np.concatenate([np.zeros(len(still), dtype=t.dtype), t])
+        stop = np.concatenate([np.full(len(still), n, dtype=t.dtype), stop])
+        cols.append(b * n_classes + j)
+        values.append(s[t, j])
+        starts.append(table.onset[t])
+        ends.append(table.offset[stop - 1])
+        top[b * n_classes:(b + 1) * n_classes] = s.max(axis=0)
+    if not cols:
+        empty = np.zeros(0)
+        return np.zeros(0, dtype=np.int64), empty, empty, empty, top
+    return (np.concatenate(cols), np.concatenate(values), np.concatenate(starts),
+            np.concatenate(ends), top)
+
+
+def _nearest(value: np.ndarray, bound: np.ndarray, step: int, strict: bool) -> np.ndarray:
+    """For each segment, the index of the nearest one in its column (towards ``step``, −1 or
+    +1, up to ``bound``) whose score is below it (``strict``) or at most it; ``bound − step``
+    when there is none. Binary lifting over windowed minima: a pass per power of two."""
+    n = len(value)
+    idx = np.arange(n)
+    reach = int(np.max(np.abs(idx - bound))) + 1 if n else 1
+    levels = max(1, int(reach).bit_length())
+    minima = [value]
+    for p in range(1, levels):
+        w = 1 << (p - 1)
+        prev = minima[-1]
+        shifted = np.full(n, np.inf)
+        if step < 0:
+            shifted[w:] = prev[:-w] if w < n else shifted[w:]
+        else:
+            shifted[:-w] = prev[w:] if w < n else shifted[:-w]
+        minima.append(np.minimum(prev, shifted))
+    cur = idx + step
+    for p in reversed(range(levels)):
+        w = 1 << p
+        far = cur + step * (w - 1)  # the window's far end
+        ok = far >= bound if step < 0 else far <= bound
+        m = minima[p][np.clip(cur, 0, n - 1)] if n else value
+        ok &= (m >= value) if strict else (m > value)
+        cur = np.where(ok, cur + step * w, cur)
+    return cur
+
+
+def _runs(tables: Sequence[ScoreTable], n_classes: int) -> _Runs:
+    """The run tree of every column of ``tables``: one run per segment that is the leftmost
+    of its score in its run."""
+    col, value, start, end, top = _segments(tables, n_classes)
+    idx = np.arange(len(col))
+    new = np.ones(len(col), dtype=bool)
+    new[1:] = col[1:] != col[:-1]
+    lo = np.maximum.accumulate(np.where(new, idx, 0))
+    end_of = np.ones(len(col), dtype=bool)
+    end_of[:-1] = new[1:]
+    hi = np.minimum.accumulate(np.where(end_of, idx, len(col))[::-1])[::-1]
+    left = _nearest(value, lo, -1, strict=True)
+    right = _nearest(value, hi, +1, strict=True)
+    equal = _nearest(value, lo, -1, strict=False)
+    first = (equal < lo) | (value[np.maximum(equal, 0)] < value)
+    rep = np.where(first, idx, equal)  # the run's leftmost segment of this score, by jumps
+    while True:
+        jumped = rep[rep]
+        if np.array_equal(jumped, rep):
+            break
+        rep = jumped
+    run_of = np.full(len(col), -1, dtype=np.int64)
+    run_of[first] = np.arange(int(first.sum()))
+    left, right, lo, hi = left[first], right[first], lo[first], hi[first]
+    has_left, has_right = left >= lo, right <= hi
+    v_left = np.where(has_left, value[np.maximum(left, 0)], -np.inf)
+    v_right = np.where(has_right, value[np.minimum(right, len(value) - 1)], -np.inf)
+    # replaced by the run around the higher neighbour, born at that neighbour's score
+    beside = np.where(v_left >= v_right, np.maximum(left, 0), np.minimum(right, len(col) - 1))
+    dies = has_left | has_right
+    parent = np.where(dies, run_of[rep[beside]], -1)
+    s, e = start[left + 1], end[right - 1]
+    return _Runs(col[first], s, e, to_us(s), to_us(e), value[first],
+                 np.maximum(v_left, v_right), dies, parent, top)
+
+
+# ---- counts of one batch ----
+
+def _criterion_us(fraction: float, seconds: np.ndarray) -> np.ndarray:
+    """A criterion ``fraction × length`` rounded to 1 µs as sed_scores_eval rounds it, in µs."""
+    return np.rint(np.round(fraction * seconds, 6) * 1e6).astype(np.int64)
+
+
+def _batch_counts(tables: Sequence[ScoreTable], truth: ClipTruth, n_classes: int,
+                  settings: Sequence[PsdsSettings]) -> list[ScoreCounts]:
+    """Each scenario's counts of a batch of clips (``truth`` numbered from 0 like
+    ``tables``)."""
+    runs = _runs(tables, n_classes)
+    K = n_classes
+    n = len(runs.col)
+    g_on, g_off = to_us(truth.onset), to_us(truth.offset)
+    span = int(max(runs.end_us.max(initial=0), g_off.max(initial=0))) + 1
+    run_clip = runs.col // K
+    g_key = truth.clip * span
+    reach = np.maximum.accumulate(g_key + g_off) if len(g_key) else g_key
+    lo = np.searchsorted(reach, run_clip * span + runs.start_us, side="right")
+    hi = np.maximum(np.searchsorted(g_key + g_on, run_clip * span + runs.end_us,
+                                    side="left"), lo)
+    r, g = expand_ranges(lo, hi)
+    inter = np.minimum(runs.end_us[r], g_off[g]) - np.maximum(runs.start_us[r], g_on[g])
+    live = inter > 0
+    r, g, inter = r[live], g[live], inter[live]
+    run_cls = runs.col % K
+    same = truth.cls[g] == run_cls[r]
+    target_col = truth.clip * K + truth.cls
+    has_target = np.zeros(len(tables) * K, dtype=bool)
+    has_target[target_col] = True
+    length = runs.end - runs.start
+    mortal = np.flatnonzero(runs.dies)
+    i_target = np.bincount(r[same], weights=inter[same], minlength=n)
+    # the classes each clip's reference names (for a cross-trigger criterion that rounds to 0)
+    present = np.unique(truth.clip * K + truth.cls)
+    out = []
+    for chosen in settings:
+        relevant = i_target >= _criterion_us(chosen.dtc, length)
+        cross = chosen.alpha_ct > 0 and K > 1
+        if not cross:  # sed_scores_eval counts every detection of a column without reference
+            relevant &= has_target[runs.col]  # events as false when it needs no cross-triggers
+        fp = (~relevant).astype(np.int64)
+        # a run's false positive counts from its birth; at the same score the runs it
+        # replaces stop counting
+        fp_change = fp - np.bincount(runs.parent[mortal], weights=fp[mortal],
+                                     minlength=n).astype(np.int64)
+        tp_label, tp_score, tp_change = _true_positives(runs, truth, r, g, inter,
+                                                        same & relevant[r], chosen.gtc, K)
+        if cross:
+            ct = _cross_triggers(runs, truth, r, g, inter, ~same & ~relevant[r],
+                                 _criterion_us(chosen.cttc, length), present, K)
+        else:
+            ct = (np.zeros(0, dtype=np.int64),) * 3 + (np.zeros(0),)
+        out.append(ScoreCounts.of(
+            K, np.concatenate([run_cls, tp_label]), np.concatenate([runs.birth, tp_score]),
+            np.concatenate([np.zeros(n, dtype=np.int64), tp_change]),
+            np.concatenate([fp_change, np.zeros(len(tp_label), dtype=np.int64)]),
+            ct[0], ct[3], ct[1], ct[2]))
+    return out
+
+
+def _true_positives(runs: _Runs, truth: ClipTruth, r: np.ndarray, g: np.ndarray,
+                    inter: np.ndarray, counted: np.ndarray, gtc: float, K: int
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Changes of the true positives: a reference event is found at a threshold when the
+    relevant detections cover at least ``gtc`` of it (in µs, the criterion rounded to 1 µs).
+    Its coverage changes where a relevant run overlapping it is born or replaced, and its state
+    is first seen at its column's highest score."""
+    rc, gc, ic = r[counted], g[counted], inter[counted]
+    dies = runs.dies[rc]
+    events = np.arange(len(truth.cls))
+    g_all = np.concatenate([gc, gc[dies], events])
+    level = np.concatenate([runs.birth[rc], runs.death[rc[dies]],
+                            runs.top[truth.clip * K + truth.cls]])
+    delta = np.concatenate([ic, -ic[dies], np.zeros(len(events), dtype=np.int64)])
+    if len(g_all) == 0:
+        return g_all, level, delta
+    order = np.lexsort((-level, g_all))
+    g_all, level, delta = g_all[order], level[order], delta[order]
+    covered = np.cumsum(delta)
+    first_of_event = np.searchsorted(g_all, g_all, side="left")
+    base = np.where(first_of_event > 0, covered[np.maximum(first_of_event - 1, 0)], 0)
+    covered = covered - base
+    last = np.ones(len(g_all), dtype=bool)  # the last change at each (event, score)
+    last[:-1] = (g_all[1:] != g_all[:-1]) | (level[1:] != level[:-1])
+    g_all, level, covered = g_all[last], level[last], covered[last]
+    need = _criterion_us(gtc, truth.offset - truth.onset)
+    found = (covered >= need[g_all]).astype(np.int64)
+    before = np.zeros(len(found), dtype=np.int64)
+    before[1:] = found[:-1]
+    before[np.r_[True, g_all[1:] != g_all[:-1]]] = 0
+    change = found - before
+    keep = change != 0
+    return truth.cls[g_all[keep]], level[keep], change[keep]
+
+
+def _cross_triggers(runs: _Runs, truth: ClipTruth, r: np.ndarray, g: np.ndarray,
+                    inter: np.ndarray, counted: np.ndarray, need: np.ndarray,
+                    present: np.ndarray, K: int) -> tuple[np.ndarray, ...]:
+    """Changes of the cross-triggers (class, other class, count, score): a detection that is
+    not relevant cross-triggers another class when that class's reference covers at least
+    ``cttc`` of it. A criterion that rounds to 0 µs counts every class the clip's reference
+    names, as sed_scores_eval's ``>=`` does."""
+    rc, gc = r[counted], g[counted]
+    key = rc * K + truth.cls[gc]
+    keys, inverse = np.unique(key, return_inverse=True)
+    covered = np.bincount(inverse, weights=inter[counted], minlength=len(keys))
+    hit = keys[covered >= need[keys // K]]
+    zero = np.flatnonzero(need <= 0)
+    if len(zero):
+        run_clip = runs.col[zero] // K
+        a = np.searchsorted(present, run_clip * K, side="left")
+        b = np.searchsorted(present, run_clip * K + K, side="left")
+        i, j = expand_ranges(a, b)
+        other = present[j] % K
+        keep = other != runs.col[zero][i] % K
+        hit = np.union1d(hit, zero[i][keep] * K + other[keep])
+    run, other = hit // K, hit % K
+    label = runs.col[run] % K
+    dies = runs.dies[run]
+    return (np.concatenate([label, label[dies]]), np.concatenate([other, other[dies]]),
+            np.concatenate([np.ones(len(run), dtype=np.int64),
+                            -np.ones(int(dies.sum()), dtype=np.int64)]),
+            np.concatenate([runs.birth[run], runs.death[run[dies]]]))
+
+
+def block_counts(tables: Iterable[ScoreTable], truth: ClipTruth, classes: tuple[str, ...],
+                 settings: Sequence[PsdsSettings]) -> list[list[ScoreCounts]]:
+    """Each scenario's counts of consecutive clips (``tables`` in ``truth``'s clip order, read
+    one at a time), a list per batch of :data:`BATCH_CLIPS` clips: a task an executor runs."""
+    out: list[list[ScoreCounts]] = [[] for _ in settings]  # per scenario
+    batch: list[ScoreTable] = []
+    first = 0
+
+    def flush() -> None:
+        nonlocal first, batch
+        stop = first + len(batch)
+        for k, counts in enumerate(_batch_counts(batch, truth.block(first, stop),
+                                                 len(classes), settings)):
+            out[k].append(counts)
+        first, batch = stop, []
+
+    for table in tables:
+        if tuple(table.classes) != classes:
+            raise SedContractError(f"the score table of clip {truth.clips[first + len(batch)]!r}"
+                                   f" has the columns {', '.join(table.classes)}, not "
+                                   f"{', '.join(classes)}: every table scores the same classes")
+        batch.append(table)
+        if len(batch) == BATCH_CLIPS:
+            flush()
+    if batch:
+        flush()
+    if first != len(truth.clips):
+        raise SedContractError(f"{first} score tables for {len(truth.clips)} clips")
+    return out
+
+
+# ---- the PSD-ROC, as sed_scores_eval forms it ----
+
+def _class_curve(parts: Sequence[ScoreCounts], c: int, n_ref: int, weights: np.ndarray | None,
+                 total: float, settings: PsdsSettings, n_classes: int
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """Class ``c``'s TPR and eFPR over every threshold (the parts' counts joined), reduced to
+    the staircase sed_scores_eval keeps: sorted by eFPR, the running maximum of the TPR, the
+    last point of each eFPR, up to ``max_efpr``."""
+    rows = [p.of_class(c) for p in parts]
+    score = np.concatenate([x[0] for x in rows])
+    order = np.argsort(score, kind="stable")
+    (score,), (tp, fp) = _summed((score[order],), (np.concatenate([x[1] for x in rows])[order],
+                                                   np.concatenate([x[2] for x in rows])[order]))
+    ct_rate = None
+    if weights is not None:
+        cs = np.concatenate([x[3] for x in rows])
+        co = np.concatenate([x[4] for x in rows])
+        cn = np.concatenate([x[5] for x in rows])
+        order = np.lexsort((co, cs))
+        (cs, co), (cn,) = _summed((cs[order], co[order]), (cn[order],))
+        both = np.union1d(score, cs)
+        at = np.searchsorted(both, score)
+        tp_all, fp_all = np.zeros(len(both), dtype=np.int64), np.zeros(len(both), dtype=np.int64)
+        tp_all[at], fp_all[at] = tp, fp
+        rate = cn * weights[co]
+        ct_rate = np.zeros(len(both))
+        if len(cs):
+            starts = np.flatnonzero(np.r_[True, cs[1:] != cs[:-1]])
+            ct_rate[np.searchsorted(both, cs[starts])] = np.add.reduceat(rate, starts)
+        score, tp, fp = both, tp_all, fp_all
+    # counts at each score: the changes at that score and above; none above the highest
+    tps = np.append(np.cumsum(tp[::-1])[::-1], 0)
+    fps = np.append(np.cumsum(fp[::-1])[::-1], 0)
+    tpr = tps / max(n_ref, 1)
+    efpr = fps / total
+    if ct_rate is not None:
+        cross = np.append(np.cumsum(ct_rate[::-1])[::-1], 0.0) / (n_classes - 1)
+        efpr = efpr + settings.alpha_ct * cross
+    efpr = efpr * SECONDS_PER_HOUR
+    order = np.lexsort((tpr, efpr))
+    tpr, efpr = tpr[order], efpr[order]
+    running = np.maximum.accumulate(tpr)
+    rise = np.r_[0, np.flatnonzero(running[1:] > running[:-1]) + 1]
+    tpr, efpr = tpr[rise], efpr[rise]
+    efpr, last = np.unique(efpr[::-1], return_index=True)
+    tpr = tpr[::-1][last]
+    keep = np.searchsorted(efpr, settings.max_efpr, side="right")
+    return tpr[:keep], efpr[:keep]
+
+
+def _staircase_area(y: np.ndarray, x: np.ndarray, max_x: float) -> float:
+    """The area under a staircase through ``(x, y)`` up to ``max_x``."""
+    order = np.argsort(x)
+    x, y = x[order], y[order]
+    cut = np.searchsorted(x, max_x, side="right")
+    x = np.concatenate((x[:cut], [max_x]))
+    return float(sum(y[:cut] * (x[1:] - x[:-1])))
+
+
+def _roc(curves: Sequence[tuple[np.ndarray, np.ndarray]], settings: PsdsSettings
+         ) -> dict[str, np.ndarray]:
+    """The PSD-ROC of the classes' staircases: the union of their eFPRs, each class's TPR
+    there, the mean and spread, and ``etpr = max(mean − alpha_st · std, 0)``."""
+    from scipy.interpolate import interp1d
+
+    axis = np.unique(np.concatenate([efpr for _, efpr in curves]))
+    values = []
+    for tpr, efpr in curves:
+        if len(tpr) == 1:
+            tpr, efpr = tpr.repeat(2), efpr.repeat(2)
+        values.append(interp1d(efpr, tpr, kind="previous", bounds_error=False,
+                               fill_value=(0, tpr[-1]))(axis))
+    mean, std = np.mean(values, axis=0), np.std(values, axis=0)
+    etpr = np.maximum(mean - settings.alpha_st * std, 0.0)
+    return {"efpr": np.append(axis, settings.max_efpr), "etpr": np.append(etpr, etpr[-1]),
+            "mean": np.append(mean, mean[-1]), "std": np.append(std, std[-1])}
+
+
+def psds_from_counts(parts: Sequence[ScoreCounts], truth: ClipTruth, classes: Sequence[str],
+                     total: float, settings: PsdsSettings) -> dict[str, Any]:
+    """One scenario's PSDS, per-class PSDS and PSD-ROC from its counts."""
+    K = len(classes)
+    n_ref = np.bincount(truth.cls, minlength=K)
+    seconds = np.zeros(K)
+    np.add.at(seconds, truth.cls, truth.offset - truth.onset)
+    weights = 1.0 / np.maximum(seconds, 1e-12) if settings.alpha_ct > 0 and K > 1 else None
+    curves = [_class_curve(parts, c, int(n_ref[c]), weights, total, settings, K)
+              for c in range(K)]
+    roc = _roc(curves, settings)
+    m = settings.max_efpr
+    return {"value": _staircase_area(roc["etpr"], roc["efpr"], m) / m,
+            "per_class": {name: _staircase_area(tpr, efpr, m) / m
+                          for name, (tpr, efpr) in zip(classes, curves, strict=True)},
+            "settings": settings.as_dict(), "rule": "sed_scores_eval",
+            "roc": {k: v.tolist() for k, v in roc.items()}}
+
+
+def table_stream(scores: Mapping[str, Any], clips: Sequence[str]) -> Iterator[ScoreTable]:
+    """The score tables of ``clips`` one at a time from a mapping of clip → table or
+    (table, source)."""
+    for clip in clips:
+        value = scores[clip]
+        yield value[0] if isinstance(value, tuple) else value
+
+
+def _block_task(scores: Mapping[str, Any] | Any, truth: ClipTruth, classes: tuple[str, ...],
+                settings: Sequence[PsdsSettings]) -> list[list[ScoreCounts]]:
+    """:func:`block_counts` of one block: its score tables (a mapping, or a folder that reads
+    them where the task runs)."""
+    stream = scores.stream(truth.clips) if hasattr(scores, "stream") else \
+        table_stream(scores, truth.clips)
+    return block_counts(stream, truth, classes, settings)
+
+
+def psds_of_scores(scores: Mapping[str, Any] | Any, ref: EventList,
+                   durations: Mapping[str, float], settings: Mapping[str, PsdsSettings],
+                   classes: Sequence[str], *, executor: Any = None,
+                   blocks: int | None = None) -> dict[str, Any]:
+    """``{scenario: {"value", "per_class", "settings", "rule", "roc"}}`` of the score tables
+    of ``ref``'s clips (a mapping of clip → table or (table, source), or a
+    :class:`~sedcontract.traces.scores.ScoreFolder` read clip by clip) whose columns are
+    ``classes``. With ``executor`` (anything with ``submit``) the clips are cut into
+    ``blocks`` whose counts are joined: the same result as one process, bit for bit."""
+    from sedcontract.audit.guard import EXECUTOR_BLOCKS, clip_range
+
+    clips = list(ref.clips)
+    missing = [c for c in clips if c not in scores]
+    if missing:
+        raise SedContractError(f"no score table for clip(s) {', '.join(map(repr, missing[:5]))}")
+    absent = [c for c in clips if c not in durations]
+    if absent:
+        raise SedContractError(f"no duration for clip {absent[0]!r}: PSDS needs every clip's "
+                               "duration")
+    total = float(sum(float(durations[c]) for c in clips))
+    truth = ClipTruth.of(ref, clips, classes)
+    empty = [c for c, n in zip(classes, np.bincount(truth.cls, minlength=len(classes)),
+                               strict=True) if n == 0]
+    if empty:  # its TPR has no denominator (sed_scores_eval refuses it too)
+        raise PsdsUnavailable(f"no reference events of class(es) {', '.join(empty[:5])}"
+                              f"{' …' if len(empty) > 5 else ''}: PSDS averages the TPR of "
+                              "every scored class (keep the classes with events, --classes)")
+    names, chosen = list(settings), list(settings.values())
+    classes = tuple(classes)
+    if executor is None:
+        parts = _block_task(scores, truth, classes, chosen)
+    else:
+        count = blocks if blocks is not None else EXECUTOR_BLOCKS
+        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+            raise SedContractError(f"blocks must be a whole number >= 1, got {count!r}")
+        futures = []
+        try:
+            for k in range(count):
+                a, b = clip_range(len(clips), k, count)
+                if a == b:
+                    continue
+                part = scores.select(clips[a:b]) if hasattr(scores, "stream") else \
+                    {c: scores[c] for c in clips[a:b]}
+                futures.append(executor.submit(_block_task, part, truth.block(a, b), classes,
+                                               chosen))
+            parts = [[] for _ in chosen]
+            for future in futures:
+                for k, counts in enumerate(future.result()):
+                    parts[k] += counts
+        except BaseException:
+            for future in futures:
+                future.cancel()
+            raise
+    return {name: psds_from_counts(parts[k], truth, classes, total, chosen[k])
+            for k, name in enumerate(names)}
