@@ -1,0 +1,296 @@
+"""PSDS from score tables (audit.score_psds) against two oracles: sed_scores_eval's
+intersection-based PSDS on the same tables, and a brute-force count of true positives, false
+positives and cross-triggers at every threshold straight from the definitions. Blocks on an
+executor give the one process's result bit for bit; folders are read one clip at a time."""
+
+from __future__ import annotations
+
+import warnings
+from collections import Counter
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from multiprocessing import get_context
+
+import numpy as np
+import pytest
+
+from sedcontract.audit.psds import PRESETS, PsdsRequest, PsdsSettings, PsdsUnavailable, psds
+from sedcontract.audit.score_psds import ClipTruth, block_counts
+from sedcontract.errors import SedContractError, TraceFormatError
+from sedcontract.traces import EventList, write_durations, write_events
+from sedcontract.traces import scores as score_io
+from sedcontract.traces.scores import ScoreFolder, ScoreTable, scores_tsv
+
+SETTINGS = {
+    **PRESETS,
+    "custom": PsdsSettings(dtc=0.5, gtc=0.5, cttc=0.3, alpha_ct=1.0, alpha_st=0.0,
+                           max_efpr=1000.0),
+    # criteria that round to 0: every detection relevant, every event found at once, every
+    # detection a cross-trigger of each class its clip's reference names
+    "zero": PsdsSettings(dtc=0.0, gtc=0.0, cttc=0.0, alpha_ct=0.5, alpha_st=0.5),
+    "loose": PsdsSettings(dtc=0.0, gtc=0.2, cttc=0.1, alpha_ct=0.0, alpha_st=2.0,
+                          max_efpr=50.0),
+}
+
+
+def corpus(seed: int, clips: int = 6, n_classes: int = 4, frames: int = 40, hop: float = 0.04,
+           levels: int | None = None):
+    """Random reference events (3 decimals) and score tables (``levels``: scores rounded to
+    that many steps, so ties and flat stretches occur), one column of zeros a clip; every
+    class has reference events."""
+    rng = np.random.default_rng(seed)
+    classes = tuple(f"c{k}" for k in range(n_classes))
+    span = frames * hop
+    rows = [(f"clip{k % clips}", 0.1, 0.5, classes[k]) for k in range(n_classes)]
+    tables = {}
+    for i in range(clips):
+        clip = f"clip{i}"
+        for _ in range(int(rng.integers(0, 6))):
+            on = round(float(rng.uniform(0, span - 0.1)), 3)
+            off = round(min(span, on + float(rng.uniform(0.03, 1.0))), 3)
+            rows.append((clip, on, off, classes[int(rng.integers(n_classes))]))
+        s = rng.uniform(0, 1, (frames, n_classes))
+        if levels:
+            s = np.round(s * levels) / levels
+        s[:, int(rng.integers(n_classes))] = 0.0
+        k = np.arange(frames)
+        tables[clip] = ScoreTable(np.round(k * hop, 6), np.round((k + 1) * hop, 6), classes, s,
+                                  k + 2)
+    ref = EventList.from_rows(rows, clips=tuple(tables))
+    return ref, tables, dict.fromkeys(tables, span), classes
+
+
+def sse_psds(ref, tables, durations, settings):
+    intersection_based = pytest.importorskip("sed_scores_eval.intersection_based")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from sed_scores_eval.base_modules.scores import create_score_dataframe
+
+        from sedcontract.audit.psds import ground_truth
+
+        frames = {clip: create_score_dataframe(
+            t.scores, np.concatenate([t.onset, t.offset[-1:]]), list(t.classes))
+            for clip, t in tables.items()}
+        value, per_class, *_ = intersection_based.psds(frames, ground_truth(ref), durations,
+                                                       **settings.sed_scores_eval())
+    return value, per_class
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_psds_equals_sed_scores_eval(seed):
+    """Every scenario (presets, α_ct = 1, criteria that round to 0 µs, no cross-triggers),
+    overall and per class, to 1e-9; scores continuous, on few levels (ties, flat runs) or
+    binary, frames of 40 or 64 ms."""
+    levels = (None, 5, 1)[seed % 3]
+    hop = 0.064 if seed % 2 else 0.04
+    ref, tables, durations, _ = corpus(seed, levels=levels, hop=hop)
+    ours = psds(tables, ref, durations, SETTINGS)
+    for name, chosen in SETTINGS.items():
+        value, per_class = sse_psds(ref, tables, durations, chosen)
+        assert ours[name]["value"] == pytest.approx(value, abs=1e-9), name
+        for c, v in per_class.items():
+            assert ours[name]["per_class"][c] == pytest.approx(v, abs=1e-9), (name, c)
+        assert ours[name]["rule"] == "sed_scores_eval"
+
+
+def brute_counts(ref, tables, classes, chosen):
+    """``{(class, threshold): (tp, fp, Counter(other class → cross-triggers))}`` at every
+    score of each class, detection by detection, as the intersection criteria define them
+    (criteria rounded to 1 µs; as sed_scores_eval counts them, a column without reference
+    events needs no criterion when cross-triggers are off, and a clip with no detection at a
+    threshold finds nothing there even at gtc = 0)."""
+    def us(x):
+        return int(np.rint(np.round(x, 6) * 1e6))
+
+    truth = {}
+    for clip, on, off, label in ref.merged().to_rows():
+        truth.setdefault((clip, label), []).append((us(on), us(off), off - on))
+    out = {}
+    for j, c in enumerate(classes):
+        for theta in np.unique(np.concatenate([t.scores[:, j] for t in tables.values()])):
+            tp = fp = 0
+            ct: Counter = Counter()
+            for clip, t in tables.items():
+                active = np.r_[False, t.scores[:, j] >= theta, False]
+                edges = np.flatnonzero(active[1:] != active[:-1])
+                targets = truth.get((clip, c), [])
+                covered = [0] * len(targets)
+                for a, b in zip(edges[::2], edges[1::2], strict=True):
+                    d_on, d_off = us(t.onset[a]), us(t.offset[b - 1])
+                    length = t.offset[b - 1] - t.onset[a]
+                    overlap = [max(0, min(d_off, e) - max(d_on, s)) for s, e, _ in targets]
+                    relevant = sum(overlap) >= us(chosen.dtc * length)
+                    if not targets and chosen.alpha_ct == 0:
+                        relevant = False
+                    fp += not relevant
+                    if relevant:
+                        covered = [x + y for x, y in zip(covered, overlap, strict=True)]
+                    for o in classes:
+                        others = truth.get((clip, o), [])
+                        if o == c or not others:
+                            continue
+                        inside = 0 if relevant else sum(
+                            max(0, min(d_off, e) - max(d_on, s)) for s, e, _ in others)
+                        ct[o] += inside >= us(chosen.cttc * length)
+                if len(edges):  # nothing detected, nothing found (even at gtc = 0)
+                    tp += sum(x >= us(chosen.gtc * seconds)
+                              for x, (_, _, seconds) in zip(covered, targets, strict=True))
+            out[c, float(theta)] = (tp, fp, ct)
+    return out
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_counts_at_every_threshold_are_the_definitions(seed):
+    """The run-tree counts, summed from each score up, equal the detections' own counts at
+    every threshold: true and false positives, and cross-triggers per other class."""
+    ref, tables, _, classes = corpus(seed, clips=4, n_classes=3, frames=24, levels=6)
+    truth = ClipTruth.of(ref, list(tables), classes)
+    for chosen in (PRESETS["psds1"], PRESETS["psds2"], SETTINGS["zero"]):
+        (parts,) = block_counts(iter(tables.values()), truth, classes, [chosen])
+        for (c, theta), (tp, fp, ct) in brute_counts(ref, tables, classes, chosen).items():
+            k = classes.index(c)
+            got_tp = got_fp = 0
+            got_ct: Counter = Counter()
+            for p in parts:
+                score, dtp, dfp, cs, co, dct = p.of_class(k)
+                got_tp += int(dtp[score >= theta].sum())
+                got_fp += int(dfp[score >= theta].sum())
+                for o, n in zip(co[cs >= theta], dct[cs >= theta], strict=True):
+                    got_ct[classes[o]] += int(n)
+            assert (got_tp, got_fp) == (tp, fp), (chosen, c, theta)
+            if chosen.alpha_ct > 0:
+                assert +got_ct == +ct, (chosen, c, theta)
+
+
+def test_cross_triggers_are_kept_only_for_pairs_that_meet():
+    """Cross-trigger counts are kept only for the pairs of classes where one triggers on the
+    other's reference, not for every pair: memory grows with what occurs, not classes²."""
+    classes = tuple(f"k{i}" for i in range(30))
+    k = np.arange(50)
+    on, off = k * 0.1, (k + 1) * 0.1
+    tables, rows = {}, []
+    for i in range(30):  # clip i: reference of classes i and i+1; i+1 also fires on i's event
+        s = np.zeros((50, 30))
+        nxt = (i + 1) % 30
+        s[10:20, i] = 0.9
+        s[15:30, nxt] = 0.8
+        s[10:14, nxt] = 0.7
+        tables[f"x{i}"] = ScoreTable(on, off, classes, s, k)
+        # each event under the 30 % CTTC of a whole-clip detection (at the lowest score)
+        rows += [(f"x{i}", 1.0, 2.0, classes[i]), (f"x{i}", 2.0, 3.0, classes[nxt])]
+    ref = EventList.from_rows(rows, clips=tuple(tables))
+    truth = ClipTruth.of(ref, list(tables), classes)
+    (parts,) = block_counts(iter(tables.values()), truth, classes, [PRESETS["psds2"]])
+    pairs = {(c, int(o)) for p in parts for c in range(30) for o in p.of_class(c)[4]}
+    assert pairs == {((i + 1) % 30, i) for i in range(30)}
+    durations = dict.fromkeys(tables, 5.0)
+    value = psds(tables, ref, durations, {"psds2": PRESETS["psds2"]})
+    assert value["psds2"]["value"] == pytest.approx(
+        sse_psds(ref, tables, durations, PRESETS["psds2"])[0], abs=1e-9)
+
+
+@pytest.mark.parametrize("blocks", [1, 2, 5, 9])
+def test_blocks_on_an_executor_give_the_one_process_result(blocks):
+    """Counts of blocks of clips joined: the same values, per-class values and curves as one
+    process, bit for bit (a block may be smaller than a batch or empty)."""
+    ref, tables, durations, _ = corpus(3, clips=7, levels=7)
+    one = psds(tables, ref, durations, SETTINGS)
+    with ThreadPoolExecutor(2) as pool:
+        assert psds(tables, ref, durations, SETTINGS, executor=pool, blocks=blocks) == one
+
+
+def write_folder(folder, tables):
+    folder.mkdir()
+    for clip, t in tables.items():
+        hop = float(t.offset[0] - t.onset[0])
+        (folder / f"{clip}.tsv").write_text(scores_tsv(t.scores, t.classes, hop))
+
+
+def test_a_folder_on_a_process_pool_gives_the_one_process_result(tmp_path):
+    """Workers read their block's score files themselves: the one process's result (and the
+    tables read back from the files give sed_scores_eval's value)."""
+    ref, tables, durations, _ = corpus(5, clips=5)
+    write_folder(tmp_path / "s", tables)
+    one = psds(tmp_path / "s", ref, durations, SETTINGS)
+    with ProcessPoolExecutor(2, mp_context=get_context("spawn")) as pool:
+        assert psds(tmp_path / "s", ref, durations, SETTINGS, executor=pool, blocks=3) == one
+    read = dict(ScoreFolder.open(tmp_path / "s").tables())
+    assert one["psds2"]["value"] == pytest.approx(
+        sse_psds(ref, {c: t for c, (t, _) in read.items()}, durations, PRESETS["psds2"])[0],
+        abs=1e-9)
+
+
+def test_a_folder_is_read_one_clip_at_a_time(tmp_path, monkeypatch):
+    """Files are read only as their clip is reached (never all at once), and a later file
+    naming other classes is refused naming it."""
+    ref, tables, durations, classes = corpus(6, clips=4)
+    write_folder(tmp_path / "s", tables)
+    read = []
+    real = score_io.read_scores
+
+    def counted(path):
+        read.append(path.name)
+        return real(path)
+
+    monkeypatch.setattr(score_io, "read_scores", counted)
+    folder = ScoreFolder.open(tmp_path / "s", ref.clips)
+    assert read == ["clip0.tsv"]  # the first file's header gives the columns
+    stream = folder.tables()
+    assert next(stream)[0] == "clip0" and read == ["clip0.tsv"] * 2
+    assert next(stream)[0] == "clip1" and read[-1] == "clip1.tsv" and len(read) == 3
+    (tmp_path / "s" / "clip2.tsv").write_text(scores_tsv(tables["clip2"].scores[:, :2],
+                                                         classes[:2], 0.04))
+    with pytest.raises(TraceFormatError, match=r"differ from those of clip0\.tsv") as info:
+        psds(folder, ref, durations, SETTINGS)
+    assert info.value.path == str(tmp_path / "s" / "clip2.tsv")
+
+
+def test_bad_score_tables_are_refused_by_name():
+    ref, tables, durations, classes = corpus(7, clips=3)
+    renamed = dict(tables)
+    renamed["clip1"] = ScoreTable(tables["clip1"].onset, tables["clip1"].offset,
+                                  ("a", "b", "c", "d"), tables["clip1"].scores, None)
+    with pytest.raises(SedContractError, match="clip 'clip1' has the columns a, b, c, d"):
+        psds(renamed, ref, durations)
+    with pytest.raises(SedContractError, match=r"no score table for clip\(s\) 'clip2'"):
+        psds({c: tables[c] for c in ("clip0", "clip1")}, ref, durations)
+    with pytest.raises(SedContractError, match="no duration for clip 'clip2'"):
+        psds(tables, ref, {"clip0": 1.6, "clip1": 1.6})
+    with pytest.raises(PsdsUnavailable, match="needs clip durations"):
+        psds(tables, ref, None)
+    extra = EventList.from_rows([*ref.to_rows(), ("clip0", 0.1, 0.2, "zebra")],
+                                clips=ref.clips)
+    with pytest.raises(SedContractError, match="reference class 'zebra' has no score column"):
+        psds(tables, extra, durations)
+    only = EventList.from_rows([r for r in ref.to_rows() if r[3] != classes[0]],
+                               clips=ref.clips)
+    with pytest.raises(PsdsUnavailable, match=f"no reference events of class\\(es\\) "
+                                              f"{classes[0]}"):
+        psds(tables, only, durations)
+
+
+def test_a_request_computes_on_the_executor_it_is_given():
+    """PsdsRequest(scores=…) forwards the executor and blocks (the audit's --jobs path)."""
+    ref, tables, durations, classes = corpus(8, clips=6)
+    request = PsdsRequest(scores=tables, settings={"psds2": PRESETS["psds2"]})
+    one = request.compute(ref, ref, durations, classes)
+    with ThreadPoolExecutor(2) as pool:
+        assert request.compute(ref, ref, durations, classes, executor=pool, blocks=4) == one
+
+
+def test_the_cli_audit_on_processes_reads_and_scores_folders_as_one_process(tmp_path, capsys):
+    """``audit --pred-scores DIR --with-scores --jobs 2``: the events and PSDS of the folder
+    (read clip by clip, PSDS counted in the workers) give the one-process report, byte for
+    byte."""
+    from sedcontract.cli import main
+
+    ref, tables, durations, _ = corpus(9, clips=6)
+    write_folder(tmp_path / "s", tables)
+    write_events(tmp_path / "ref.tsv", ref)
+    write_durations(tmp_path / "dur.tsv", durations)
+    args = ["audit", f"--ref={tmp_path / 'ref.tsv'}", f"--pred-scores={tmp_path / 's'}",
+            "--with-scores", f"--durations={tmp_path / 'dur.tsv'}", "--format", "json"]
+    assert main(args) == 0
+    alone = capsys.readouterr().out
+    assert main([*args, "--jobs", "2"]) == 0
+    assert capsys.readouterr().out == alone
+    assert '"psds2"' in alone and '"note"' not in alone
