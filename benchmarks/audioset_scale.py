@@ -2,16 +2,20 @@
 10 s, 456 classes with long-tailed frequencies, about 9 reference events a clip; a prediction
 on the 40 ms frame grid with realistic errors: jitter, misses, confusions, fragments, false
 alarms), and frame scores at 40 ms for the classes a clip's prediction touches plus a sparse
-noise floor. Measured, each case in a fresh process for its own time and peak memory:
+noise floor, made one clip at a time. Measured, each case in a fresh process for its own time
+and peak memory:
 
 - ``vector``: the full guard vector, typed and union (sedcontract);
 - ``vector+f1``: the same with the standard scores beside it (collar, segment, frame,
-  intersection and boundary F1);
-- on a slice of the clips (dense score tables do not fit beyond), collar and segment F1 and
-  PSDS1 / PSDS2 (cross-triggers on) by sed_scores_eval from the score tables, against
-  sedcontract's collar and segment F1 on the same events (the agreement is checked);
-  sedcontract computes PSDS from score tables through sed_scores_eval today, so PSDS has no
-  ratio yet. The slice grows until a case passes the time cap or the memory limit.
+  intersection and boundary F1), in one process and on a 2-process pool (``audit(executor=)``);
+- ``psds``: PSDS1 and PSDS2 (cross-triggers on) from the score tables, read one clip at a time,
+  in one process and on a 2-process pool (``psds(executor=)``);
+- on slices of the clips (sed_scores_eval holds every table and every pair of classes), collar
+  and segment F1 and PSDS1 / PSDS2 by sed_scores_eval from the same tables, against
+  sedcontract's (the agreement is checked: F1 and PSDS to 1e-9). The slice grows until a case
+  passes the time cap or the memory limit;
+- ``folder``: PSDS from a folder of score files at two sizes, to show that reading it costs
+  one clip's tables, not the folder's.
 
 Run: ``.venv/bin/python -W ignore benchmarks/audioset_scale.py`` (2,000 clips, slices of 100
 and 300: what ``make bench`` affords); ``--full`` for 17,000 clips, ``--slices 100,300,1000``
@@ -32,7 +36,9 @@ import numpy as np
 FRAME = 0.04         # seconds: the score grid
 CLIP = 10.0          # seconds per clip
 FRAMES = round(CLIP / FRAME)
-CASES = ("vector", "vector+f1", "vector+f1/2 processes", "sse_f1", "sse_psds")
+CASES = ("vector", "vector+f1", "vector+f1/2 processes", "psds", "psds/2 processes", "sse_f1",
+         "sse_psds", "folder")
+SCENARIOS = ("psds1", "psds2")
 
 
 def corpus(clips: int, classes: int = 456, seed: int = 0):
@@ -82,29 +88,53 @@ def corpus(clips: int, classes: int = 456, seed: int = 0):
     return ref, pred, dict.fromkeys(names.tolist(), CLIP), labels.tolist()
 
 
-def score_tables(pred, labels: list[str], seed: int = 1):
-    """Dense per-clip score tables (sed_scores_eval's layout) whose runs above 0.5 are the
-    predicted events: 0.55–0.95 inside them, 0.05–0.45 elsewhere on the classes the clip's
-    prediction touches, and a noise floor of 0.01–0.3 on 3 frames of 5 other classes."""
-    rng = np.random.default_rng(seed)
-    index = {c: k for k, c in enumerate(labels)}
-    tables = {}
-    by_clip: dict[str, list[int]] = {}
-    for i, c in enumerate(pred.clip):
-        by_clip.setdefault(c, []).append(i)
-    for clip in pred.clips:
-        scores = np.zeros((FRAMES, len(labels)))
-        mine = by_clip.get(clip, [])
-        touched = sorted({index[pred.label[i]] for i in mine})
+class ScoreTables:
+    """The score tables of the corpus, each made when asked for (the same table every time):
+    0.55–0.95 inside the clip's predicted events, 0.05–0.45 elsewhere on the classes its
+    prediction touches, a noise floor of 0.01–0.3 on 3 frames of 5 other classes, zeros else.
+    A table source for ``psds``: ``select`` a block of clips, ``stream`` their tables."""
+
+    def __init__(self, pred, labels: list[str], seed: int = 1, clips=None):
+        self.pred, self.labels, self.seed = pred, list(labels), seed
+        self.clips = list(pred.clips if clips is None else clips)
+        self.index = {c: k for k, c in enumerate(self.labels)}
+        self.number = {c: k for k, c in enumerate(pred.clips)}
+        self.rows: dict[str, list[int]] = {}
+        for i, c in enumerate(pred.clip.tolist()):
+            self.rows.setdefault(c, []).append(i)
+
+    def __contains__(self, clip) -> bool:
+        return clip in self.number
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return tuple(self.labels)
+
+    def scores(self, clip: str) -> np.ndarray:
+        rng = np.random.default_rng([self.seed, self.number[clip]])
+        pred = self.pred
+        scores = np.zeros((FRAMES, len(self.labels)))
+        mine = self.rows.get(clip, [])
+        touched = sorted({self.index[pred.label[i]] for i in mine})
         scores[:, touched] = rng.uniform(0.05, 0.45, (FRAMES, len(touched)))
         for i in mine:
             a, b = round(pred.onset[i] / FRAME), round(pred.offset[i] / FRAME)
-            scores[a:b, index[pred.label[i]]] = rng.uniform(0.55, 0.95, b - a)
-        for k in rng.choice(len(labels), 5, replace=False):
+            scores[a:b, self.index[pred.label[i]]] = rng.uniform(0.55, 0.95, b - a)
+        for k in rng.choice(len(self.labels), 5, replace=False):
             if k not in touched:
                 scores[rng.choice(FRAMES, 3, replace=False), k] = rng.uniform(0.01, 0.3, 3)
-        tables[clip] = scores
-    return tables
+        return scores
+
+    def select(self, clips):
+        return ScoreTables(self.pred, self.labels, self.seed, clips)
+
+    def stream(self, clips):
+        from sedcontract.traces.scores import ScoreTable
+
+        frames = np.arange(FRAMES)
+        onset, offset = np.round(frames * FRAME, 6), np.round((frames + 1) * FRAME, 6)
+        for clip in clips:
+            yield ScoreTable(onset, offset, tuple(self.labels), self.scores(clip), frames + 2)
 
 
 def sse_inputs(ref, pred, labels, durations):
@@ -113,10 +143,21 @@ def sse_inputs(ref, pred, labels, durations):
 
     from sedcontract.audit.psds import ground_truth
 
-    times = np.arange(FRAMES + 1) * FRAME
-    scores = {clip: create_score_dataframe(table, times, labels)
-              for clip, table in score_tables(pred, labels).items()}
+    times = np.round(np.arange(FRAMES + 1) * FRAME, 6)
+    tables = ScoreTables(pred, labels)
+    scores = {clip: create_score_dataframe(tables.scores(clip), times, labels)
+              for clip in pred.clips}
     return scores, ground_truth(ref), durations
+
+
+def write_folder(folder, tables: ScoreTables) -> None:
+    """The tables as a folder of score files (sed_scores_eval's layout)."""
+    folder.mkdir()
+    times = np.round(np.arange(FRAMES + 1) * FRAME, 6)
+    for clip in tables.clips:
+        values = np.column_stack([times[:-1], times[1:], tables.scores(clip)])
+        np.savetxt(folder / f"{clip}.tsv", values, fmt="%.6g", delimiter="\t",
+                   header="\t".join(("onset", "offset", *tables.labels)), comments="")
 
 
 def present(ref, pred, labels):
@@ -128,34 +169,54 @@ def present(ref, pred, labels):
 
 def run_case(case: str, clips: int, sliced: bool = False) -> dict:
     """One case in this process: seconds, peak resident MB, and its result (``sliced``: the
-    classes sed_scores_eval can evaluate on these clips, for the side-by-side)."""
+    classes sed_scores_eval can evaluate on these clips, for the side-by-side; PSDS always
+    scores those, as a class without reference events has no TPR)."""
     import sedcontract
+    from sedcontract.audit.psds import PRESETS, psds
 
     ref, pred, durations, labels = corpus(clips)
-    if sliced or case.startswith("sse"):
+    if sliced or case.startswith(("sse", "psds", "folder")):
         pred, labels = present(ref, pred, labels)
+    scenarios = {name: PRESETS[name] for name in SCENARIOS}
     base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    out: dict = {"case": case, "clips": clips, "ref": len(ref), "pred": len(pred)}
+    out: dict = {"case": case, "clips": clips, "ref": len(ref), "pred": len(pred),
+                 "classes": len(labels)}
+    start = time.perf_counter()
     if case.startswith("vector"):
         scores = sedcontract.ScoreSettings() if case.startswith("vector+f1") else None
-        start = time.perf_counter()
         if case.endswith("processes"):  # the executor: blocks of clips on a process pool
-            from concurrent.futures import ProcessPoolExecutor
-            from multiprocessing import get_context
-
-            with ProcessPoolExecutor(2, mp_context=get_context("spawn")) as pool:
+            with pool() as executor:
                 report = sedcontract.audit(ref, pred, durations=durations, classes=labels,
-                                           scores=scores, executor=pool, blocks=4)
+                                           scores=scores, executor=executor, blocks=4)
             out["worker_peak_mb"] = resource.getrusage(
                 resource.RUSAGE_CHILDREN).ru_maxrss / 1024
         else:
             report = sedcontract.audit(ref, pred, durations=durations, classes=labels,
                                        scores=scores)
-        out["seconds"] = time.perf_counter() - start
         out["logic"] = [report.logic("typed"), report.logic("union")]
         if scores is not None:
             out["collar_f1"] = report.scores["event"].overall.f1
             out["segment_f1"] = report.scores["segment"].overall.f1
+    elif case.startswith("psds"):
+        tables = ScoreTables(pred, labels)
+        if case.endswith("processes"):
+            with pool() as executor:
+                result = psds(tables, ref, durations, scenarios, executor=executor, blocks=4)
+            out["worker_peak_mb"] = resource.getrusage(
+                resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+        else:
+            result = psds(tables, ref, durations, scenarios)
+        out["psds"] = [result[name]["value"] for name in SCENARIOS]
+    elif case == "folder":
+        import tempfile
+        from pathlib import Path
+
+        with tempfile.TemporaryDirectory() as tmp:
+            write_folder(Path(tmp) / "scores", ScoreTables(pred, labels))
+            base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+            start = time.perf_counter()
+            result = psds(Path(tmp) / "scores", ref, durations, scenarios)
+            out["psds"] = [result[name]["value"] for name in SCENARIOS]
     else:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -169,14 +230,20 @@ def run_case(case: str, clips: int, sliced: bool = False) -> dict:
             g, *_ = segment_based.fscore(*inputs, 0.5, segment_length=1.0)
             out["collar_f1"], out["segment_f1"] = f["micro_average"], g["micro_average"]
         else:
-            from sedcontract.audit.psds import PRESETS
-
             out["psds"] = [intersection_based.psds(*inputs, **PRESETS[name].sed_scores_eval())[0]
-                           for name in ("psds1", "psds2")]
-        out["seconds"] = time.perf_counter() - start
+                           for name in SCENARIOS]
+    out["seconds"] = time.perf_counter() - start
     out["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     out["input_mb"] = base
     return out
+
+
+def pool():
+    """A pool of 2 fresh processes (spawned: nothing inherited)."""
+    from concurrent.futures import ProcessPoolExecutor
+    from multiprocessing import get_context
+
+    return ProcessPoolExecutor(2, mp_context=get_context("spawn"))
 
 
 def measure(case: str, clips: int, cap: float, memory_gb: float,
@@ -220,15 +287,19 @@ def main(argv: list[str] | None = None) -> int:
     slices = [int(s) for s in args.slices.split(",")]
     if args.smoke:
         clips, slices = 30, [10]
-    rows = [measure(case, clips, args.cap, args.memory) for case in CASES[:3]]
+    rows = [measure(case, clips, args.cap, args.memory) for case in CASES[:5]]
     print(f"Corpus: {clips} clips × 456 classes × 10 s "
           f"({rows[0]['ref'] if rows[0] else '?'} reference events).\n")
     print("| case | clips | seconds | peak MB | result |\n|---|---|---|---|---|")
-    for row in rows:
+    for case, row in zip(CASES[:5], rows, strict=True):
         if row is None:
-            print("| (failed: time cap or memory limit) | | | | |")
+            print(f"| sedcontract {case} (failed: time cap or memory limit) | | | | |")
             continue
-        result = f"logic typed {row['logic'][0]:.4f}, union {row['logic'][1]:.4f}"
+        if "psds" in row:
+            result = (f"PSDS1 {row['psds'][0]:.4f}, PSDS2 {row['psds'][1]:.4f} "
+                      f"({row['classes']} classes with reference events)")
+        else:
+            result = f"logic typed {row['logic'][0]:.4f}, union {row['logic'][1]:.4f}"
         if "collar_f1" in row:
             result += f"; collar F1 {row['collar_f1']:.4f}, segment F1 {row['segment_f1']:.4f}"
         peak = f"{row['peak_mb']:.0f}" + (f" (each worker ≤ {row['worker_peak_mb']:.0f})"
@@ -238,34 +309,51 @@ def main(argv: list[str] | None = None) -> int:
     print("\nOn slices (corpora of that many clips from the same generator; the classes with "
           "reference events there, as sed_scores_eval needs; dense score tables of 250 frames "
           "a clip):\n")
-    print("| slice | sedcontract vector+F1 s | sed_scores_eval collar+segment F1 s | ratio | "
-          "sed_scores_eval PSDS1+PSDS2 s | peak MB (ours / sse F1 / sse PSDS) | agreement |\n"
-          "|---|---|---|---|---|---|---|")
+    print("| slice | F1: sedcontract s | F1: sed_scores_eval s | ratio | PSDS: sedcontract s | "
+          "PSDS: sed_scores_eval s | ratio | peak MB (ours F1 / sse F1 / ours PSDS / sse PSDS) "
+          "| agreement |\n|---|---|---|---|---|---|---|---|---|")
     largest: dict[str, tuple[int, dict]] = {}
     previous = 0
     for n in slices:
         ours = measure("vector+f1", n, args.cap, args.memory, sliced=True)
         f1 = measure("sse_f1", n, args.cap, args.memory)
+        our_ps = measure("psds", n, args.cap, args.memory)
         ps = measure("sse_psds", n, args.cap, args.memory) if "psds" not in largest or \
             largest["psds"][0] == previous else None
-        if ours is None or f1 is None:
-            print(f"| {n} | — | stopped (time cap {args.cap:g} s or {args.memory:g} GB) | | | | |")
+        if ours is None or f1 is None or our_ps is None:
+            print(f"| {n} | — | stopped (time cap {args.cap:g} s or {args.memory:g} GB) "
+                  "| | | | | | |")
             break
         agree = max(abs(ours["collar_f1"] - f1["collar_f1"]),
                     abs(ours["segment_f1"] - f1["segment_f1"]))
-        psds = "stopped" if ps is None else f"{ps['seconds']:.2f} (PSDS1 {ps['psds'][0]:.4f}, " \
-            f"PSDS2 {ps['psds'][1]:.4f})"
+        psds_agree = None if ps is None else max(
+            abs(a - b) for a, b in zip(our_ps["psds"], ps["psds"], strict=True))
+        sse_ps = "stopped" if ps is None else f"{ps['seconds']:.2f}"
+        ratio = "—" if ps is None else f"{ps['seconds'] / our_ps['seconds']:.0f}×"
         ps_mb = "—" if ps is None else f"{ps['peak_mb']:.0f}"
+        agreement = f"F1 {agree:.1e}" + ("" if psds_agree is None else
+                                         f", PSDS {psds_agree:.1e}")
         print(f"| {n} | {ours['seconds']:.2f} | {f1['seconds']:.2f} | "
-              f"{f1['seconds'] / ours['seconds']:.1f}× | {psds} | {ours['peak_mb']:.0f} / "
-              f"{f1['peak_mb']:.0f} / {ps_mb} | F1 max difference {agree:.1e} |")
-        if agree > 1e-9:
-            print(f"the collar or segment F1 of the two tools differ by {agree:.3g}")
+              f"{f1['seconds'] / ours['seconds']:.1f}× | {our_ps['seconds']:.2f} | {sse_ps} | "
+              f"{ratio} | {ours['peak_mb']:.0f} / {f1['peak_mb']:.0f} / "
+              f"{our_ps['peak_mb']:.0f} / {ps_mb} | {agreement} |")
+        if agree > 1e-9 or (psds_agree is not None and psds_agree > 1e-9):
+            print(f"the two tools differ: F1 by {agree:.3g}, PSDS by {psds_agree}")
             return 1
         largest["f1"] = (n, f1)
         if ps is not None:
             largest["psds"] = (n, ps)
         previous = n
+    sizes = [max(slices[0], 10), 4 * max(slices[0], 10)]
+    print("\nPSDS1 + PSDS2 from a folder of score files (one tsv per clip, the classes with "
+          "reference events), read one clip at a time:\n")
+    print("| clips | seconds | peak MB beyond the corpus |\n|---|---|---|")
+    for n in sizes:
+        row = measure("folder", n, args.cap, args.memory)
+        if row is None:
+            print(f"| {n} | stopped | |")
+            continue
+        print(f"| {n} | {row['seconds']:.2f} | {row['peak_mb'] - row['input_mb']:.0f} |")
     if largest:
         print("\nExtrapolated (linear in clips, a statement, not a measurement) to "
               f"{clips} clips:")

@@ -5,12 +5,15 @@ back and join into the corpus's report (the bytes of one ``sedcontract audit --f
     pip install -e '.[dask]'
     python scripts/audit_with_dask.py --ref ref.tsv --pred pred.tsv --durations durations.tsv \\
         --shards 8 --workers 4 --out report.json
+    python scripts/audit_with_dask.py --ref ref.tsv --pred-scores scores/ --with-scores \\
+        --durations durations.tsv --shards 8 --out report.json   # PSDS counted on the cluster
 
 ``--scheduler tcp://host:8786`` uses a running cluster instead of a ``LocalCluster``; the
-events travel with the tasks, so the workers need no shared files. Any other executor (a
-process pool, Ray's, submitit's) is passed the same way. Where only commands can be mapped:
-``sedcontract audit … --shard I/N --format json`` per task (a SLURM array), then
-``sedcontract merge shard-*.json``."""
+events travel with the tasks, so the workers need no shared files, except for PSDS from a
+score folder (``--pred-scores``), whose blocks each worker reads from the folder itself. Any
+other executor (a process pool, Ray's, submitit's) is passed the same way. Where only
+commands can be mapped: ``sedcontract audit … --shard I/N --format json`` per task (a SLURM
+array), then ``sedcontract merge shard-*.json``."""
 
 from __future__ import annotations
 
@@ -20,11 +23,14 @@ from typing import Any
 
 import sedcontract
 from sedcontract.audit import GuardReport, to_json
+from sedcontract.audit.psds import PsdsRequest
 from sedcontract.outputs import atomic_write
+from sedcontract.traces import EventList, read_events
+from sedcontract.traces.scores import DecisionPolicy, ScoreFolder, tables_to_events
 
 
-def audit_on_dask(client: Any, ref: str, pred: str, durations: str | None, shards: int,
-                  **settings: Any) -> GuardReport:
+def audit_on_dask(client: Any, ref: str | EventList, pred: str | EventList,
+                  durations: str | None, shards: int, **settings: Any) -> GuardReport:
     """The audit with the cluster behind ``client`` as its executor, in ``shards`` blocks."""
     # the task is sedcontract.audit itself, so every worker imports it by name
     return sedcontract.audit(ref, pred, durations=durations, executor=client, blocks=shards,
@@ -34,7 +40,10 @@ def audit_on_dask(client: Any, ref: str, pred: str, durations: str | None, shard
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ref", required=True)
-    parser.add_argument("--pred", required=True)
+    given = parser.add_mutually_exclusive_group(required=True)
+    given.add_argument("--pred", help="the system's events (tsv)")
+    given.add_argument("--pred-scores", help="a folder of score files (events at score > 0.5; "
+                                             "PSDS1/PSDS2 with --with-scores)")
     parser.add_argument("--durations", default=None)
     parser.add_argument("--contract", default="standard")
     parser.add_argument("--with-scores", action="store_true")
@@ -51,21 +60,29 @@ def main(argv: list[str] | None = None) -> int:
     settings: dict[str, Any] = {"contract": args.contract}
     if args.with_scores:
         settings["scores"] = sedcontract.ScoreSettings()
+    ref, pred = args.ref, args.pred
+    if args.pred_scores:  # the events read here one clip at a time; PSDS counted by workers
+        ref = read_events(args.ref)
+        folder = ScoreFolder.open(args.pred_scores, ref.clips)
+        settings["decision"] = DecisionPolicy()
+        pred = tables_to_events(folder.tables(), settings["decision"], args.pred_scores)
+        if args.with_scores:
+            settings["psds"] = PsdsRequest(scores=folder)
     if args.scheduler:
         with Client(args.scheduler) as client:
-            report = audit_on_dask(client, args.ref, args.pred, args.durations, args.shards,
+            report = audit_on_dask(client, ref, pred, args.durations, args.shards,
                                    **settings)
     else:
         with LocalCluster(n_workers=args.workers, threads_per_worker=1,
                           dashboard_address=None) as cluster, Client(cluster) as client:
-            report = audit_on_dask(client, args.ref, args.pred, args.durations, args.shards,
+            report = audit_on_dask(client, ref, pred, args.durations, args.shards,
                                    **settings)
     text = to_json(report)
     if args.out is None:
         sys.stdout.write(text)
     else:
-        atomic_write(args.out, text, inputs=[p for p in (args.ref, args.pred, args.durations)
-                                              if p])
+        atomic_write(args.out, text, inputs=[p for p in (args.ref, args.pred, args.pred_scores,
+                                                         args.durations) if p])
     return 0
 
 

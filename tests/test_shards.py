@@ -221,6 +221,34 @@ def test_the_dask_recipe_gives_the_unsharded_report(tmp_path, capsys):
     assert out.read_text() == whole
 
 
+def test_the_dask_recipe_counts_psds_of_a_score_folder_on_the_cluster(tmp_path, capsys):
+    """``--pred-scores DIR --with-scores`` on a LocalCluster: the events read here, PSDS1 and
+    PSDS2 counted by the workers from their blocks' files; the bytes of ``sedcontract audit``
+    in one process."""
+    from sedcontract.traces.scores import scores_tsv
+
+    ref, _, durations = corpus(1)
+    inputs = write_corpus(tmp_path, seed=1)
+    rng = np.random.default_rng(3)
+    (tmp_path / "scores").mkdir()
+    for clip in ref.clips:  # 20 ms frames over each clip
+        frames = round(durations[clip] / 0.02)
+        (tmp_path / "scores" / f"{clip}.tsv").write_text(scores_tsv(
+            rng.random((frames, 3)) ** 3, ["burst", "speech", "tone"], 0.02))
+    given = [*inputs[:2], "--pred-scores", str(tmp_path / "scores"), *inputs[4:]]
+    code, whole, err = run(["audit", *given, "--format", "json", "--with-scores"], capsys)
+    assert code == 0, err
+    assert '"psds2"' in whole and '"note"' not in whole
+    spec = importlib.util.spec_from_file_location("audit_with_dask",
+                                                  ROOT / "scripts" / "audit_with_dask.py")
+    recipe = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(recipe)
+    out = tmp_path / "dask.json"
+    assert recipe.main([*given, "--with-scores", "--shards", "3", "--workers", "2",
+                        "--out", str(out)]) == 0
+    assert out.read_text() == whole
+
+
 def test_merge_refuses_deep_nesting_and_counts_that_ask_for_memory(tmp_path):
     """Memory grows with what a shard holds, never with a number written in it: a huge or
     fractional shard count, widths that do not fit the counts, counts that are not whole

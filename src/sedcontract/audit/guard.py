@@ -427,8 +427,8 @@ def audit(ref: EventList | str | Path, pred: EventList | str | Path,
     ``executor``: anything with ``submit(fn, *args, **kwargs)`` returning a future (a
     ``concurrent.futures`` pool, a Dask ``distributed.Client``, …) audits ``blocks``
     consecutive blocks of the clips, each given only its clips' events; the joined report is
-    the one process's, byte for byte (PSDS from operating points is summed from the blocks'
-    counts; from score files it is computed here).
+    the one process's, byte for byte (PSDS, from operating points or from score files, is
+    joined from the blocks' whole counts).
     """
     policy = policy_of(policy, **settings)
     if backend not in BACKENDS:

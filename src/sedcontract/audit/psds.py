@@ -124,8 +124,9 @@ def psds(scores: str | Path | ScoreFolder | Mapping[str, Any], ref: EventList,
          blocks: int | None = None) -> dict[str, Any]:
     """``{scenario: {"value", "per_class", "settings", "rule", "roc"}}`` (default scenarios: the
     DCASE presets) of the score files of ``ref``'s clips in a folder (read one clip at a time;
-    files of other clips are left aside), a :class:`~sedcontract.traces.scores.ScoreFolder`,
-    or a mapping of clip → table or (table, source) (e.g. from
+    files of other clips are left aside), a :class:`~sedcontract.traces.scores.ScoreFolder`
+    (or any table source with its ``columns``, ``select(clips)``, ``stream(clips)`` and
+    ``in``), or a mapping of clip → table or (table, source) (e.g. from
     :func:`~sedcontract.traces.scores.read_score_dir`). Each score column is a class; with an
     ``executor``, blocks of clips are counted where it runs (the same result)."""
     from sedcontract.audit.score_psds import psds_of_scores
@@ -134,8 +135,8 @@ def psds(scores: str | Path | ScoreFolder | Mapping[str, Any], ref: EventList,
         raise PsdsUnavailable("PSDS needs clip durations (--durations)")
     if isinstance(scores, str | Path):
         scores = ScoreFolder.open(scores, ref.clips, skipped=[])
-    if isinstance(scores, ScoreFolder):
-        classes = scores.columns
+    if hasattr(scores, "stream"):  # a table source: a ScoreFolder, or select/stream/columns
+        classes = tuple(scores.columns)
     else:
         first = next(iter(scores.values()), None)
         if first is None:

@@ -4,9 +4,10 @@ information instead of clips × classes × thresholds × classes.
 
 Over all thresholds, a score column's detections form a tree of runs: the run around a score
 segment is born when the threshold falls to that segment's score and replaced when it falls to
-the larger of the two scores beside the run. Each run changes the counts twice (at its birth
-and at its replacement), so a clip costs its score changes (run-length segments) and the
-reference events its runs overlap. Counts are whole numbers kept per (class, score) and per
+the larger of the two scores beside the run, by the run born there around it. Counts change
+only where runs are born (a run's counts come in, those of the runs it replaces go out), so a
+clip costs its score changes (run-length segments) and the reference events its runs
+overlap. Counts are whole numbers kept per (class, score) and per
 (class, other class, score) only where a cross-trigger occurs; the counts of disjoint blocks of
 clips add up to the corpus's exactly, so an executor gives the same value as one process, bit
 for bit. Times are compared in whole microseconds after the criteria are rounded to 1 µs, as
@@ -34,7 +35,7 @@ BATCH_CLIPS = 64  # clips whose segments are processed as one set of arrays
 @dataclass(frozen=True)
 class ClipTruth:
     """The merged reference events of some clips, sorted by clip then onset: the clip's index
-    (in ``clips``), class index (in the score columns), times in seconds and microseconds."""
+    (in ``clips``), class index (in the score columns), times in seconds."""
 
     clips: tuple[str, ...]
     clip: np.ndarray
@@ -411,6 +412,9 @@ def block_counts(tables: Iterable[ScoreTable], truth: ClipTruth, classes: tuple[
         first, batch = stop, []
 
     for table in tables:
+        if not np.isfinite(table.scores).all():
+            raise SedContractError(f"the score table of clip {truth.clips[first + len(batch)]!r}"
+                                   " holds a score that is not a finite number")
         if tuple(table.classes) != classes:
             raise SedContractError(f"the score table of clip {truth.clips[first + len(batch)]!r}"
                                    f" has the columns {', '.join(table.classes)}, not "
