@@ -15,7 +15,9 @@ and peak memory:
   sedcontract's (the agreement is checked: F1 and PSDS to 1e-9). The slice grows until a case
   passes the time cap or the memory limit;
 - ``folder``: PSDS from a folder of score files at two sizes, to show that reading it costs
-  one clip's tables, not the folder's.
+  one clip's tables, not the folder's;
+- with ``--dense-slice N``: PSDS of dense scores (every class scored on every frame, as a
+  sigmoid output is) on N clips, beside sed_scores_eval.
 
 Run: ``.venv/bin/python -W ignore benchmarks/audioset_scale.py`` (2,000 clips, slices of 100
 and 300: what ``make bench`` affords); ``--full`` for 17,000 clips, ``--slices 100,300,1000``
@@ -91,11 +93,14 @@ def corpus(clips: int, classes: int = 456, seed: int = 0):
 class ScoreTables:
     """The score tables of the corpus, each made when asked for (the same table every time):
     0.55–0.95 inside the clip's predicted events, 0.05–0.45 elsewhere on the classes its
-    prediction touches, a noise floor of 0.01–0.3 on 3 frames of 5 other classes, zeros else.
-    A table source for ``psds``: ``select`` a block of clips, ``stream`` their tables."""
+    prediction touches, a noise floor of 0.01–0.3 on 3 frames of 5 other classes, zeros else;
+    with ``dense``, every frame of every class at least a uniform 0–0.05 (as a sigmoid output
+    scores every class). A table source for ``psds``: ``select`` a block of clips, ``stream``
+    their tables."""
 
-    def __init__(self, pred, labels: list[str], seed: int = 1, clips=None):
-        self.pred, self.labels, self.seed = pred, list(labels), seed
+    def __init__(self, pred, labels: list[str], seed: int = 1, clips=None,
+                 dense: bool = False):
+        self.pred, self.labels, self.seed, self.dense = pred, list(labels), seed, dense
         self.clips = list(pred.clips if clips is None else clips)
         self.index = {c: k for k, c in enumerate(self.labels)}
         self.number = {c: k for k, c in enumerate(pred.clips)}
@@ -123,10 +128,12 @@ class ScoreTables:
         for k in rng.choice(len(self.labels), 5, replace=False):
             if k not in touched:
                 scores[rng.choice(FRAMES, 3, replace=False), k] = rng.uniform(0.01, 0.3, 3)
+        if self.dense:
+            scores = np.maximum(scores, rng.uniform(0.0, 0.05, scores.shape))
         return scores
 
     def select(self, clips):
-        return ScoreTables(self.pred, self.labels, self.seed, clips)
+        return ScoreTables(self.pred, self.labels, self.seed, clips, self.dense)
 
     def stream(self, clips):
         from sedcontract.traces.scores import ScoreTable
@@ -137,14 +144,14 @@ class ScoreTables:
             yield ScoreTable(onset, offset, tuple(self.labels), self.scores(clip), frames + 2)
 
 
-def sse_inputs(ref, pred, labels, durations):
+def sse_inputs(ref, pred, labels, durations, dense: bool = False):
     """sed_scores_eval's inputs: score DataFrames, ground truth (merged), durations."""
     from sed_scores_eval.base_modules.scores import create_score_dataframe
 
     from sedcontract.audit.psds import ground_truth
 
     times = np.round(np.arange(FRAMES + 1) * FRAME, 6)
-    tables = ScoreTables(pred, labels)
+    tables = ScoreTables(pred, labels, dense=dense)
     scores = {clip: create_score_dataframe(tables.scores(clip), times, labels)
               for clip in pred.clips}
     return scores, ground_truth(ref), durations
@@ -167,7 +174,7 @@ def present(ref, pred, labels):
     return pred.select(classes=kept), kept
 
 
-def run_case(case: str, clips: int, sliced: bool = False) -> dict:
+def run_case(case: str, clips: int, sliced: bool = False, dense: bool = False) -> dict:
     """One case in this process: seconds, peak resident MB, and its result (``sliced``: the
     classes sed_scores_eval can evaluate on these clips, for the side-by-side; PSDS always
     scores those, as a class without reference events has no TPR)."""
@@ -198,7 +205,7 @@ def run_case(case: str, clips: int, sliced: bool = False) -> dict:
             out["collar_f1"] = report.scores["event"].overall.f1
             out["segment_f1"] = report.scores["segment"].overall.f1
     elif case.startswith("psds"):
-        tables = ScoreTables(pred, labels)
+        tables = ScoreTables(pred, labels, dense=dense)
         if case.endswith("processes"):
             with pool() as executor:
                 result = psds(tables, ref, durations, scenarios, executor=executor, blocks=4)
@@ -221,7 +228,7 @@ def run_case(case: str, clips: int, sliced: bool = False) -> dict:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             from sed_scores_eval import collar_based, intersection_based, segment_based
-        inputs = sse_inputs(ref, pred, labels, durations)
+        inputs = sse_inputs(ref, pred, labels, durations, dense)
         base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         start = time.perf_counter()
         if case == "sse_f1":
@@ -247,7 +254,7 @@ def pool():
 
 
 def measure(case: str, clips: int, cap: float, memory_gb: float,
-            sliced: bool = False) -> dict | None:
+            sliced: bool = False, dense: bool = False) -> dict | None:
     """``case`` in a fresh process under a time cap and a memory limit (None past either)."""
     limit = int(memory_gb * 2**30)
 
@@ -256,7 +263,8 @@ def measure(case: str, clips: int, cap: float, memory_gb: float,
 
     try:
         done = subprocess.run([sys.executable, "-W", "ignore", __file__, "--case", case,
-                               "--clips", str(clips), *(["--sliced"] if sliced else [])],
+                               "--clips", str(clips), *(["--sliced"] if sliced else []),
+                               *(["--dense"] if dense else [])],
                               capture_output=True, text=True,
                               timeout=cap, preexec_fn=bound)
     except subprocess.TimeoutExpired:
@@ -277,11 +285,16 @@ def main(argv: list[str] | None = None) -> int:
                         help="clip counts tried for sed_scores_eval, in order")
     parser.add_argument("--cap", type=float, default=300.0, help="seconds per case at most")
     parser.add_argument("--memory", type=float, default=16.0, help="GB per case at most")
+    parser.add_argument("--dense", action="store_true",
+                        help="with --case: every class scored on every frame")
+    parser.add_argument("--dense-slice", type=int, default=0,
+                        help="also PSDS of dense scores (every class on every frame) on this "
+                             "many clips, beside sed_scores_eval")
     parser.add_argument("--smoke", action="store_true",
                         help="a tiny run that only checks the script works (tests use it)")
     args = parser.parse_args(argv)
     if args.case is not None:
-        print(json.dumps(run_case(args.case, args.clips, args.sliced)))
+        print(json.dumps(run_case(args.case, args.clips, args.sliced, args.dense)))
         return 0
     clips = 17_000 if args.full else args.clips
     slices = [int(s) for s in args.slices.split(",")]
@@ -354,6 +367,23 @@ def main(argv: list[str] | None = None) -> int:
             print(f"| {n} | stopped | |")
             continue
         print(f"| {n} | {row['seconds']:.2f} | {row['peak_mb'] - row['input_mb']:.0f} |")
+    if args.dense_slice:
+        n = args.dense_slice
+        ours = measure("psds", n, args.cap, args.memory, dense=True)
+        theirs = measure("sse_psds", n, args.cap, args.memory, dense=True)
+        print(f"\nDense scores (every class on every frame) on {n} clips: sedcontract "
+              + ("stopped" if ours is None else
+                 f"{ours['seconds']:.2f} s / {ours['peak_mb']:.0f} MB "
+                 f"({ours['seconds'] / (n * ours['classes'] * FRAMES) * 1e6:.2f} µs per "
+                 "frame and class)")
+              + ", sed_scores_eval " + ("stopped" if theirs is None else
+                                        f"{theirs['seconds']:.2f} s / "
+                                        f"{theirs['peak_mb']:.0f} MB"))
+        if ours is not None and theirs is not None:
+            differ = max(abs(a - b) for a, b in zip(ours["psds"], theirs["psds"], strict=True))
+            print(f"PSDS max difference {differ:.1e}")
+            if differ > 1e-9:
+                return 1
     if largest:
         print("\nExtrapolated (linear in clips, a statement, not a measurement) to "
               f"{clips} clips:")

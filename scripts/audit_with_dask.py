@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import Any
 
 import sedcontract
@@ -63,7 +64,8 @@ def main(argv: list[str] | None = None) -> int:
     ref, pred = args.ref, args.pred
     if args.pred_scores:  # the events read here one clip at a time; PSDS counted by workers
         ref = read_events(args.ref)
-        folder = ScoreFolder.open(args.pred_scores, ref.clips)
+        # an absolute path: the workers of a remote cluster read their blocks' files
+        folder = ScoreFolder.open(Path(args.pred_scores).resolve(), ref.clips)
         settings["decision"] = DecisionPolicy()
         pred = tables_to_events(folder.tables(), settings["decision"], args.pred_scores)
         if args.with_scores:

@@ -5,6 +5,7 @@ executor give the one process's result bit for bit; folders are read one clip at
 
 from __future__ import annotations
 
+import re
 import warnings
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
@@ -300,3 +301,41 @@ def test_the_cli_audit_on_processes_reads_and_scores_folders_as_one_process(tmp_
     assert main([*args, "--jobs", "2"]) == 0
     assert capsys.readouterr().out == alone
     assert '"psds2"' in alone and '"note"' not in alone
+
+
+def test_counts_at_shared_scores_are_kept_once(monkeypatch):
+    """Scores on a few levels (as score files written with few digits are): the counts of
+    many clips are joined, and what is kept follows the distinct (class, score) pairs, not
+    the clips; the value stays sed_scores_eval's."""
+    from sedcontract.audit import score_psds
+
+    monkeypatch.setattr(score_psds, "JOIN_ROWS", 50)
+    monkeypatch.setattr(score_psds, "BATCH_SEGMENTS", 10)
+    ref, tables, durations, classes = corpus(11, clips=120, n_classes=3, frames=30, levels=4)
+    truth = ClipTruth.of(ref, list(tables), classes)
+    for chosen in (PRESETS["psds1"], PRESETS["psds2"]):
+        (parts,) = block_counts(iter(tables.values()), truth, classes, [chosen])
+        rows = sum(p.rows for p in parts)
+        assert rows <= 3 * 5 * (1 + 2) + 50, rows  # 5 levels a class; cross-triggers: 2 others
+    value = psds(tables, ref, durations, {"psds2": PRESETS["psds2"]})
+    assert value["psds2"]["value"] == pytest.approx(
+        sse_psds(ref, tables, durations, PRESETS["psds2"])[0], abs=1e-9)
+
+
+@pytest.mark.parametrize("onset, message", [
+    ([0.0, 0.2], "this frame starts at 0.2 s but the frame of row 2 ends at 0.1 s"),
+    ([-0.1, 0.0], "negative time -0.1"),
+    ([0.1, 0.0], "rows are not in time order"),
+])
+def test_score_tables_given_in_memory_must_tile_time(onset, message):
+    """Tables handed over as a mapping are checked as score files are: from 0 s, in order,
+    without gaps (sed_scores_eval's runs end where the next frame starts)."""
+    ref = EventList.from_rows([("a", 0.0, 0.1, "x")], clips=("a",))
+    onset = np.array(onset)
+    table = ScoreTable(onset, onset + 0.1, ("x",), np.array([[0.9], [0.2]]), None)
+    with pytest.raises(TraceFormatError, match=re.escape(message)) as info:
+        psds({"a": table}, ref, {"a": 1.0})
+    assert info.value.path == "the score table of clip 'a'"
+    empty = ScoreTable(np.zeros(0), np.zeros(0), ("x",), np.zeros((0, 1)), None)
+    with pytest.raises(PsdsUnavailable, match="clip 'a' has no frames"):
+        psds({"a": empty}, ref, {"a": 1.0})

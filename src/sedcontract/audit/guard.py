@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 import os
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from multiprocessing import get_context
@@ -486,10 +486,26 @@ def _audit_here(ref: EventList | str | Path, pred: EventList | str | Path, polic
 EXECUTOR_BLOCKS = 8  # blocks of clips an executor audits when not told
 
 
-def _results(futures: list[Any]) -> Iterator[Any]:
-    """The futures' results in order, each future let go once its result is taken."""
-    while futures:
-        yield futures.pop(0).result()
+def block_results(clips: int, count: Any, submit: Callable[[int, int], Any], *,
+                  empty: bool = False) -> Iterator[Any]:
+    """The results, in order, of ``submit(first, stop)`` (a future) for each non-empty one of
+    ``count`` consecutive blocks of ``clips`` clips (:func:`clip_range`; with ``empty``, one
+    block of none when there are no clips): each future let go once its result is taken, the
+    others cancelled when one fails."""
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise ContractCheckError(f"blocks must be a whole number >= 1, got {count!r}")
+    spans = [clip_range(clips, k, count) for k in range(count)]
+    spans = [(a, b) for a, b in spans if a < b] or ([(0, 0)] if empty else [])
+    futures: list[Any] = []
+    try:
+        for a, b in spans:
+            futures.append(submit(a, b))
+        while futures:
+            yield futures.pop(0).result()
+    except BaseException:
+        for future in futures:
+            future.cancel()
+        raise
 
 
 def _check_corpus(ref: EventList, pred: EventList, policy: AuditPolicy,
@@ -539,23 +555,16 @@ def _audit_on(executor: Any, blocks: int, ref: EventList | str | Path,
             raise ContractCheckError("PSDS is a curve over the whole corpus, not a sum of "
                                      "counts: audit without shards to compute it")
         clips = clips[slice(*clip_range(len(clips), *shard))]
-    futures: list[Any] = []
-    try:
-        for k in range(blocks):
-            block = clips[slice(*clip_range(len(clips), k, blocks))]
-            if block or (not clips and k == 0):
-                futures.append(executor.submit(
-                    _audit_here, ref_events.select(clips=block),
-                    pred_events.select(clips=block), policy,
-                    durations=None if lengths is None else
-                    {c: lengths[c] for c in block if c in lengths},
-                    mode=mode, coordinates=coordinates, classes=declared, psds=None,
-                    backend=backend, checked=True))
-        report = GuardReport.concat(_results(futures))
-    except BaseException:
-        for future in futures:
-            future.cancel()
-        raise
+    def task(a: int, b: int) -> Any:
+        block = clips[a:b]
+        return executor.submit(
+            _audit_here, ref_events.select(clips=block), pred_events.select(clips=block),
+            policy, durations=None if lengths is None else
+            {c: lengths[c] for c in block if c in lengths},
+            mode=mode, coordinates=coordinates, classes=declared, psds=None, backend=backend,
+            checked=True)
+
+    report = GuardReport.concat(block_results(len(clips), blocks, task, empty=True))
     if first is not None:  # in file order, not the first block's
         report = replace(report, facts=replace(report.facts, cut_first=first))
     if psds is None:

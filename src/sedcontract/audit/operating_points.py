@@ -292,22 +292,19 @@ def _summed(executor: Any, points: Sequence[EventList], ref: EventList,
             clips: list[str], blocks: int | None
             ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """:func:`block_counts` of consecutive blocks of ``clips`` on ``executor``, summed."""
-    from sedcontract.audit.guard import EXECUTOR_BLOCKS, clip_range
+    from sedcontract.audit.guard import EXECUTOR_BLOCKS, block_results
 
-    count = blocks if blocks is not None else EXECUTOR_BLOCKS
-    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-        raise SedContractError(f"blocks must be a whole number >= 1, got {count!r}")
-    futures = []
-    for k in range(count):
-        block = clips[slice(*clip_range(len(clips), k, count))]
-        if not block:
-            continue
-        futures.append(executor.submit(
+    def task(a: int, b: int) -> Any:
+        block = clips[a:b]
+        return executor.submit(
             block_counts, [p.select(clips=block) for p in points], ref.select(clips=block),
-            {c: durations[c] for c in block if c in durations}, settings, tuple(classes)))
-    parts = [f.result() for f in futures]
-    return (sum(p[0] for p in parts), sum(p[1] for p in parts), sum(p[2] for p in parts),
-            sum(p[3] for p in parts))
+            {c: durations[c] for c in block if c in durations}, settings, tuple(classes))
+
+    tp = fp = ct = joined = 0
+    for part in block_results(len(clips), blocks if blocks is not None else EXECUTOR_BLOCKS,
+                              task):
+        tp, fp, ct, joined = tp + part[0], fp + part[1], ct + part[2], joined + part[3]
+    return tp, fp, ct, joined
 
 
 def psd_roc(rates: PointRates, settings: PsdsSettings) -> dict[str, np.ndarray]:

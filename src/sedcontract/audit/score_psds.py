@@ -26,10 +26,11 @@ from sedcontract.errors import SedContractError
 from sedcontract.traces import EventList
 from sedcontract.traces.grid import to_us
 from sedcontract.traces.intervals import expand_ranges
-from sedcontract.traces.scores import ScoreTable
+from sedcontract.traces.scores import ScoreTable, check_tiling
 
 SECONDS_PER_HOUR = 3600.0
-BATCH_CLIPS = 64  # clips whose segments are processed as one set of arrays
+BATCH_SEGMENTS = 100_000  # score segments (runs of equal scores) processed as one batch
+JOIN_ROWS = 1_000_000     # counts kept apart before they are joined (whole sums at a score)
 
 
 @dataclass(frozen=True)
@@ -106,6 +107,27 @@ class ScoreCounts:
                    sums[1][keep].astype(np.int32),
                    np.searchsorted(ct_keys[0][ct_keep], classes), ct_keys[2][ct_keep],
                    ct_keys[1][ct_keep].astype(np.int32), ct_sum[ct_keep].astype(np.int32))
+
+    @classmethod
+    def join(cls, parts: Sequence[ScoreCounts]) -> ScoreCounts:
+        """The counts of several blocks as one: the same whatever the blocks were."""
+        if len(parts) == 1:
+            return parts[0]
+        n = len(parts[0].ptr) - 1
+
+        def labels(name: str) -> np.ndarray:
+            return np.concatenate([np.repeat(np.arange(n), np.diff(getattr(p, name)))
+                                   for p in parts])
+
+        def joined(name: str) -> np.ndarray:
+            return np.concatenate([getattr(p, name) for p in parts])
+
+        return cls.of(n, labels("ptr"), joined("score"), joined("tp"), joined("fp"),
+                      labels("ct_ptr"), joined("ct_score"), joined("ct_other"), joined("ct"))
+
+    @property
+    def rows(self) -> int:
+        return len(self.score) + len(self.ct_score)
 
     def of_class(self, c: int) -> tuple[np.ndarray, ...]:
         """Class ``c``'s rows: score, tp, fp, then cross-trigger score, other class, count."""
@@ -282,15 +304,22 @@ def _batch_counts(tables: Sequence[ScoreTable], truth: ClipTruth, n_classes: int
     runs = _runs(tables, n_classes)
     K = n_classes
     n = len(runs.col)
+    # each run against the reference events it overlaps: of every class where a scenario
+    # counts cross-triggers, of its own class otherwise (rows: clip, or clip and class)
+    cross_any = K > 1 and any(chosen.alpha_ct > 0 for chosen in settings)
+    g_row = truth.clip if cross_any else truth.clip * K + truth.cls
+    r_row = runs.col // K if cross_any else runs.col
+    order = np.lexsort((truth.onset, g_row))
+    g_row, g_idx = g_row[order], order
     g_on, g_off = to_us(truth.onset), to_us(truth.offset)
     span = int(max(runs.end_us.max(initial=0), g_off.max(initial=0))) + 1
-    run_clip = runs.col // K
-    g_key = truth.clip * span
-    reach = np.maximum.accumulate(g_key + g_off) if len(g_key) else g_key
-    lo = np.searchsorted(reach, run_clip * span + runs.start_us, side="right")
-    hi = np.maximum(np.searchsorted(g_key + g_on, run_clip * span + runs.end_us,
+    g_key = g_row * span
+    reach = np.maximum.accumulate(g_key + g_off[g_idx]) if len(g_key) else g_key
+    lo = np.searchsorted(reach, r_row * span + runs.start_us, side="right")
+    hi = np.maximum(np.searchsorted(g_key + g_on[g_idx], r_row * span + runs.end_us,
                                     side="left"), lo)
     r, g = expand_ranges(lo, hi)
+    g = g_idx[g]
     inter = np.minimum(runs.end_us[r], g_off[g]) - np.maximum(runs.start_us[r], g_on[g])
     live = inter > 0
     r, g, inter = r[live], g[live], inter[live]
@@ -398,35 +427,73 @@ def _cross_triggers(runs: _Runs, truth: ClipTruth, r: np.ndarray, g: np.ndarray,
 def block_counts(tables: Iterable[ScoreTable], truth: ClipTruth, classes: tuple[str, ...],
                  settings: Sequence[PsdsSettings]) -> list[list[ScoreCounts]]:
     """Each scenario's counts of consecutive clips (``tables`` in ``truth``'s clip order, read
-    one at a time), a list per batch of :data:`BATCH_CLIPS` clips: a task an executor runs."""
-    out: list[list[ScoreCounts]] = [[] for _ in settings]  # per scenario
+    one at a time), as a few parts (:class:`Gathered`): a task an executor runs. Clips are
+    counted in batches of about :data:`BATCH_SEGMENTS` score segments."""
+    out = [Gathered() for _ in settings]  # per scenario
     batch: list[ScoreTable] = []
-    first = 0
+    segments = first = 0
 
     def flush() -> None:
-        nonlocal first, batch
+        nonlocal first, batch, segments
         stop = first + len(batch)
         for k, counts in enumerate(_batch_counts(batch, truth.block(first, stop),
                                                  len(classes), settings)):
-            out[k].append(counts)
-        first, batch = stop, []
+            out[k].add([counts])
+        first, batch, segments = stop, [], 0
 
     for table in tables:
-        if not np.isfinite(table.scores).all():
-            raise SedContractError(f"the score table of clip {truth.clips[first + len(batch)]!r}"
-                                   " holds a score that is not a finite number")
-        if tuple(table.classes) != classes:
-            raise SedContractError(f"the score table of clip {truth.clips[first + len(batch)]!r}"
-                                   f" has the columns {', '.join(table.classes)}, not "
-                                   f"{', '.join(classes)}: every table scores the same classes")
+        clip = truth.clips[first + len(batch)] if first + len(batch) < len(truth.clips) \
+            else None
+        segments += _check_table(table, clip, classes)
         batch.append(table)
-        if len(batch) == BATCH_CLIPS:
+        if segments >= BATCH_SEGMENTS:
             flush()
     if batch:
         flush()
     if first != len(truth.clips):
         raise SedContractError(f"{first} score tables for {len(truth.clips)} clips")
-    return out
+    return [g.parts for g in out]
+
+
+class Gathered:
+    """One scenario's counts as they come, in parts. The parts are joined into one when they
+    hold more rows than the last join kept and than :data:`JOIN_ROWS`, as long as joining pays:
+    a join that keeps most rows (scores seldom shared across clips) stops it, so that rows are
+    joined a few times at most, and counts at a score many clips share are kept once."""
+
+    def __init__(self) -> None:
+        self.parts: list[ScoreCounts] = []
+        self.kept = 0  # rows of the joined first part
+        self.joining = True
+
+    def add(self, more: Sequence[ScoreCounts]) -> None:
+        self.parts += more
+        rows = sum(p.rows for p in self.parts)
+        if self.joining and len(self.parts) > 1 and rows - self.kept > max(self.kept,
+                                                                           JOIN_ROWS):
+            self.parts = [ScoreCounts.join(self.parts)]
+            self.kept = self.parts[0].rows
+            self.joining = self.kept < 0.8 * rows
+
+
+def _check_table(table: ScoreTable, clip: str | None, classes: tuple[str, ...]) -> int:
+    """Refuse a table sed_scores_eval could not score (no frames, a score that is not finite,
+    other columns, frames that do not tile time from 0 s); its number of score segments."""
+    where = f"the score table of clip {clip!r}"
+    if clip is None:
+        raise SedContractError("more score tables than clips")
+    if tuple(table.classes) != classes:
+        raise SedContractError(f"{where} has the columns {', '.join(table.classes)}, not "
+                               f"{', '.join(classes)}: every table scores the same classes")
+    n = table.scores.shape[0]
+    if n == 0:
+        raise PsdsUnavailable(f"{where} has no frames: PSDS needs every clip's scores")
+    if not np.isfinite(table.scores).all():
+        raise SedContractError(f"{where} holds a score that is not a finite number")
+    lines = table.lines if table.lines is not None else np.arange(n) + 2
+    check_tiling(np.asarray(table.onset, dtype=float), np.asarray(table.offset, dtype=float),
+                 np.asarray(lines), where)
+    return len(classes) + int(np.count_nonzero(table.scores[1:] != table.scores[:-1]))
 
 
 # ---- the PSD-ROC, as sed_scores_eval forms it ----
@@ -526,7 +593,7 @@ def psds_from_counts(parts: Sequence[ScoreCounts], truth: ClipTruth, classes: Se
             "roc": {k: v.tolist() for k, v in roc.items()}}
 
 
-def table_stream(scores: Mapping[str, Any], clips: Sequence[str]) -> Iterator[ScoreTable]:
+def _table_stream(scores: Mapping[str, Any], clips: Sequence[str]) -> Iterator[ScoreTable]:
     """The score tables of ``clips`` one at a time from a mapping of clip → table or
     (table, source)."""
     for clip in clips:
@@ -539,7 +606,7 @@ def _block_task(scores: Mapping[str, Any] | Any, truth: ClipTruth, classes: tupl
     """:func:`block_counts` of one block: its score tables (a mapping, or a folder that reads
     them where the task runs)."""
     stream = scores.stream(truth.clips) if hasattr(scores, "stream") else \
-        table_stream(scores, truth.clips)
+        _table_stream(scores, truth.clips)
     return block_counts(stream, truth, classes, settings)
 
 
@@ -552,7 +619,7 @@ def psds_of_scores(scores: Mapping[str, Any] | Any, ref: EventList,
     :class:`~sedcontract.traces.scores.ScoreFolder` read clip by clip) whose columns are
     ``classes``. With ``executor`` (anything with ``submit``) the clips are cut into
     ``blocks`` whose counts are joined: the same result as one process, bit for bit."""
-    from sedcontract.audit.guard import EXECUTOR_BLOCKS, clip_range
+    from sedcontract.audit.guard import EXECUTOR_BLOCKS, block_results
 
     clips = list(ref.clips)
     missing = [c for c in clips if c not in scores]
@@ -575,26 +642,16 @@ def psds_of_scores(scores: Mapping[str, Any] | Any, ref: EventList,
     if executor is None:
         parts = _block_task(scores, truth, classes, chosen)
     else:
-        count = blocks if blocks is not None else EXECUTOR_BLOCKS
-        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-            raise SedContractError(f"blocks must be a whole number >= 1, got {count!r}")
-        futures = []
-        try:
-            for k in range(count):
-                a, b = clip_range(len(clips), k, count)
-                if a == b:
-                    continue
-                part = scores.select(clips[a:b]) if hasattr(scores, "stream") else \
-                    {c: scores[c] for c in clips[a:b]}
-                futures.append(executor.submit(_block_task, part, truth.block(a, b), classes,
-                                               chosen))
-            parts = [[] for _ in chosen]
-            for future in futures:
-                for k, counts in enumerate(future.result()):
-                    parts[k] += counts
-        except BaseException:
-            for future in futures:
-                future.cancel()
-            raise
+        def task(a: int, b: int) -> Any:
+            part = scores.select(clips[a:b]) if hasattr(scores, "stream") else \
+                {c: scores[c] for c in clips[a:b]}
+            return executor.submit(_block_task, part, truth.block(a, b), classes, chosen)
+
+        gathered = [Gathered() for _ in chosen]
+        for result in block_results(len(clips), blocks if blocks is not None
+                                    else EXECUTOR_BLOCKS, task):
+            for k, counts in enumerate(result):
+                gathered[k].add(counts)
+        parts = [g.parts for g in gathered]
     return {name: psds_from_counts(parts[k], truth, classes, total, chosen[k])
             for k, name in enumerate(names)}

@@ -73,7 +73,7 @@ def _classes(args: argparse.Namespace, class_map: ClassMap | None) -> list[str] 
 
 def _predictions(args: argparse.Namespace, ref: EventList, class_map: ClassMap | None,
                  declared: list[str] | None
-                 ) -> tuple[EventList | str, DecisionPolicy | None, dict | None]:
+                 ) -> tuple[EventList | str, DecisionPolicy | None, ScoreFolder | None]:
     """The system's events (a path when nothing needs changing), the decision policy of
     scores, and the score folder (read again, clip by clip) when PSDS is asked for."""
     if args.pred_scores is None:
@@ -133,7 +133,7 @@ def _psds_settings(args: argparse.Namespace) -> dict[str, PsdsSettings]:
     return out
 
 
-def _psds_request(args: argparse.Namespace, tables: ScoreFolder | None,
+def _psds_request(args: argparse.Namespace, folder: ScoreFolder | None,
                   class_map: ClassMap | None) -> PsdsRequest | None:
     """What PSDS to compute: from the score files (``--with-scores``) or ``--pred-points``
     (mapped through ``--class-map`` like the other predictions)."""
@@ -142,8 +142,8 @@ def _psds_request(args: argparse.Namespace, tables: ScoreFolder | None,
         if class_map is not None:
             points = [class_map.events(table) for table in points]
         return PsdsRequest(points=points, settings=_psds_settings(args))
-    if tables is not None:
-        return PsdsRequest(scores=tables, settings=_psds_settings(args))
+    if folder is not None:
+        return PsdsRequest(scores=folder, settings=_psds_settings(args))
     if args.psd_roc:
         raise SedContractError("--psd-roc draws PSDS: add --pred-points, or --pred-scores with "
                                "--with-scores")

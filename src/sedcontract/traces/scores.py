@@ -98,7 +98,7 @@ def read_scores(path: str | Path) -> ScoreTable:
     values = _fast_values(numbered, len(header))
     if values is not None and np.isfinite(values).all() and \
             (np.abs(values) <= MAX_SECONDS).all():
-        _check_tiling(values[:, 0], values[:, 1], lines_of, path)
+        check_tiling(values[:, 0], values[:, 1], lines_of, path)
         return ScoreTable(values[:, 0], values[:, 1], tuple(header[2:]), values[:, 2:],
                           lines_of)
     values = np.empty((len(numbered), len(header)))  # a bad value: find and name it
@@ -116,7 +116,7 @@ def read_scores(path: str | Path) -> ScoreTable:
                                        f"±{MAX_SECONDS:g}", path=str(path), row=r,
                                        column=header[c])
             values[k, c] = number
-    _check_tiling(values[:, 0], values[:, 1], lines_of, path)
+    check_tiling(values[:, 0], values[:, 1], lines_of, path)
     return ScoreTable(values[:, 0], values[:, 1], tuple(header[2:]), values[:, 2:], lines_of)
 
 
@@ -136,9 +136,10 @@ def _fast_values(numbered: list[tuple[int, list[str]]], width: int) -> np.ndarra
     return values if text.isascii() and "_" not in text else None
 
 
-def _check_tiling(onset: np.ndarray, offset: np.ndarray, lines: np.ndarray, path: Path) -> None:
-    """Frames in time order, each of positive length, each starting where the previous ends
-    (compared in microseconds)."""
+def check_tiling(onset: np.ndarray, offset: np.ndarray, lines: np.ndarray,
+                 path: Path | str) -> None:
+    """Frames from 0 s on, in time order, each of positive length, each starting where the
+    previous ends (compared in microseconds); an error names ``path`` and the frame's line."""
     def fail(message: str, k: int, column: str = "onset") -> None:
         raise TraceFormatError(message, path=str(path), row=int(lines[k]), column=column)
 
@@ -339,15 +340,17 @@ class ScoreFolder:
     def only(self, classes: Sequence[str]) -> ScoreFolder:
         """Every table cut to the columns of ``classes``, in that order (a class without a
         column is an error naming the file)."""
-        missing = [c for c in classes if c not in self.columns]
-        if missing:
+        missing = [c for c in classes if c not in self.header]
+        if missing and self.first is not None:
             raise TraceFormatError(f"no score column for declared class {missing[0]!r} (the "
-                                   f"columns are {', '.join(self.columns)})",
+                                   f"columns are {', '.join(self.header)})",
                                    path=str(self.first), row=1)
         return replace(self, keep=tuple(classes))
 
     def table(self, clip: str) -> tuple[ScoreTable, str]:
-        """Clip ``clip``'s scores (its windows merged back to its time) and source path."""
+        """Clip ``clip``'s scores and source path; its windows merged back to its time
+        (:func:`~sedcontract.traces.windows.overlap_average`), frames past a window's end (a
+        short last window scored as a whole one) cut off."""
         paths = self.files[clip]
         pieces = []
         for path in paths:
@@ -360,8 +363,9 @@ class ScoreFolder:
                 raise TraceFormatError(f"classes {', '.join(classes)} differ from those of "
                                        f"{self.first.name} ({', '.join(self.header)})",
                                        path=str(path), row=1)
-            if self.keep is not None:
-                table = select_columns(table, self.keep, str(path))
+            if self.keep is not None:  # checked against the header by only()
+                index = [classes.index(c) for c in self.keep]
+                table = replace(table, classes=self.keep, scores=table.scores[:, index])
             pieces.append(table)
         if not self.windows or parse_window_id(clip_id(paths[0].stem)) is None:
             return pieces[0], str(paths[0])
@@ -411,17 +415,6 @@ def check_score_classes(folder: ScoreFolder, classes: Sequence[str]) -> None:
                                "event of it would count as missed; add its column (zeros "
                                "if the system never predicts it) or map the columns with a "
                                "class map", path=str(folder.first), row=1)
-
-
-def select_columns(table: ScoreTable, classes: Sequence[str], path: str) -> ScoreTable:
-    """The table's columns of ``classes``, in that order; a class without a column is an
-    error naming the file."""
-    missing = [c for c in classes if c not in table.classes]
-    if missing:
-        raise TraceFormatError(f"no score column for declared class {missing[0]!r} (the "
-                               f"columns are {', '.join(table.classes)})", path=path, row=1)
-    index = [table.classes.index(c) for c in classes]
-    return replace(table, classes=tuple(classes), scores=table.scores[:, index])
 
 
 def tables_to_events(tables: Mapping[str, tuple[ScoreTable, str]]
