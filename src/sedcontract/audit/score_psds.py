@@ -127,6 +127,7 @@ class ScoreCounts:
 
     @property
     def rows(self) -> int:
+        """How many changes are kept (the memory these counts take, 16 bytes each)."""
         return len(self.score) + len(self.ct_score)
 
     def of_class(self, c: int) -> tuple[np.ndarray, ...]:
