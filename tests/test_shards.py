@@ -206,15 +206,21 @@ def test_shards_of_corpora_that_differ_only_in_durations_do_not_merge(tmp_path, 
     assert code == 2 and "another corpus" in err, err
 
 
+def dask_recipe():
+    """scripts/audit_with_dask.py, imported as a module."""
+    spec = importlib.util.spec_from_file_location("audit_with_dask",
+                                                  ROOT / "scripts" / "audit_with_dask.py")
+    recipe = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(recipe)
+    return recipe
+
+
 def test_the_dask_recipe_gives_the_unsharded_report(tmp_path, capsys):
     """A Dask LocalCluster as the audit's executor: the same bytes as one process."""
     inputs = write_corpus(tmp_path)
     code, whole, _ = run(["audit", *inputs, "--format", "json", "--with-scores"], capsys)
     assert code == 0
-    spec = importlib.util.spec_from_file_location("audit_with_dask",
-                                                  ROOT / "scripts" / "audit_with_dask.py")
-    recipe = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(recipe)
+    recipe = dask_recipe()
     out = tmp_path / "dask.json"
     assert recipe.main([*inputs, "--with-scores", "--shards", "5", "--workers", "2",
                         "--out", str(out)]) == 0
@@ -239,10 +245,7 @@ def test_the_dask_recipe_counts_psds_of_a_score_folder_on_the_cluster(tmp_path, 
     code, whole, err = run(["audit", *given, "--format", "json", "--with-scores"], capsys)
     assert code == 0, err
     assert '"psds2"' in whole and '"note"' not in whole
-    spec = importlib.util.spec_from_file_location("audit_with_dask",
-                                                  ROOT / "scripts" / "audit_with_dask.py")
-    recipe = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(recipe)
+    recipe = dask_recipe()
     out = tmp_path / "dask.json"
     assert recipe.main([*given, "--with-scores", "--shards", "3", "--workers", "2",
                         "--out", str(out)]) == 0

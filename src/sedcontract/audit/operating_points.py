@@ -24,6 +24,7 @@ from sedcontract.audit.psds import PRESETS, PsdsSettings
 from sedcontract.errors import SedContractError, TraceFormatError
 from sedcontract.traces import EventList, read_events
 from sedcontract.traces.intervals import Intervals, expand_ranges, overlap_ranges
+from sedcontract.traces.tsv import given_files
 
 SECONDS_PER_HOUR = 3600.0
 POINT_SUFFIXES = (".tsv", ".csv")
@@ -32,20 +33,11 @@ POINT_SUFFIXES = (".tsv", ".csv")
 def point_files(paths: Sequence[str | Path]) -> list[Path]:
     """The operating-point tables: each path a table, or a folder of ``*.tsv`` / ``*.csv``
     tables (sorted by name)."""
-    out: list[Path] = []
-    for given in paths:
-        path = Path(given)
-        if path.is_dir():
-            found = sorted(p for p in path.iterdir()
-                           if p.suffix in POINT_SUFFIXES and p.is_file())
-            if not found:
-                raise SedContractError(f"{path}: no operating-point tables (*.tsv, *.csv) in "
-                                       "this folder")
-            out += found
-        elif path.is_file():
-            out.append(path)
-        else:
-            raise SedContractError(f"{path}: no such operating-point table or folder")
+    out = given_files(
+        paths, lambda folder: [p for p in folder.iterdir()
+                               if p.suffix in POINT_SUFFIXES and p.is_file()],
+        none_here="no operating-point tables (*.tsv, *.csv) in this folder",
+        missing="no such operating-point table or folder")
     if not out:
         raise SedContractError("no operating-point tables given")
     return out

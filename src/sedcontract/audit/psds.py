@@ -129,20 +129,15 @@ def psds(scores: str | Path | ScoreFolder | Mapping[str, Any], ref: EventList,
     ``in``), or a mapping of clip → table or (table, source) (e.g. from
     :func:`~sedcontract.traces.scores.read_score_dir`). Each score column is a class; with an
     ``executor``, blocks of clips are counted where it runs (the same result)."""
-    from sedcontract.audit.score_psds import psds_of_scores
+    from sedcontract.audit.score_psds import TableMapping, psds_of_scores
 
     if durations is None:
         raise PsdsUnavailable("PSDS needs clip durations (--durations)")
     if isinstance(scores, str | Path):
         scores = ScoreFolder.open(scores, ref.clips, skipped=[])
-    if hasattr(scores, "stream"):  # a table source: a ScoreFolder, or select/stream/columns
-        classes = tuple(scores.columns)
-    else:
-        first = next(iter(scores.values()), None)
-        if first is None:
-            raise SedContractError("no score tables given for PSDS")
-        classes = (first[0] if isinstance(first, tuple) else first).classes
-    return psds_of_scores(scores, ref, durations, settings or PRESETS, classes,
+    elif not hasattr(scores, "stream"):  # tables in memory, not a table source
+        scores = TableMapping(scores)
+    return psds_of_scores(scores, ref, durations, settings or PRESETS, tuple(scores.columns),
                           executor=executor, blocks=blocks)
 
 

@@ -40,6 +40,7 @@ from sedcontract.audit.render import (
 from sedcontract.audit.scores import Counts
 from sedcontract.errors import SedContractError, TraceFormatError
 from sedcontract.traces import MODES
+from sedcontract.traces.tsv import given_files
 
 __all__ = ["Overview", "Table", "colour", "overview", "overview_csv", "overview_markdown",
            "read_rows", "report_files", "report_tables", "vectors_figure", "vectors_png"]
@@ -88,20 +89,10 @@ def _cell(value: Any, blank: str = "vacuous") -> str:
 
 def _files(paths: Iterable[str | Path]) -> list[Path]:
     """Rows files, and the ``*_report.csv`` files of run directories."""
-    out = []
-    for given in paths:
-        path = Path(given)
-        if path.is_dir():
-            found = sorted(path.rglob("*_report.csv"))
-            if not found:
-                raise SedContractError(f"{path}: no *_report.csv source rows in this folder (a "
-                                       "training or evaluation run writes them)")
-            out += found
-        elif path.is_file():
-            out.append(path)
-        else:
-            raise SedContractError(f"{path}: no such rows file or run folder")
-    return out
+    return given_files(paths, lambda folder: list(folder.rglob("*_report.csv")),
+                       none_here="no *_report.csv source rows in this folder (a training or "
+                       "evaluation run writes them)",
+                       missing="no such rows file or run folder")
 
 
 def read_rows(paths: Iterable[str | Path], *, several_policies: bool = False

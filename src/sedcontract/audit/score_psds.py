@@ -594,29 +594,46 @@ def psds_from_counts(parts: Sequence[ScoreCounts], truth: ClipTruth, classes: Se
             "roc": {k: v.tolist() for k, v in roc.items()}}
 
 
-def _table_stream(scores: Mapping[str, Any], clips: Sequence[str]) -> Iterator[ScoreTable]:
-    """The score tables of ``clips`` one at a time from a mapping of clip → table or
-    (table, source)."""
-    for clip in clips:
-        value = scores[clip]
-        yield value[0] if isinstance(value, tuple) else value
+@dataclass(frozen=True)
+class TableMapping:
+    """Score tables already in memory (a mapping of clip → table or (table, source)) as a
+    table source, like :class:`~sedcontract.traces.scores.ScoreFolder`."""
+
+    tables: Mapping[str, Any]
+
+    def __contains__(self, clip: object) -> bool:
+        return clip in self.tables
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        """The classes of the first table (every table must have them)."""
+        first = next(iter(self.tables.values()), None)
+        if first is None:
+            raise SedContractError("no score tables given for PSDS")
+        return tuple((first[0] if isinstance(first, tuple) else first).classes)
+
+    def select(self, clips: Sequence[str]) -> TableMapping:
+        return TableMapping({c: self.tables[c] for c in clips})
+
+    def stream(self, clips: Sequence[str]) -> Iterator[ScoreTable]:
+        for clip in clips:
+            value = self.tables[clip]
+            yield value[0] if isinstance(value, tuple) else value
 
 
-def _block_task(scores: Mapping[str, Any] | Any, truth: ClipTruth, classes: tuple[str, ...],
+def _block_task(scores: Any, truth: ClipTruth, classes: tuple[str, ...],
                 settings: Sequence[PsdsSettings]) -> list[list[ScoreCounts]]:
-    """:func:`block_counts` of one block: its score tables (a mapping, or a folder that reads
+    """:func:`block_counts` of one block: its score tables (a table source; a folder reads
     them where the task runs)."""
-    stream = scores.stream(truth.clips) if hasattr(scores, "stream") else \
-        _table_stream(scores, truth.clips)
-    return block_counts(stream, truth, classes, settings)
+    return block_counts(scores.stream(truth.clips), truth, classes, settings)
 
 
-def psds_of_scores(scores: Mapping[str, Any] | Any, ref: EventList,
+def psds_of_scores(scores: Any, ref: EventList,
                    durations: Mapping[str, float], settings: Mapping[str, PsdsSettings],
                    classes: Sequence[str], *, executor: Any = None,
                    blocks: int | None = None) -> dict[str, Any]:
     """``{scenario: {"value", "per_class", "settings", "rule", "roc"}}`` of the score tables
-    of ``ref``'s clips (a mapping of clip → table or (table, source), or a
+    of ``ref``'s clips from a table source (:class:`TableMapping`, or a
     :class:`~sedcontract.traces.scores.ScoreFolder` read clip by clip) whose columns are
     ``classes``. With ``executor`` (anything with ``submit``) the clips are cut into
     ``blocks`` whose counts are joined: the same result as one process, bit for bit."""
@@ -644,9 +661,8 @@ def psds_of_scores(scores: Mapping[str, Any] | Any, ref: EventList,
         parts = _block_task(scores, truth, classes, chosen)
     else:
         def task(a: int, b: int) -> Any:
-            part = scores.select(clips[a:b]) if hasattr(scores, "stream") else \
-                {c: scores[c] for c in clips[a:b]}
-            return executor.submit(_block_task, part, truth.block(a, b), classes, chosen)
+            return executor.submit(_block_task, scores.select(clips[a:b]), truth.block(a, b),
+                                   classes, chosen)
 
         gathered = [Gathered() for _ in chosen]
         for result in block_results(len(clips), blocks if blocks is not None

@@ -8,12 +8,12 @@ import os
 import re
 import stat
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 import numpy as np
 
-from sedcontract.errors import TraceFormatError
+from sedcontract.errors import SedContractError, TraceFormatError
 from sedcontract.outputs import atomic_write
 from sedcontract.traces.events import EventList
 from sedcontract.traces.grid import MAX_SECONDS
@@ -31,6 +31,26 @@ def clip_id(filename: str) -> str:
         if name.lower().endswith(ext):
             return name[: -len(ext)]
     return name
+
+
+def given_files(paths: Iterable[str | Path], find: Callable[[Path], list[Path]], *,
+                none_here: str, missing: str) -> list[Path]:
+    """Each of ``paths`` a file, or a folder whose files ``find`` lists (sorted); a folder
+    where it finds none, or a path that is neither, is an error: ``{path}: {none_here}`` or
+    ``{path}: {missing}``."""
+    out: list[Path] = []
+    for given in paths:
+        path = Path(given)
+        if path.is_dir():
+            found = sorted(find(path))
+            if not found:
+                raise SedContractError(f"{path}: {none_here}")
+            out += found
+        elif path.is_file():
+            out.append(path)
+        else:
+            raise SedContractError(f"{path}: {missing}")
+    return out
 
 
 def regular_file(path: Path) -> Path:
