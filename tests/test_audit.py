@@ -270,7 +270,7 @@ def test_audit_command_on_score_files(tmp_path, capsys):
     assert fragmentation["speech"]["satisfied"] == 0  # the dip splits speech in two
     assert fragmentation["tone"]["satisfied"] == 1
     assert data["policy"]["decision"] == "active iff score > 0.5"
-    assert main(["audit", *base, "--median-filter", "0.06"]) == 0
+    assert main(["audit", *base, "--median-filter", "60ms"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["policy"]["decision"] == "active iff score > 0.5, median filter 0.06 s"
     coordinates = data["modes"]["typed"]["coordinates"]

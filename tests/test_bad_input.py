@@ -77,7 +77,7 @@ def test_byte_order_mark_is_not_data(tmp_path):
 def test_bad_hops_are_clear_errors(capsys):
     assert main(["check", "standard", "--hop", "0"]) == 2
     assert "grid hop must be a positive" in capsys.readouterr().err
-    assert main(["check", "standard", "--hop", "0.0000015"]) == 2
+    assert main(["check", "standard", "--hop", "0.0015ms"]) == 2
     assert "whole number of microseconds" in capsys.readouterr().err
     with pytest.raises(SignalError):
         sedcontract.evaluate_formula("F[20ms] pred.active", {"pred.active": np.ones(3, bool)},

@@ -161,10 +161,10 @@ def test_pred_scores_must_name_a_directory(tmp_path, capsys):
 
 
 def test_a_hop_coarser_than_every_event_is_an_error_not_a_perfect_score(capsys):
-    assert main(["demo", "--hop", "100"]) == 2
+    assert main(["demo", "--hop", "100s"]) == 2
     err = capsys.readouterr().err
     assert "none of the 2 reference events covers a frame at hop 100 s" in err
-    assert main(["demo", "--hop", "1e300"]) == 2
+    assert main(["demo", "--hop", "1000000000001s"]) == 2
     assert "longer than the longest supported time" in capsys.readouterr().err
 
 
@@ -240,9 +240,9 @@ def test_no_command_writes_over_its_contract(tmp_path, capsys):
     runs = {
         "select --out": ["select", "--calibration", str(folder), "--risk-order", str(risk),
                          "--out", str(contract)],
-        "sweep --out": ["sweep", "--ref", str(ref), "--pred", str(pred), "--eps", "0,10",
+        "sweep --out": ["sweep", "--ref", str(ref), "--pred", str(pred), "--eps", "0,10ms",
                         "--out", str(contract)],
-        "sweep --figure": ["sweep", "--ref", str(ref), "--pred", str(pred), "--eps", "0,10",
+        "sweep --figure": ["sweep", "--ref", str(ref), "--pred", str(pred), "--eps", "0,10ms",
                            "--figure", str(contract)],
         "show --out": ["show", "--ref", str(ref), "--pred", str(pred), "--clip", clip,
                        "--out", str(contract)],
@@ -260,7 +260,7 @@ def test_two_outputs_naming_one_file_are_refused(tmp_path, capsys):
     argv = {"select": ["select", "--calibration", str(folder), "--risk-order", str(risk),
                        "--out", str(target), "--table", str(tmp_path / "." / "out.md")],
             "sweep": ["sweep", "--ref", str(folder / "ref.tsv"), "--pred",
-                      str(folder / "pred.tsv"), "--eps", "0,10", "--out", str(target),
+                      str(folder / "pred.tsv"), "--eps", "0,10ms", "--out", str(target),
                       "--csv", str(target)]}
     for name, args in argv.items():
         assert main(args) == 2, name
@@ -356,7 +356,7 @@ def test_audit_decides_score_files_with_hysteresis(tmp_path, capsys):
         f"{k * 0.25:g}\t{(k + 1) * 0.25:g}\t{v}\n" for k, v in enumerate(values)))
     runs = {}
     for extra in ([], ["--hysteresis-low", "0.3"]):
-        assert main(["audit", "--ref", str(ref), "--pred-scores", str(scores), "--hop", "0.25",
+        assert main(["audit", "--ref", str(ref), "--pred-scores", str(scores), "--hop", "250ms",
                      "--format", "json", *extra]) == 0
         report = json.loads(capsys.readouterr().out)
         runs[bool(extra)] = report["modes"]["typed"]["coordinates"]["fragmentation"]

@@ -336,6 +336,24 @@ def test_the_multiplier_weights_the_clause_loss_and_its_gradient():
     assert given.weights == {"onset": 2.0}
 
 
+def test_a_weighted_constrained_clause_enters_with_its_weight_plus_its_multiplier():
+    """A constrained clause with a given weight w = 2 and multiplier μ = 0.5 counts
+    (w + μ) · loss = 2.5 · loss in the total and its gradient (not μ, w·μ, max(w, μ) or 1 + μ)."""
+    out, batch = constrained_batch()
+    part = constrained({"onset": 0.9}, weights={"onset": 2.0, "missed": 1.0}).train()
+    assert part.weights == {"missed": 1.0, "onset": 2.0}
+    part.multipliers.fill_(0.5)
+    value, logs = part(out, batch)
+    torch.testing.assert_close(value, logs["contract/missed"] + 2.5 * logs["contract/onset"])
+    assert float(logs["contract/multiplier/onset"]) == 0.5
+    terms = part.terms(out, batch)
+    (g_onset,) = torch.autograd.grad(terms["onset"].loss(), out["activity"], retain_graph=True)
+    (g_missed,) = torch.autograd.grad(terms["missed"].loss(), out["activity"])
+    (g_total,) = torch.autograd.grad(value, out["activity"])
+    assert g_onset.abs().sum() > 0
+    torch.testing.assert_close(g_total, g_missed + 2.5 * g_onset)
+
+
 def test_multipliers_are_saved_and_loaded_with_the_detector(tmp_path):
     def detector():
         return module_of(DilatedCNN(16, 3, channels=8, blocks=2),

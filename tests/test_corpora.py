@@ -22,7 +22,12 @@ from sedcontract.data.maestro import CLASSES, EVALUATED, folds, index_corpus, re
 from sedcontract.errors import SedContractError, TraceFormatError
 from sedcontract.traces import EventList, read_events
 from sedcontract.traces.classmap import read_class_map
-from sedcontract.traces.scores import DecisionPolicy, read_score_dir, tables_to_events
+from sedcontract.traces.scores import (
+    DecisionPolicy,
+    read_score_dir,
+    scores_tsv,
+    tables_to_events,
+)
 from sedcontract.traces.soft import read_soft_tsv
 from sedcontract.traces.windows import Piece, overlap_average, parse_window_id, window_starts
 from tests.corpora import (
@@ -222,7 +227,7 @@ def test_the_desed_track_vector_equals_the_hand_computation(baseline, tmp_path, 
     Y2 157: 252, 16 broken."""
     args = ["audit", "--ref", str(tmp_path / "desed.tsv"), "--durations",
             str(tmp_path / "desed_durations.tsv"), "--clips", "durations", "--pred-scores",
-            str(baseline), "--class-map", str(DESED_MAP), "--skip-unlisted", "--hop", "0.064",
+            str(baseline), "--class-map", str(DESED_MAP), "--skip-unlisted", "--hop", "64ms",
             "--classes", "Cat,Dog,Speech", "--format", "json"]
     assert main(args) == 0
     captured = capsys.readouterr()
@@ -407,6 +412,23 @@ def test_several_sources_of_one_target_give_their_maximum_score():
     _, swapped = mapping.columns(["Cat", "Dog", "Fan", "Speech"], scores[:, [1, 0, 2, 3]],
                                  path="scores.tsv")
     assert swapped.tolist() == out.tolist()
+
+
+def test_a_window_frame_starting_at_the_window_end_adds_nothing_to_the_merge(tmp_path):
+    """Window scores are cut at the window's end: a frame starting exactly there (0.99 here)
+    and the later frames of a short last window scored as a whole leave no time and no score
+    in the merged file; a frame across the end is cut at it."""
+    folder = tmp_path / "scores"
+    folder.mkdir()
+    frames = {"f-000000-000100": ([0.1, 0.1, 0.1, 0.1, 0.99], 0.25),  # 0–1 s; 1–1.25 s past
+              "f-000100-000150": ([0.3, 0.3, 0.4, 0.99, 0.99], 0.2)}  # 1–1.5 s scored to 2 s
+    for name, (column, hop) in frames.items():
+        (folder / f"{name}.tsv").write_text(scores_tsv(np.array(column)[:, None], ["Dog"], hop))
+    table, path = read_score_dir(folder, windows=True, durations={"f": 1.5})["f"]
+    assert path == str(folder / "f-000000-000100.tsv") and table.classes == ("Dog",)
+    assert table.onset.tolist() == [0.0, 0.25, 0.5, 0.75, 1.0, 1.2, 1.4]
+    assert table.offset.tolist() == [0.25, 0.5, 0.75, 1.0, 1.2, 1.4, 1.5]
+    assert table.scores[:, 0].tolist() == [0.1, 0.1, 0.1, 0.1, 0.3, 0.3, 0.4]
 
 
 def test_score_folder_mistakes_are_refused(baseline, tmp_path, capsys):

@@ -18,11 +18,13 @@ import soundfile
 
 from sedcontract.audit import AuditPolicy, audit
 from sedcontract.config import report_errors
-from sedcontract.data.desed import CLASSES
+from sedcontract.data.desed import CLASSES, audio_files, durations_of, read_set
+from sedcontract.data.desed_dataset import DesedClips
 from sedcontract.errors import SedContractError
 from sedcontract.evaluation import evaluate
 from sedcontract.lightning.datamodule import DesedDataModule, collate
 from sedcontract.lightning.metric import ContractMonitor
+from sedcontract.traces import EventList
 from sedcontract.training import train
 from tests.corpora import write_desed
 from tests.test_fetch import script
@@ -251,3 +253,61 @@ def test_a_shorter_clip_length_cuts_the_training_events_with_the_audio(tree):
     assert dog[50:].all() and not dog[:50].any()
     assert s0["activity"][CLASSES.index("Speech")].sum() == 0
     assert data.read("synth").cut > 0
+
+
+APPLE_DOUBLE = b"\x00\x05\x16\x07\x00\x02\x00\x00Mac OS X        " + b"\x00" * 40 + b"\xff"
+
+
+def test_hidden_files_in_an_audio_folder_are_not_clips(tmp_path):
+    """macOS's ``._Y1.wav`` (AppleDouble, not audio), ``.DS_Store`` and any other dot-file are
+    left out of a set's audio: its clips are the tsv's, durations read from real headers."""
+    folder, tsv = tmp_path / "audio", tmp_path / "set.tsv"
+    folder.mkdir()
+    for clip in ("Y1", "Y2"):
+        soundfile.write(folder / f"{clip}.wav", np.zeros(1600), 16_000, subtype="PCM_16")
+    (folder / "._Y1.wav").write_bytes(APPLE_DOUBLE)
+    (folder / ".DS_Store").write_bytes(APPLE_DOUBLE)
+    soundfile.write(folder / ".Y3.wav", np.zeros(800), 16_000, subtype="PCM_16")
+    tsv.write_text("filename\tonset\toffset\tevent_label\nY1.wav\t0.0\t0.05\tDog\n"
+                   "Y2.wav\t\t\t\n")
+    assert audio_files(folder) == {"Y1": folder / "Y1.wav", "Y2": folder / "Y2.wav"}
+    found = read_set("test", folder, tsv, None)
+    assert found.audio == {"Y1": folder / "Y1.wav", "Y2": folder / "Y2.wav"}
+    assert found.durations == {"Y1": 0.1, "Y2": 0.1} and found.skipped == ()
+
+
+def clips_of(tmp_path, waves, lengths, rate=16_000):
+    """A ``DesedClips`` of float WAV files ``{clip: samples [, channels]}`` at ``rate``."""
+    audio = {}
+    for clip, wave in waves.items():
+        audio[clip] = tmp_path / f"{clip}.wav"
+        soundfile.write(audio[clip], wave, rate, subtype="FLOAT")
+    lengths = durations_of(audio) if lengths is None else lengths
+    return DesedClips(audio, EventList.from_rows([], clips=tuple(audio)), lengths, grid=HOP,
+                      classes=CLASSES, sample_rate=16_000)
+
+
+def test_a_duration_a_hair_off_a_whole_sample_count_rounds_to_it(tmp_path):
+    """Seconds → samples rounds to the nearest sample: 1001 samples at 16 kHz read back from
+    the header as 1001 / 16000 s give 1000.9999999999999 samples, still 1001; a listed length
+    just under (or over) 1000 samples cuts the clip to 1000."""
+    assert 1001 / 16_000 * 16_000 < 1001  # the float product lands under the whole count
+    ramp = np.arange(1001, dtype=np.float32) / 2048
+    data = clips_of(tmp_path, {"a": ramp}, None)
+    assert data.lengths == {"a": 1001 / 16_000}
+    assert data.audio("a").numpy().tolist() == ramp.tolist()
+    for seconds in (0.06249999, 0.06250001):  # 999.99984 and 1000.00016 samples
+        data = clips_of(tmp_path, {"a": ramp}, {"a": seconds})
+        assert data.audio("a").numpy().tolist() == ramp[:1000].tolist(), seconds
+    padded = clips_of(tmp_path, {"a": ramp}, {"a": 0.0626249})  # 1001.9984: one zero added
+    assert padded.audio("a").numpy().tolist() == [*ramp.tolist(), 0.0]
+
+
+def test_a_stereo_file_is_read_as_the_mean_of_its_channels(tmp_path):
+    """Channels are averaged to mono (not the first channel, not their sum)."""
+    left = np.linspace(-0.5, 0.5, 1600, dtype=np.float32)
+    right = np.full(1600, 0.25, dtype=np.float32)
+    data = clips_of(tmp_path, {"st": np.stack([left, right], axis=1)}, None)
+    wave = data.audio("st")
+    assert tuple(wave.shape) == (1600,)
+    np.testing.assert_allclose(wave.numpy(), (left + right) / 2, rtol=0, atol=1e-7)

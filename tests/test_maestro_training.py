@@ -10,13 +10,16 @@ import json
 
 import numpy as np
 import pytest
+import soundfile
 
 from sedcontract.audit import AuditPolicy, audit
-from sedcontract.data.maestro import EVALUATED
+from sedcontract.data.maestro import EVALUATED, MaestroFile
+from sedcontract.data.maestro_dataset import MaestroWindows
 from sedcontract.errors import SedContractError
 from sedcontract.evaluation import evaluate
 from sedcontract.lightning.datamodule import MaestroDataModule, collate_files
 from sedcontract.lightning.metric import ContractMonitor
+from sedcontract.traces import EventList
 from sedcontract.training import train
 from tests.corpora import MAESTRO_EVENTS, write_maestro
 from tests.test_training import compose_config
@@ -166,3 +169,21 @@ def test_train_and_evaluate_on_the_fixture(tree, tmp_path):
     report = json.loads((tmp_path / "eval" / "test_report.json").read_text())
     assert report["traces"]["clips"] == 1
     assert np.isclose(metrics["test/logic"], report["modes"]["typed"]["logic"])
+
+
+def test_a_stereo_file_is_read_as_the_mean_of_its_channels_window_by_window(tmp_path):
+    """A window of a stereo file is the mean of its channels over the window's samples (not
+    the first channel, not their sum)."""
+    left = np.linspace(-0.5, 0.5, 32_000, dtype=np.float32)
+    right = np.full(32_000, 0.25, dtype=np.float32)
+    path = tmp_path / "cafe_restaurant_00.wav"
+    soundfile.write(path, np.stack([left, right], axis=1), 16_000, subtype="FLOAT")
+    file = MaestroFile("cafe_restaurant", "cafe_restaurant_00", tmp_path / "none.txt", path)
+    windows = MaestroWindows([file], EventList.from_rows([], clips=(file.file,)),
+                             {file.file: 2.0}, length=1.0, hop=0.5, grid=HOP,
+                             classes=EVALUATED)
+    assert [w[1:] for w in windows.windows] == [(0.0, 1.0), (0.5, 1.5), (1.0, 2.0)]
+    wave = windows.audio("cafe_restaurant_00", 0.5, 1.5)
+    assert tuple(wave.shape) == (16_000,)
+    np.testing.assert_allclose(wave.numpy(), (left + right)[8_000:24_000] / 2, rtol=0,
+                               atol=1e-7)

@@ -237,6 +237,46 @@ def test_the_sed_eval_rule_equals_sed_eval_on_exact_ties(seed, matching):
     assert default.overall.tp > ours.overall.tp  # the ties the two rules decide apart
 
 
+# one reference and one prediction per clip, |Δ| one collar (0.2 s) apart in decimal but not
+# in float64: 1.201 − 1.001 = 0.20000000000000018 (a miss for sed_eval, 200000 µs apart) and
+# 0.2001245 − 0.0001245 = 0.2 (a hit for sed_eval, 200001 µs apart after rounding each time)
+FLOAT_TIES = {  # clip: (reference, prediction, sed_eval hit)
+    "later_out": ((1.001, 3.0), (1.201, 3.0), False),
+    "earlier_out": ((1.201, 3.0), (1.001, 3.0), False),
+    "later_in": ((0.0001245, 2.0), (0.2001245, 2.0), True),
+    "earlier_in": ((0.2001245, 2.0), (0.0001245, 2.0), True),
+}
+OFFSET_TIES = {  # the same with offsets (references shorter than 1 s: the collar rules)
+    "later_out": ((0.5, 1.001), (0.0, 1.201), False),
+    "earlier_out": ((0.5, 1.201), (0.0, 1.001), False),
+    "later_in": ((0.0, 0.0001245), (0.1, 0.2001245), True),
+    "earlier_in": ((0.1, 0.2001245), (0.0, 0.0001245), True),
+}
+
+
+@pytest.mark.parametrize(("ties", "onset"), [(FLOAT_TIES, True), (OFFSET_TIES, False)])
+def test_float_ties_one_collar_apart_are_decided_by_the_float_difference_under_sed_eval(
+        ties, onset):
+    """time_comparison="sed_eval" decides |Δ| = t_collar by float64 subtraction, as sed_eval:
+    the candidate search must keep pairs 1 µs past the collar (a hit in float64) and the
+    condition must drop 0.20000000000000018 (inside on the µs grid); either direction."""
+    ref = EventList.from_rows([(c, *r, "tone") for c, (r, _, _) in ties.items()])
+    pred = EventList.from_rows([(c, *p, "tone") for c, (_, p, _) in ties.items()])
+    ours = event_metrics(ref, pred, classes=["tone"], evaluate_onset=onset,
+                         time_comparison="sed_eval")
+    assert dict(zip(ours.clips, ours.tp[:, 0].tolist(), strict=True)) == \
+        {c: int(hit) for c, (_, _, hit) in ties.items()}
+    for clip, (_, _, hit) in ties.items():
+        theirs = reference_results(sed_eval.sound_event.EventBasedMetrics(
+            event_label_list=["tone"], t_collar=0.2, percentage_of_length=0.2,
+            evaluate_onset=onset, empty_system_output_handling="zero_score"),
+            ref.select(clips=[clip]), pred.select(clips=[clip]), None, segment=False)
+        assert theirs["overall"]["f_measure"]["f_measure"] == float(hit), clip
+    assert ours.ties.tolist() == [1, 1, 1, 1]  # each pair is one the two rules decide apart
+    default = event_metrics(ref, pred, classes=["tone"], evaluate_onset=onset)
+    assert default.tp[:, 0].tolist() == [0 if hit else 1 for _, _, hit in ties.values()]
+
+
 def test_a_class_with_references_but_no_output_scores_zero_in_the_macro_mean():
     ref = EventList.from_rows([("a", 0.5, 1.5, "tone"), ("a", 2.0, 3.0, "burst")])
     pred = EventList.from_rows([("a", 0.5, 1.5, "tone")])

@@ -95,6 +95,32 @@ def test_threshold_detector_fits_bands_and_thresholds_without_gradients():
         ThresholdDetector(features=32, classes=2).decide(test_x)
 
 
+def test_the_detectors_hysteresis_continues_at_low_and_agrees_with_the_policy_at_ties():
+    """A detector run continues while the score is at or above low (a score equal to low
+    keeps it on) and starts only strictly above high; on scores that tie with the thresholds
+    everywhere it is the decision policy's hysteresis, frame for frame."""
+    import itertools
+
+    import numpy as np
+
+    from sedcontract.traces.scores import DecisionPolicy, decide
+
+    # low 0.25, high 0.75: on at 1.0, held at 0.25 = low (twice), off at 0.0; 0.25 after an
+    # off frame and 0.75 = high do not start a run; 1.0 does, and 0.5 >= low holds it
+    x = torch.tensor([[[1.0, 0.25, 0.25, 0.0, 0.25, 0.75, 1.0, 0.5]]])
+    out = hysteresis(x, torch.tensor([0.25]), torch.tensor([0.75]))
+    assert out[0, 0].tolist() == [True, True, True, False, False, False, True, True]
+    # every sequence of 6 frames over {0, 0.25, 0.5, 0.75, 1} (exact in float32): ties at low,
+    # at high and at both when low == high
+    grid = torch.tensor(list(itertools.product((0.0, 0.25, 0.5, 0.75, 1.0), repeat=6)))
+    for low, high in ((0.25, 0.75), (0.5, 0.5), (0.25, 0.5), (0.0, 1.0)):
+        detector = hysteresis(grid[:, None, :], torch.tensor(low), torch.tensor(high))[:, 0]
+        policy = decide(grid.numpy()[:, :, None], DecisionPolicy(threshold=high, low=low),
+                        0.02)[:, :, 0]
+        differ = np.flatnonzero((detector.numpy() != policy).any(axis=1))
+        assert differ.size == 0, (low, high, grid[differ[0]].tolist())
+
+
 def test_threshold_search_picks_the_pair_a_pair_by_pair_search_picks():
     """The batched search over every low ≤ high pair equals the plain double loop (first best
     wins), whatever the batch size."""

@@ -12,7 +12,7 @@ import pytest
 from sedcontract.audit import AuditPolicy, audit
 from sedcontract.cli import main
 from sedcontract.errors import TraceFormatError
-from sedcontract.traces import read_events
+from sedcontract.traces import read_durations, read_events
 from sedcontract.traces.overrun import fit_to_durations
 
 REF = ("filename\tonset\toffset\tevent_label\n"
@@ -106,7 +106,7 @@ def test_the_cli_options_reach_the_policy(tmp_path, capsys):
     captured = capsys.readouterr()
     assert json.loads(captured.out)["traces"]["cut"] == {"ref": 1, "pred": 2}
     assert "ended past their clip's duration" in captured.err
-    assert main([*base, "--duration-tolerance", "0.01"]) == 2
+    assert main([*base, "--duration-tolerance", "10ms"]) == 2
     assert "more than the tolerance of 0.01 s" in capsys.readouterr().err
     assert main([*base, "--strict-durations"]) == 2
     err = capsys.readouterr().err
@@ -125,3 +125,80 @@ def read_events_of(rows):
     from sedcontract.traces import EventList
 
     return EventList.from_rows(rows)
+
+
+def test_a_reference_event_ending_exactly_the_tolerance_past_its_clip_is_cut_one_us_more_refused():
+    """The tolerance is inclusive on the microsecond grid: an offset of duration + tolerance is
+    cut (even where float64 makes 0.9 − 0.7 exceed 0.2), 1 µs more is refused."""
+    durations = {"a": 0.7, "b": 9.5}
+    edge = read_events_of([("a", 0.1, 0.9, "dog"), ("b", 9.0, 9.7, "cat")])
+    cut, what = fit_to_durations(edge, durations, "ref", tolerance=0.2)
+    assert cut.offset.tolist() == [0.7, 9.5] and cut.onset.tolist() == [0.1, 9.0]
+    assert what.count == 2 and what.first == "events, row 1"
+    for rows, row in (([("a", 0.1, 0.900001, "dog"), ("b", 9.0, 9.7, "cat")], 1),
+                      ([("a", 0.1, 0.9, "dog"), ("b", 9.0, 9.700001, "cat")], 2)):
+        with pytest.raises(TraceFormatError, match=r"^row \d, column 'offset': 1 reference "
+                           r"event\(s\) end past their clip's duration, more than the "
+                           r"tolerance of 0\.2 s") as info:
+            fit_to_durations(read_events_of(rows), durations, "ref", tolerance=0.2)
+        assert info.value.row == row
+    # a smaller tolerance moves the edge with it: 9.55 is cut under 0.05 s, 9.550001 is not
+    assert fit_to_durations(read_events_of([("b", 9.0, 9.55, "cat")]), durations, "ref",
+                            tolerance=0.05)[0].offset.tolist() == [9.5]
+    with pytest.raises(TraceFormatError, match=r"more than the tolerance of 0\.05 s"):
+        fit_to_durations(read_events_of([("b", 9.0, 9.550001, "cat")]), durations, "ref",
+                         tolerance=0.05)
+
+
+def test_an_event_starting_after_its_clip_ends_becomes_an_empty_event_at_the_clip_end():
+    """Onset and offset both past the duration: a reference event within the tolerance and a
+    predicted event at any distance are kept, both times cut to the duration (zero length);
+    a reference event beyond the tolerance is refused, naming its offset."""
+    durations = {"a": 9.5}
+    ref = read_events_of([("a", 1.0, 2.0, "dog"), ("a", 9.55, 9.6, "cat")])
+    cut, what = fit_to_durations(ref, durations, "ref", tolerance=0.2)
+    assert cut.to_rows() == [("a", 1.0, 2.0, "dog"), ("a", 9.5, 9.5, "cat")]
+    assert what.count == 1 and what.cut.tolist() == [False, True]
+    assert what.first == "events, row 2"
+    pred = read_events_of([("a", 12.0, 13.0, "dog"), ("a", 9.5, 9.5, "cat")])
+    cut, what = fit_to_durations(pred, durations, "pred", tolerance=0.2)
+    assert cut.to_rows() == [("a", 9.5, 9.5, "dog"), ("a", 9.5, 9.5, "cat")]
+    assert what.cut.tolist() == [True, False]  # an event ending at the duration is not cut
+    with pytest.raises(TraceFormatError, match=r"the first: offset 9\.9 after the duration "
+                                               r"9\.5") as info:
+        fit_to_durations(read_events_of([("a", 9.8, 9.9, "cat")]), durations, "ref",
+                         tolerance=0.2)
+    assert (info.value.row, info.value.column) == (1, "offset")
+
+
+@pytest.mark.parametrize("zero", [0, 0.0])
+def test_a_tolerance_of_zero_accepts_events_ending_at_their_clip_and_refuses_any_later(zero):
+    """Tolerance 0 is a valid tolerance, not "unset": a reference event ending exactly at
+    the duration (or within half a microsecond of it) is left alone, 1 µs past is refused;
+    predictions are still cut."""
+    durations = {"a": 9.5}
+    at_end = read_events_of([("a", 9.0, 9.5, "dog"), ("a", 9.1, 9.5000004, "cat")])
+    cut, what = fit_to_durations(at_end, durations, "ref", tolerance=zero)
+    assert cut is at_end and what.count == 0 and what.first is None
+    past = read_events_of([("a", 9.0, 9.500001, "dog")])
+    with pytest.raises(TraceFormatError, match=r"1 reference event\(s\) end past their "
+                                               r"clip's duration, more than the tolerance "
+                                               r"of 0 s\b.*; the latest by 1e-06 s"):
+        fit_to_durations(past, durations, "ref", tolerance=zero)
+    cut, what = fit_to_durations(past, durations, "pred", tolerance=zero)
+    assert cut.offset.tolist() == [9.5] and what.count == 1
+
+
+@pytest.mark.parametrize(("name", "text"), [
+    ("caps.csv", "Filename,Onset,Offset,Event_label\nY1.wav,0.5,1.0,Dog\n"),
+    ("pandas.csv", ",EVENT_LABEL,ONSET,OFFSET,FILENAME\n0,Dog,0.5,1.0,Y1.wav\n"),
+    ("caps.tsv", "Filename\tEvent_Label\tOnset\tOffset\nY1.wav\tDog\t0.5\t1.0\n"),
+])
+def test_a_header_in_capitals_is_read_as_the_header(tmp_path, name, text):
+    """Column names are matched case-insensitively, in a CSV (pandas index or not) and a tsv;
+    the values (labels, filenames) keep their case."""
+    events = read_events(write(tmp_path, name, text))
+    assert events.to_rows() == [("Y1", 0.5, 1.0, "Dog")]
+    assert events.rows.tolist() == [2]
+    durations = write(tmp_path, "durations.csv", "Filename,Duration\nY1.wav,10.0\n")
+    assert read_durations(durations) == {"Y1": 10.0}

@@ -136,8 +136,8 @@ def test_the_shipped_standard_policy_restates_the_dataclass_defaults():
     assert to_json_policy(options.policy(args, scores=True)) == to_json_policy(
         AuditPolicy(scores=ScoreSettings()))
     assert options.build(DecisionPolicy, args) == DecisionPolicy()
-    changed = parser.parse_args(["--hop", "0.064", "--dtc", "0.7", "--no-evaluate-offset",
-                                 "--event-matching", "greedy", "--median-filter", "0.1"])
+    changed = parser.parse_args(["--hop", "64ms", "--dtc", "0.7", "--no-evaluate-offset",
+                                 "--event-matching", "greedy", "--median-filter", "0.1s"])
     built = options.policy(changed, decision=options.build(DecisionPolicy, changed), scores=True)
     assert (built.hop, built.scores.dtc_threshold, built.scores.evaluate_offset,
             built.scores.matching, built.decision.median_filter) == (0.064, 0.7, False,

@@ -259,8 +259,9 @@ def test_scenarios_and_parameters_are_chosen_on_the_command_line(tmp_path, capsy
     assert main([*args, "--psds", "psds2,custom", "--psds-alpha-st", "0.25",
                  "--psds-max-efpr", "50", "--psd-roc", str(tmp_path / "roc.png")]) == 0
     data = json.loads(capsys.readouterr().out)["psds"]
-    assert list(data) == ["psds2", "custom"]
-    assert data["psds2"]["settings"] == {**PRESETS["psds2"].as_dict(), "alpha_st": 0.25,
+    changed = "psds2 (alpha_st 0.25, max_efpr 50)"  # a changed preset is named with its changes
+    assert list(data) == [changed, "custom"]
+    assert data[changed]["settings"] == {**PRESETS["psds2"].as_dict(), "alpha_st": 0.25,
                                          "max_efpr": 50.0}
     assert data["custom"]["settings"] == {**PsdsSettings().as_dict(), "alpha_st": 0.25,
                                           "max_efpr": 50.0}
@@ -327,3 +328,66 @@ def test_operating_points_go_through_the_class_map_like_other_predictions(tmp_pa
     assert json.loads(capsys.readouterr().out)["psds"] == direct
     assert main([*base, "--pred-points", str(points), "--pred-scores", str(points)]) == 2
     assert "not both" in capsys.readouterr().err
+
+
+def _events_of(rows: list, clips: tuple = ()) -> EventList:
+    """Rows named by audio file (psds_eval's) as an event list named by clip."""
+    return EventList.from_rows([(c[:-4], on, off, lab) for c, on, off, lab in rows],
+                               clips=clips)
+
+
+def test_nested_same_class_events_are_joined_up_to_the_latest_offset():
+    """Same-class events where an earlier one ends after the later ones start and end
+    (a [0, 5) holding [1, 2) and [3, 4)) are joined into one event ending at the largest
+    offset (5 s), not at the last event's (4 s); the same for detections."""
+    # x, y: 10 s each, 1 FP in 20 s = 180/h. Joined, x's a is [0, 5) and the b detections
+    # [7, 10) ⊃ [7.5, 8), [8.5, 9) are one [7, 10). Point 0: a [4, 5) lies in x's a (DTC met,
+    # 20 % of it: neither found nor false), y's a found (TPR 1/2); b found (TPR 1). Point 1:
+    # x's a found by [0, 3) (60 %), y's too (TPR 1) with a false [9, 10); b [7, 10) is 1/3
+    # on b (DTC 0.5 missed): false. a: (0, 1/2), (180, 1); b: (0, 1): mean 0.75 up to 180,
+    # then 1: (0.75 · 180 + 820) / 1000 = 0.955.
+    ref = [("x.wav", 0.0, 5.0, "a"), ("x.wav", 1.0, 2.0, "a"), ("x.wav", 3.0, 4.0, "a"),
+           ("x.wav", 6.0, 8.0, "b"), ("y.wav", 0.0, 2.0, "a")]
+    points = [[("x.wav", 4.0, 5.0, "a"), ("x.wav", 6.0, 8.0, "b"), ("y.wav", 0.0, 2.0, "a")],
+              [("x.wav", 0.0, 3.0, "a"), ("x.wav", 9.0, 10.0, "a"), ("y.wav", 0.0, 2.0, "a"),
+               ("x.wav", 7.0, 10.0, "b"), ("x.wav", 7.5, 8.0, "b"), ("x.wav", 8.5, 9.0, "b")]]
+    joined_ref = [ref[0], ref[3], ref[4]]
+    joined_points = [points[0], points[1][:4]]
+    settings = PsdsSettings(dtc=0.5, gtc=0.5, cttc=0.3, alpha_ct=0.5, alpha_st=0.0,
+                            max_efpr=1000.0)
+    (theirs,) = psds_eval([{"truth": joined_ref, "durations": {"x.wav": 10.0, "y.wav": 10.0},
+                            "points": joined_points, "settings": settings.as_dict()}])
+    durations = {"x": 10.0, "y": 10.0}
+    pts = [_events_of(p) for p in points]
+    rates, joined = point_rates(pts, _events_of(ref), durations, settings)
+    assert joined == {"ref": 2, "points": 2}
+    assert rates.tpr.tolist() == [[0.5, 1.0, 0.0], [1.0, 0.0, 0.0]]
+    assert rates.fpr.tolist() == [[0.0, 180.0, 0.0], [0.0, 180.0, 0.0]]
+    ours = psds_of_points(pts, _events_of(ref), durations, {"s": settings})["s"]
+    assert ours["value"] == pytest.approx(0.955, rel=1e-12)
+    assert ours["value"] == pytest.approx(theirs["value"], rel=1e-12)
+    np.testing.assert_allclose(ours["roc"]["efpr"], theirs["efpr"], rtol=1e-12)
+
+
+@pytest.mark.parametrize("cttc", [0.5, 1.0])
+def test_detections_in_silence_are_false_positives_whatever_the_cttc(cttc):
+    """A detection on no reference event is a false positive however small its share of the
+    clip (the world): b [8.5, 13) runs past the 10 s clip, 1/3 of it inside, under CTTC 0.5
+    and 1; and b [7, 8), all inside, under CTTC 1 (a share of exactly 1)."""
+    # 10 s clip: 1 FP = 360/h. a [0, 2) and b [4, 6) are found; the two b detections in
+    # silence are false: b's FP rate 720/h. a: TPR 1 at 0; b: 0 up to 720, then 1:
+    # (0.5 · 720 + 280) / 1000 = 0.64 (one of them dropped: 0.82).
+    ref = [("x.wav", 0.0, 2.0, "a"), ("x.wav", 4.0, 6.0, "b")]
+    point = [("x.wav", 0.0, 2.0, "a"), ("x.wav", 4.0, 6.0, "b"), ("x.wav", 7.0, 8.0, "b"),
+             ("x.wav", 8.5, 13.0, "b")]
+    settings = PsdsSettings(dtc=0.5, gtc=0.5, cttc=cttc, alpha_ct=0.5, alpha_st=0.0,
+                            max_efpr=1000.0)
+    (theirs,) = psds_eval([{"truth": ref, "durations": {"x.wav": 10.0}, "points": [point],
+                            "settings": settings.as_dict()}])
+    rates, _ = point_rates([_events_of(point)], _events_of(ref), {"x": 10.0}, settings)
+    assert rates.fpr[:, 0].tolist() == [0.0, 720.0]
+    assert rates.tpr[:, 0].tolist() == [1.0, 1.0]
+    ours = psds_of_points([_events_of(point)], _events_of(ref), {"x": 10.0},
+                          {"s": settings})["s"]
+    assert ours["value"] == pytest.approx(0.64, rel=1e-12)
+    assert ours["value"] == pytest.approx(theirs["value"], rel=1e-12)

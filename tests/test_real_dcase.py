@@ -128,3 +128,128 @@ def test_the_default_rule_counts_the_collar_ties_as_hits(capsys):
                  str(DURATIONS), "--format", "json"]) == 0
     ours = json.loads(capsys.readouterr().out)["scores"]["event"]
     assert (ours["tp"], f"{100 * ours['f1']:.2f}") == (1605, "42.38")
+
+
+# ---- PSDS: one cut rule (as the files come by default, --psds-cut cuts both sides) ----
+
+HOP, FRAMES = 0.064, 156  # the baseline's CRNN output: 156 frames of 64 ms (9.984 s)
+
+
+@pytest.fixture(scope="module")
+def teacher_points(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("points")
+    with tarfile.open(DATA / "teacher" / "operating_points.tar.xz") as archive:
+        archive.extractall(folder, filter="data")
+    return folder / "teacher"
+
+
+@pytest.fixture(scope="module")
+def teacher_scores(teacher_points, tmp_path_factory) -> Path:
+    """The baseline's frame scores as its 50 operating points imply them, written as
+    sed_scores_eval score files: on its 64 ms grid, a frame's score for a class is the highest
+    threshold at which the frame lies in a detection (0 elsewhere). Every clip has 156 frames,
+    so frames run past the clips shorter than 9.984 s, as the baseline writes them."""
+    import pandas as pd
+
+    durations = read_durations(DURATIONS)
+    clips = {c: i for i, c in enumerate(durations)}
+    column = {c: k for k, c in enumerate(CLASSES)}
+    scores = np.zeros((len(clips), FRAMES, len(CLASSES)))
+    for path in sorted(teacher_points.glob("predictions_th_*.tsv")):
+        threshold = float(path.stem.rsplit("_", 1)[1])
+        table = pd.read_csv(path, sep="\t")
+        for label, on, off, name in zip(table.event_label, table.onset, table.offset,
+                                        table.filename, strict=True):
+            cell = scores[clips[name.removesuffix(".wav")], round(on / HOP):round(off / HOP),
+                          column[label]]
+            np.maximum(cell, threshold, out=cell)
+    folder = tmp_path_factory.mktemp("scores")
+    for clip, table in zip(clips, scores, strict=True):
+        rows = [f"{k * HOP:.3f}\t{(k + 1) * HOP:.3f}\t" + "\t".join(f"{v:g}" for v in row)
+                for k, row in enumerate(table)]
+        (folder / f"{clip}.tsv").write_text("\t".join(("onset", "offset", *CLASSES)) + "\n"
+                                            + "\n".join(rows) + "\n")
+    return folder
+
+
+def _sed_scores_eval_psds(folder: Path, cut: bool) -> dict[str, float]:
+    """sed_scores_eval's PSDS1 and PSDS2 on the score files and the ground truth as they come,
+    or with both cut at the durations by hand (frames starting at or after a clip's end
+    dropped, the last one ending there; events likewise)."""
+    from sed_scores_eval import intersection_based, io
+
+    from sedcontract.audit.psds import PRESETS
+
+    durations = read_durations(DURATIONS)
+    scores = io.read_sed_scores(str(folder))
+    truth = {clip: [] for clip in durations}
+    for clip, on, off, label in read_events(REF).to_rows():
+        end = durations[clip] if cut else np.inf
+        if on < end:
+            truth[clip].append((on, min(off, end), label))
+    if cut:
+        for clip, table in scores.items():
+            table = table[table.onset < durations[clip]].copy()
+            table.loc[table.index[-1], "offset"] = min(table.offset.iloc[-1], durations[clip])
+            scores[clip] = table
+    return {name: intersection_based.psds(scores=scores, ground_truth=truth,
+                                          audio_durations=durations, num_jobs=1,
+                                          **settings.sed_scores_eval())[0]
+            for name, settings in PRESETS.items()}
+
+
+@pytest.mark.parametrize("cut", [False, True], ids=["as-they-come", "psds-cut"])
+def test_psds_of_a_score_folder_follows_sed_scores_eval_as_the_files_come_and_when_cut(
+        teacher_scores, cut, capsys):
+    """By default the reference and the score files are taken as they come, as the DCASE 2024
+    recipe hands them to sed_scores_eval (PSDS1 0.35350); ``--psds-cut`` cuts both at the
+    durations (0.3536337). Cutting the reference alone — the rule before — gave 0.3536310,
+    neither tool's number."""
+    from sedcontract.cli import main
+
+    args = ["scores", "--ref", str(REF), "--durations", str(DURATIONS), "--pred-scores",
+            str(teacher_scores), "--format", "json"]
+    assert main([*args, *(["--psds-cut"] if cut else [])]) == 0
+    ours = json.loads(capsys.readouterr().out)["psds"]
+    theirs = _sed_scores_eval_psds(teacher_scores, cut)
+    for name in ("psds1", "psds2"):
+        assert ours[name]["value"] == pytest.approx(theirs[name], rel=1e-12, abs=0), name
+        assert ours[name]["cut"] == ({"ref": 16, "pred": 102} if cut else None)
+    expected = {False: (0.3534991, 0.5483279), True: (0.3536337, 0.5483236)}[cut]
+    assert (round(ours["psds1"]["value"], 7), round(ours["psds2"]["value"], 7)) == expected
+    from sedcontract.audit.render import psds_markdown  # what --format md prints
+
+    assert ("cut at the clip durations (--psds-cut): 16 reference event(s), 102 score table(s)"
+            if cut else "as they come, not cut at the clip durations") in psds_markdown(ours)
+
+
+def test_psds_of_operating_points_cut_at_the_durations_equals_psds_eval_on_cut_tables(
+        teacher_points, capsys):
+    """``--psds-cut`` with ``--pred-points``: the reference and every detection cut at the
+    durations (those wholly past the end dropped), then psds_eval's rule — equal to psds_eval on
+    tables cut by hand."""
+    from sedcontract.cli import main
+    from tests.test_psds_points import psds_eval
+
+    assert main(["scores", "--ref", str(REF), "--durations", str(DURATIONS), "--pred-points",
+                 str(teacher_points), "--psds-cut", "--format", "json"]) == 0
+    ours = json.loads(capsys.readouterr().out)["psds"]
+    durations = {f"{clip}.wav": d for clip, d in read_durations(DURATIONS).items()}
+
+    def cut(rows: list) -> list:
+        return [(name, on, min(off, durations[name]), label) for name, on, off, label in rows
+                if on < durations[name]]
+
+    import pandas as pd
+
+    truth = [(f"{c}.wav", on, off, lab) for c, on, off, lab in read_events(REF).to_rows()]
+    points = [cut(list(pd.read_csv(p, sep="\t")[["filename", "onset", "offset",
+                                                  "event_label"]].itertuples(index=False)))
+              for p in sorted(teacher_points.glob("*.tsv"))]
+    from sedcontract.audit.psds import PRESETS
+
+    theirs = psds_eval([{"truth": cut(truth), "durations": durations, "points": points,
+                         "settings": PRESETS[name].as_dict()} for name in ("psds1", "psds2")])
+    for name, answer in zip(("psds1", "psds2"), theirs, strict=True):
+        assert ours[name]["value"] == pytest.approx(answer["value"], rel=1e-12, abs=0), name
+        assert ours[name]["cut"]["ref"] == 16 and ours[name]["cut"]["pred"] > 0

@@ -293,3 +293,73 @@ def test_rise_windows_give_the_monitors_counts_on_crisp_inputs(seed, rate):
         assert terms[name].obligations.item() == pytest.approx(counts[name].obligations), name
         satisfied = terms[name].obligations.item() - terms[name].violations.item()
         assert satisfied == pytest.approx(counts[name].satisfied, abs=1e-6), name
+
+
+# ---- decided durations and gaps, by hand ------------------------------------------------------
+
+LENGTHS = (40, 50, 60, 70)  # frames: the decided durations the clauses below can name
+EXACT_DURATIONS = "match m: ref ~ pred when overlaps & same_class using exact\n" + "".join(
+    f"clause dur{k}: each pair(m) require dur(pred) == {20 * k}ms\n" for k in LENGTHS)
+
+
+@functools.cache
+def duration_loss() -> ContractLoss:
+    from sedcontract.contracts import parse_contract
+
+    policy = AuditPolicy(contract=parse_contract(EXACT_DURATIONS, name="durations"))
+    return ContractLoss(policy, ("speech",), {f"dur{k}": 1.0 for k in LENGTHS},
+                        events="decided")
+
+
+def decided_durations(pred: torch.Tensor, ref: torch.Tensor) -> list[int]:
+    """The lengths ``k`` (frames) of ``LENGTHS`` for which ``dur(pred) == k`` holds on the
+    one reference interval of ``ref``: the decided ``dur(pred)``, exactly, when it is one."""
+    terms = duration_loss().terms(logits(pred, -4.0, 4.0)[None, None], ref[None, None],
+                                  torch.tensor([N]))
+    assert all(terms[f"dur{k}"].obligations.item() == 1.0 for k in LENGTHS)  # one pair
+    return [k for k in LENGTHS if terms[f"dur{k}"].violations.item() == 0.0]
+
+
+def test_the_decided_duration_of_a_prediction_starting_inside_the_reference_is_its_length():
+    """dur(pred) (decided) is the total length of the predicted runs overlapping the
+    reference, counted from the first run's own start when it starts inside the reference;
+    the undetected frames before it are what the gradient raises."""
+    ref = event(50, 120)
+    assert decided_durations(event(60, 100), ref) == [40]                 # inside: 100 − 60
+    assert decided_durations(event(60, 80) | event(90, 130), ref) == [60]  # 20 + 40, gap not
+    assert decided_durations(event(40, 80) | event(90, 100), ref) == [50]  # 40 (10 before) + 10
+    # the standard clause |dur(pred) − 70| <= max(10, 0.2 · 70) = 14 is broken by a run
+    # [80, 120) (40 frames); the loss 1 − slack-straight-through has the gradient
+    # −(1/14) · ∂dur/∂z, where ∂dur/∂z = σ(−z) = σ(4) on each undetected reference frame
+    # [50, 80) (softplus toward longer) and 0 on the run's own frames inside the reference
+    values, grad = losses(logits(event(80, 120), -4.0, 4.0), ref, ("duration",), grad=True)
+    assert values["duration"] == 1.0
+    sigma4 = 1 / (1 + math.exp(-4))
+    torch.testing.assert_close(grad[50:80], torch.full((30,), -sigma4 / 14, dtype=grad.dtype))
+    assert grad[:50].abs().sum() == 0 and grad[80:].abs().sum() == 0
+
+
+def test_an_undetected_head_or_tail_of_a_reference_is_not_a_gap_between_pieces():
+    """Decided fragmentation raises only the frames between two predicted pieces, not the
+    undetected frames before the first piece or after the last one; the merge diagnostic
+    likewise lowers only a run's bridge between two references, not its ends; the decided
+    duration counts the pieces, not the undetected tail."""
+    sigma4 = 1 / (1 + math.exp(-4))
+    ref = event(50, 120)
+    pieces = event(60, 70) | event(80, 100)  # head [50, 60), gap [70, 80), tail [100, 120)
+    pieces |= event(20, 30) | event(150, 160)  # and false runs before and after the reference
+    # two pieces: broken (loss 1); its gradient ∂mean(softplus(−z))/∂z over the 10 gap frames
+    # is −σ(−z)/10 = −σ(4)/10 at z = −4 on each gap frame, and nothing on head or tail
+    values, grad = losses(logits(pieces, -4.0, 4.0), ref, ("fragmentation",), grad=True)
+    assert values["fragmentation"] == 1.0
+    torch.testing.assert_close(grad[70:80], torch.full((10,), -sigma4 / 10, dtype=grad.dtype))
+    assert grad[:70].abs().sum() == 0 and grad[80:].abs().sum() == 0
+    assert decided_durations(event(50, 70) | event(80, 100), ref) == [40]  # tail [100, 120)
+    # one run [40, 130) over references [50, 70) and [80, 100): a merge; its bridge [70, 80)
+    # is lowered by σ(4)/10 per frame, its ends [40, 50) and [100, 130) not at all (nor by the
+    # missed references [10, 20) and [160, 170) before and after the run)
+    refs = event(10, 20) | event(50, 70) | event(80, 100) | event(160, 170)
+    values, grad = losses(logits(event(40, 130), -4.0, 4.0), refs, ("merge",), grad=True)
+    assert values["merge"] == 1.0
+    torch.testing.assert_close(grad[70:80], torch.full((10,), sigma4 / 10, dtype=grad.dtype))
+    assert grad[:70].abs().sum() == 0 and grad[80:].abs().sum() == 0

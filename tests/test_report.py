@@ -591,3 +591,27 @@ def test_the_overview_of_ten_systems_over_420_clips_is_the_audits_bootstrap():
     want = bootstrap_intervals(synthetic(420, random_counts(np.random.default_rng(2), 420, 0.1)),
                                mode="union", resamples=1000)
     assert ov.cells[("s0", rows[0]["policy"])]["union"] == want
+
+
+def test_a_difference_whose_interval_ends_exactly_at_zero_gets_no_direction_mark():
+    """↑/↓ (and the HTML cell's green/orange) mark an interval strictly on one side of 0:
+    [0, x] and [x, 0] include 0, so they are not marked; a hair past 0 is."""
+    from sedcontract.audit import Interval
+    from sedcontract.audit.render import direction, interval_text
+    from sedcontract.audit.report import _html_cell
+
+    def iv(lo: float, hi: float) -> Interval:
+        return Interval((lo + hi) / 2, lo, hi, 0.95, 100, 100)
+
+    plain = "#ffffff"
+    for tie in (iv(0.0, 0.25), iv(-0.25, 0.0), iv(0.0, 0.0), iv(-0.0, 0.25)):
+        assert direction(tie) == "" and not tie.excludes_zero, tie
+        assert interval_text(tie, signed=True).endswith("]"), tie  # no mark after the bounds
+        assert f"background:{plain}" in _html_cell(tie, "x", signed=True), tie
+    up, down = iv(1e-12, 0.25), iv(-0.25, -1e-12)
+    assert direction(up) == " ↑" and direction(down) == " ↓"
+    assert up.excludes_zero and down.excludes_zero
+    assert interval_text(up, signed=True) == "+0.125 [+0.000, +0.250] ↑"
+    assert interval_text(iv(0.0, 0.25), signed=True) == "+0.125 [+0.000, +0.250]"
+    assert "background:#b8e0c2" in _html_cell(up, "x", signed=True)
+    assert "background:#f6c6a8" in _html_cell(down, "x", signed=True)

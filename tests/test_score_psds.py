@@ -9,6 +9,7 @@ import re
 import warnings
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from dataclasses import replace
 from multiprocessing import get_context
 
 import numpy as np
@@ -279,9 +280,9 @@ def test_a_request_computes_on_the_executor_it_is_given():
     """PsdsRequest(scores=…) forwards the executor and blocks (the audit's --jobs path)."""
     ref, tables, durations, classes = corpus(8, clips=6)
     request = PsdsRequest(scores=tables, settings={"psds2": PRESETS["psds2"]})
-    one = request.compute(ref, ref, durations, classes)
+    one = request.compute(ref, durations, classes)
     with ThreadPoolExecutor(2) as pool:
-        assert request.compute(ref, ref, durations, classes, executor=pool, blocks=4) == one
+        assert request.compute(ref, durations, classes, executor=pool, blocks=4) == one
 
 
 def test_the_cli_audit_on_processes_reads_and_scores_folders_as_one_process(tmp_path, capsys):
@@ -339,3 +340,148 @@ def test_score_tables_given_in_memory_must_tile_time(onset, message):
     empty = ScoreTable(np.zeros(0), np.zeros(0), ("x",), np.zeros((0, 1)), None)
     with pytest.raises(PsdsUnavailable, match="clip 'a' has no frames"):
         psds({"a": empty}, ref, {"a": 1.0})
+
+
+# ---- small hand-computed cases: each value derived by hand and checked against sed_scores_eval
+
+def one_second_frames(classes, columns, seconds):
+    """A clip's table of 1 s frames, 0 everywhere but ``columns`` ({class: [(first frame,
+    stop frame, score)]})."""
+    k = np.arange(seconds)
+    s = np.zeros((seconds, len(classes)))
+    for j, c in enumerate(classes):
+        for a, b, v in columns.get(c, ()):
+            s[a:b, j] = v
+    return ScoreTable(k * 1.0, (k + 1) * 1.0, tuple(classes), s, k + 2)
+
+
+def hand_case(classes, rows, columns, durations, chosen):
+    """PSDS of hand-made clips ({clip: columns}) in one scenario, and sed_scores_eval's
+    (value, per-class values and PSD-ROC), which it must equal."""
+    ref = EventList.from_rows(rows, clips=tuple(durations))
+    tables = {clip: one_second_frames(classes, columns.get(clip, {}), int(seconds))
+              for clip, seconds in durations.items()}
+    ours = psds(tables, ref, durations, {"s": chosen})["s"]
+    intersection_based = pytest.importorskip("sed_scores_eval.intersection_based")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from sed_scores_eval.base_modules.scores import create_score_dataframe
+
+        from sedcontract.audit.psds import ground_truth
+
+        frames = {clip: create_score_dataframe(
+            t.scores, np.concatenate([t.onset, t.offset[-1:]]), list(t.classes))
+            for clip, t in tables.items()}
+        value, per_class, (etpr, efpr), _ = intersection_based.psds(
+            frames, ground_truth(ref), durations, **chosen.sed_scores_eval())
+    assert ours["value"] == pytest.approx(value, abs=1e-12)
+    assert ours["per_class"] == pytest.approx(dict(per_class), abs=1e-12)
+    np.testing.assert_allclose(ours["roc"]["efpr"], efpr, rtol=1e-12)
+    np.testing.assert_allclose(ours["roc"]["etpr"], etpr, rtol=1e-12, atol=1e-15)
+    return ours
+
+
+def test_a_cross_trigger_covered_exactly_to_the_cttc_counts():
+    """A detection whose share on another class's reference equals the CTTC (30 % of 10 s,
+    0.3 · 10 inexact in floats) is a cross-trigger: ``>=``, not ``>``."""
+    # 20 s clip, 1 FP = 180/h. a fires on [0, 10) at 0.8 (no a there: a FP; b's [0, 3) is
+    # exactly 30 % of it: a cross-trigger, 1 per 3 s of b = 1200/h), then on its event
+    # [15, 16) at 0.4: a's TPR reaches 1 at eFPR 180 + 1 · 1200 / (2 − 1) = 1380. b is found
+    # at eFPR 0. Mean TPR 0.5 up to 1380, then 1: (0.5 · 1380 + 620) / 2000 = 0.655 (without
+    # the cross-trigger: (0.5 · 180 + 1820) / 2000 = 0.955).
+    tie = PsdsSettings(dtc=0.5, gtc=0.5, cttc=0.3, alpha_ct=1.0, alpha_st=0.0,
+                       max_efpr=2000.0)
+    ours = hand_case(("a", "b"), [("x", 0.0, 3.0, "b"), ("x", 15.0, 16.0, "a")],
+                     {"x": {"a": [(0, 10, 0.8), (15, 16, 0.4)], "b": [(0, 3, 0.9)]}},
+                     {"x": 20.0}, tie)
+    assert ours["value"] == pytest.approx(0.655, abs=1e-12)
+    assert ours["per_class"]["a"] == pytest.approx(0.31, abs=1e-12)
+    assert ours["roc"]["efpr"] == pytest.approx([0.0, 1380.0, 2000.0])
+
+
+def test_two_classes_count_cross_triggers_on_each_other():
+    """With exactly two classes and alpha_ct > 0, each class's cross-triggers on the other
+    (its only other class) raise its eFPR."""
+    # clips x (20 s) and y (10 s): 1 FP in 30 s = 120/h; a and b have 4 s of reference each.
+    # a fires on b's [10, 12) in x at 0.9 (a FP and a cross-trigger on b: 900/h) before its
+    # own event; b fires on a's [0, 2) at 0.8 (the same) before its two events. Both reach
+    # TPR 1 at eFPR 120 + 0.5 · 900 / (2 − 1) = 570: (1000 − 570) / 1000 = 0.43 (without
+    # cross-triggers 120: 0.88).
+    both = PsdsSettings(dtc=0.5, gtc=0.5, cttc=0.3, alpha_ct=0.5, alpha_st=0.0,
+                        max_efpr=1000.0)
+    rows = [("x", 0.0, 4.0, "a"), ("x", 10.0, 12.0, "b"), ("y", 2.0, 4.0, "b")]
+    columns = {"x": {"a": [(10, 12, 0.9), (0, 4, 0.6)], "b": [(0, 2, 0.8), (10, 12, 0.5)]},
+               "y": {"b": [(2, 4, 0.7)]}}
+    durations = {"x": 20.0, "y": 10.0}
+    ours = hand_case(("a", "b"), rows, columns, durations, both)
+    assert ours["value"] == pytest.approx(0.43, abs=1e-12)
+    assert ours["per_class"] == pytest.approx({"a": 0.43, "b": 0.43}, abs=1e-12)
+    plain = hand_case(("a", "b"), rows, columns, durations, replace(both, alpha_ct=0.0))
+    assert plain["value"] == pytest.approx(0.88, abs=1e-12)
+
+
+def test_the_cross_trigger_rate_is_averaged_over_the_other_classes():
+    """With three classes, a class's cross-trigger rate is the mean over the K − 1 other
+    classes (sed_scores_eval's), not over all K."""
+    # 20 s clip: 1 FP = 180/h; a, b, c have 2 s of reference each. a fires on b's [5, 7) at
+    # 0.9 (a FP; on b 1800/h, on c 0: mean over the 2 others 900/h) before its own event:
+    # a reaches TPR 1 at eFPR 180 + 900 = 1080 (over 3 classes: 180 + 600 = 780); b and c are
+    # found at eFPR 0. Mean TPR 2/3 up to 1080, then 1: (2/3 · 1080 + 920) / 2000 = 0.82.
+    ours = hand_case(("a", "b", "c"),
+                     [("x", 0.0, 2.0, "a"), ("x", 5.0, 7.0, "b"), ("x", 10.0, 12.0, "c")],
+                     {"x": {"a": [(5, 7, 0.9), (0, 2, 0.6)], "b": [(5, 7, 0.8)],
+                            "c": [(10, 12, 0.8)]}},
+                     {"x": 20.0}, PsdsSettings(dtc=0.5, gtc=0.5, cttc=0.3, alpha_ct=1.0,
+                                               alpha_st=0.0, max_efpr=2000.0))
+    assert ours["value"] == pytest.approx(0.82, abs=1e-12)
+    assert ours["per_class"]["a"] == pytest.approx(0.46, abs=1e-12)
+    assert ours["roc"]["efpr"] == pytest.approx([0.0, 1080.0, 2000.0])
+
+
+def test_a_roc_plateau_keeps_only_the_point_where_the_tpr_rises():
+    """Thresholds where the false rate grows and the TPR does not add no point to the
+    staircase: each TPR counts from the lowest eFPR that reaches it."""
+    # 20 s clip, 1 FP = 180/h, two events of a. Thresholds 0.9: one found (0, 0.5); 0.7 and
+    # 0.6: a FP each, nothing more found (180, 0.5), (360, 0.5): a plateau; 0.5: the second
+    # found (360, 1). The staircase is (0, 0.5), (360, 1): (0.5 · 360 + 40) / 400 = 0.55,
+    # and the PSD-ROC has no point at 180.
+    ours = hand_case(("a",), [("x", 0.0, 2.0, "a"), ("x", 10.0, 12.0, "a")],
+                     {"x": {"a": [(0, 2, 0.9), (5, 6, 0.7), (15, 16, 0.6), (10, 12, 0.5)]}},
+                     {"x": 20.0}, PsdsSettings(dtc=0.5, gtc=0.5, cttc=0.3, alpha_ct=0.0,
+                                               alpha_st=0.0, max_efpr=400.0))
+    assert ours["value"] == pytest.approx(0.55, abs=1e-12)
+    assert ours["roc"]["efpr"] == [0.0, 360.0, 400.0]
+    assert ours["roc"]["etpr"] == [0.5, 1.0, 1.0]
+
+
+def test_alpha_st_takes_off_the_population_spread_of_the_class_tprs():
+    """alpha_st > 0 with classes of different TPRs: eTPR = mean − alpha_st · std with the
+    population standard deviation (ddof = 0), as sed_scores_eval."""
+    # 20 s clip, 1 FP = 180/h. a is found at eFPR 0 (TPR 1); b finds one of its two events at
+    # eFPR 0 and the other with a FP (180/h). Up to 180: TPRs 1 and 0.5, mean 0.75, std 0.25
+    # (ddof = 1: 0.354), eTPR 0.75 − 1 · 0.25 = 0.5; then 1 and 1, eTPR 1:
+    # (0.5 · 180 + 220) / 400 = 0.775 (ddof = 1: 0.728).
+    ours = hand_case(("a", "b"),
+                     [("x", 0.0, 2.0, "a"), ("x", 5.0, 7.0, "b"), ("x", 10.0, 12.0, "b")],
+                     {"x": {"a": [(0, 2, 0.9)],
+                            "b": [(5, 7, 0.8), (10, 12, 0.6), (15, 16, 0.6)]}},
+                     {"x": 20.0}, PsdsSettings(dtc=0.5, gtc=0.5, cttc=0.3, alpha_ct=0.0,
+                                               alpha_st=1.0, max_efpr=400.0))
+    assert ours["value"] == pytest.approx(0.775, abs=1e-12)
+    assert ours["roc"]["std"][:2] == pytest.approx([0.25, 0.0], abs=1e-12)
+    assert ours["roc"]["etpr"][:2] == pytest.approx([0.5, 1.0], abs=1e-12)
+
+
+def test_cross_triggers_are_rated_per_second_of_the_class_confused_with():
+    """A cross-trigger rate is per hour of the reference of the class the detection falls on,
+    not of the detected class (classes with 1 s and 4 s of reference)."""
+    # 20 s clip, 1 FP = 180/h; a has 1 s of reference, b 4 s. a fires on b's [5, 9) at 0.9
+    # (a FP and a cross-trigger on b: 1 per 4 s = 900/h; per a's 1 s it would be 3600/h)
+    # before its own event: a reaches TPR 1 at eFPR 180 + 900 = 1080; b is found at 0.
+    # (0.5 · 1080 + 920) / 2000 = 0.73 (rated by a's seconds: 3780 > 2000, 0.5).
+    ours = hand_case(("a", "b"), [("x", 0.0, 1.0, "a"), ("x", 5.0, 9.0, "b")],
+                     {"x": {"a": [(5, 9, 0.9), (0, 1, 0.6)], "b": [(5, 9, 0.8)]}},
+                     {"x": 20.0}, PsdsSettings(dtc=0.5, gtc=0.5, cttc=0.3, alpha_ct=1.0,
+                                               alpha_st=0.0, max_efpr=2000.0))
+    assert ours["value"] == pytest.approx(0.73, abs=1e-12)
+    assert ours["roc"]["efpr"] == pytest.approx([0.0, 1080.0, 2000.0])

@@ -49,7 +49,7 @@ def test_scores_command(tmp_path, capsys):
     assert main(["scores", *args]) == 0
     out = capsys.readouterr().out
     assert "| event | 0.000 | 0.000 (2 classes) | 2.500 | 0 / 2 / 4 |" in out
-    assert main(["scores", *args, "--format", "json", "--t-collar", "0.5",
+    assert main(["scores", *args, "--format", "json", "--t-collar", "500ms",
                  "--no-evaluate-offset"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["policy"]["scores"]["t_collar"] == 0.5
@@ -168,13 +168,14 @@ def test_psds_reports_why_it_could_not_be_computed(tmp_path, capsys):
     assert "needs clip durations" in json.loads(capsys.readouterr().out)["psds"]["note"]
 
 
-@pytest.mark.parametrize("option", [["--segment", "0"], ["--segment", "-1"],
-                                    ["--t-collar", "nan"], ["--dtc", "1.5"],
-                                    ["--percentage-of-length", "nan"]])
-def test_bad_score_settings_exit_2(tmp_path, capsys, option):
+@pytest.mark.parametrize(("option", "message"), [
+    (["--segment", "0"], "out of range"), (["--segment=-1s"], "'-1s' is not a time"),
+    (["--t-collar", "nans"], "'nans' is not a time"), (["--t-collar", "0.2"], "has no unit"),
+    (["--dtc", "1.5"], "out of range"), (["--percentage-of-length", "nan"], "out of range")])
+def test_bad_score_settings_exit_2(tmp_path, capsys, option, message):
     args = [*write_worked_example(tmp_path), f"--pred={tmp_path / 'pred.tsv'}", *option]
     assert main(["scores", *args]) == 2
-    assert "out of range" in capsys.readouterr().err
+    assert message in capsys.readouterr().err
 
 
 def collar_case() -> tuple[EventList, EventList]:

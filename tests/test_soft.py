@@ -900,3 +900,30 @@ def test_straight_events_have_the_decided_values_and_both_gradients():
         else:  # the expected ratio, scaled by the decided obligations over the batch
             assert g_s.abs().sum() > g_d.abs().sum()
             torch.testing.assert_close(g_s - g_d, g_e, rtol=1e-6, atol=1e-12)
+
+
+def test_the_rise_witness_counts_the_fall_to_zero_at_the_last_frame_under_closed_edges():
+    """Closed clip edges put an offset on a clip's last frame (its own length, not the padded
+    one): the rise witness counts the activity's fall there plus its drop to 0 past the end."""
+    p = torch.tensor([[0.0, 0.0, 0.0, 0.9, 0.9, 0.6, 0.9, 0.9],     # clip of 6 frames
+                      [0.2, 0.2, 0.7, 0.7, 0.7, 0.7, 0.7, 0.5]],    # clip of all 8
+                     dtype=torch.float64)
+    soft = soft_formula("N[2] pred.offset", {"pred.active": Signal(p)}, edges="closed",
+                        lengths=torch.tensor([6, 8]), dtype=torch.float64, witness="rise")
+    # offset rise max(0, p[t−1] − p[t]), and at the last frame + p[last]: row 0, frame 5:
+    # (0.9 − 0.6) + 0.6 = 0.9; row 1, frame 7: (0.7 − 0.5) + 0.5 = 0.7; 0 elsewhere in the
+    # clips. N[2] at t sums the rise over [t − 2, t + 2]: it reaches the last frame from
+    # t = 3 (row 0) and t = 5 (row 1).
+    torch.testing.assert_close(soft.value[0, :6],
+                               torch.tensor([0, 0, 0, 0.9, 0.9, 0.9], dtype=torch.float64))
+    torch.testing.assert_close(soft.value[1],
+                               torch.tensor([0, 0, 0, 0, 0, 0.7, 0.7, 0.7], dtype=torch.float64))
+    # the clause: a reference and a prediction at p = 0.9 running to the end of a 6-frame
+    # clip: closed edges oblige the offset at frame 5, which the witness holds to 0.9
+    ref = torch.zeros(1, 1, 8, dtype=torch.bool)
+    ref[..., 3:] = True
+    z = torch.full((1, 1, 8), -60.0, dtype=torch.float64)
+    z[..., 3:] = math.log(9.0)  # σ = 0.9
+    loss = ContractLoss(AuditPolicy(edges="closed"), ("speech",), {"offset": 1.0})
+    assert loss.witness["offset"] == "rise"
+    assert loss(z, ref, torch.tensor([6]))["offset"].item() == pytest.approx(0.1, abs=1e-12)

@@ -4,6 +4,7 @@ writes tables, source rows and a figure, and the same inputs give the same bytes
 
 from __future__ import annotations
 
+import math
 from itertools import pairwise
 
 import numpy as np
@@ -278,3 +279,51 @@ def test_sweep_command_adds_intervals_and_the_paired_difference(tmp_path, capsys
     assert "2000 resamples" in capsys.readouterr().out
     assert main([*args, "--bootstrap", "-1"]) == 2
     assert "--bootstrap must be" in capsys.readouterr().err
+
+
+def test_sweep_intervals_at_level_80_are_the_10th_and_90th_percentiles_of_the_draws():
+    """level=0.8 reaches every interval of a sweep: each system's and each paired difference's
+    [lo, hi] are the 10th and 90th percentiles of the same resampled clips, not the 95 % ones."""
+    from sedcontract.audit import audit
+    from sedcontract.audit.bootstrap import resample_indices
+
+    ref, durations = reference(5)
+    systems = {"late": shifted(ref, 0.12, 0.05), "early": shifted(ref, -0.09, -0.15)}
+    result = sweep(ref, systems, AuditPolicy(), ["0", "100ms"], durations=durations,
+                   resamples=200, seed=6, level=0.8, baseline="early")
+    indices = resample_indices(len(ref.clips), 200, 6)  # the draws every interval uses
+
+    def draws(report) -> dict[str, list[float]]:
+        """Each resample's report rebuilt from the drawn clips: coordinate → its scores."""
+        arrays, out = report.arrays(), {}
+        for row in indices:
+            again = report.rebuild([report.clips[i] for i in row],
+                                   {k: v[row] for k, v in arrays.items()})
+            for name, value in (*again.vector("typed").items(),
+                                ("logic", again.logic("typed"))):
+                out.setdefault(name, []).append(value)
+        return out
+
+    for radius in ("0", "100ms"):
+        reports = {name: audit(ref, pred, AuditPolicy(eps=radius), durations=durations,
+                               mode="typed") for name, pred in systems.items()}
+        scores = {name: draws(r) for name, r in reports.items()}
+        for name in systems:
+            for coordinate, iv in result.intervals[(name, radius)].items():
+                values = [v for v in scores[name][coordinate] if not math.isnan(v)]
+                assert iv.level == 0.8 and iv.defined == len(values) > 0, (name, coordinate)
+                lo, hi = np.quantile(values, (0.1, 0.9))
+                assert (iv.lo, iv.hi) == pytest.approx((lo, hi), abs=1e-12), (name, radius,
+                                                                               coordinate)
+        for coordinate, iv in result.differences[("late", radius)].items():
+            pairs = zip(scores["late"][coordinate], scores["early"][coordinate], strict=True)
+            values = [a - b for a, b in pairs if not (math.isnan(a) or math.isnan(b))]
+            lo, hi = np.quantile(values, (0.1, 0.9))
+            assert iv.level == 0.8 and (iv.lo, iv.hi) == pytest.approx((lo, hi), abs=1e-12), \
+                (radius, coordinate)
+    # the 80 % interval is narrower than the 95 % one somewhere (the levels differ in fact)
+    wide = sweep(ref, systems, AuditPolicy(), ["0"], durations=durations, resamples=200,
+                 seed=6)
+    assert any(wide.intervals[("late", "0")][c].hi - wide.intervals[("late", "0")][c].lo
+               > iv.hi - iv.lo for c, iv in result.intervals[("late", "0")].items())
+    assert "Intervals: 80% percentile bootstrap over the clips" in sweep_markdown(result)

@@ -195,6 +195,26 @@ def test_select_keeps_clips_classes_and_source_rows(tmp_path):
     assert tones.clips == events.clips and [r[0] for r in tones.to_rows()] == ["b", "a"]
 
 
+def test_a_subset_of_an_event_list_names_the_rows_of_the_whole_list():
+    """select / for_clip of a list built in memory (no file rows) keep each event's position
+    in the whole list: an error about an event of the subset names that row, not its index
+    in the subset."""
+    from sedcontract.traces.overrun import fit_to_durations
+
+    events = EventList.from_rows([("a", 0.0, 1.0, "dog"), ("b", 0.0, 1.0, "cat"),
+                                  ("a", 2.0, 3.0, "cat"), ("b", 2.0, 12.0, "dog")])
+    subset = events.select(clips=["b"])
+    assert [subset.where(i) for i in range(2)] == [{"path": None, "row": 2},
+                                                   {"path": None, "row": 4}]
+    with pytest.raises(TraceFormatError, match=r"^row 4, column 'offset': 1 reference event"):
+        fit_to_durations(subset, {"b": 10.0}, "ref")
+    assert events.select(classes=["dog"]).where(1)["row"] == 4
+    assert events.select(classes=["cat"]).select(clips=["a"]).where(0)["row"] == 3
+    assert events.for_clip("b").where(1)["row"] == 4
+    with pytest.raises(TraceFormatError, match=r"^row 4, column 'offset'"):
+        fit_to_durations(events.for_clip("b"), {"b": 10.0}, "ref")
+
+
 # ---- hardening: file format policies, limits, the API ------------------------------------
 
 EVENTS_HEADER = "filename\tonset\toffset\tevent_label\n"
@@ -447,6 +467,33 @@ def test_hysteresis_is_the_frame_loop_of_the_threshold_detector():
         [False, True, True, True, False, False, True]
     assert DecisionPolicy(threshold=0.5, low=0.4).describe() == \
         "active from score > 0.5 while score >= 0.4 (hysteresis)"
+
+
+def test_a_score_exactly_at_the_threshold_does_not_start_a_run():
+    """Active iff score > threshold, with or without hysteresis: a score equal to the
+    threshold neither is active alone nor starts a hysteresis run (it may continue one)."""
+    column = np.array([0.5, 0.75, 0.25])[:, None]
+    assert decide(column, DecisionPolicy(threshold=0.5), 0.02)[:, 0].tolist() == \
+        [False, True, False]
+    # low 0.25: frames 0–2 are at or above low but none above 0.5 yet (two at exactly 0.5):
+    # off; frame 3 (0.75) starts the run, which holds through 0.5 and 0.25 (>= low) to frame
+    # 6 (0.0); the run 0.5, 0.5, 0.25 after it never exceeds 0.5: off
+    column = np.array([0.25, 0.5, 0.5, 0.75, 0.5, 0.25, 0.0, 0.5, 0.5, 0.25, 0.0])[:, None]
+    assert decide(column, DecisionPolicy(threshold=0.5, low=0.25), 0.02)[:, 0].tolist() == \
+        [False, False, False, True, True, True, False, False, False, False, False]
+
+
+def test_hysteresis_with_low_equal_to_the_threshold_keeps_runs_through_ties():
+    """low == threshold is allowed and is not the plain threshold: a run starts above 0.5 and
+    continues while the score is at least 0.5, so a 0.5 inside a run stays on and a 0.5 that
+    does not follow an active frame stays off."""
+    policy = DecisionPolicy(threshold=0.5, low=0.5)
+    assert policy.describe() == "active from score > 0.5 while score >= 0.5 (hysteresis)"
+    column = np.array([0.5, 0.75, 0.5, 0.5, 0.25, 0.5, 0.75])[:, None]
+    assert decide(column, policy, 0.02)[:, 0].tolist() == \
+        [False, True, True, True, False, False, True]
+    assert decide(column, DecisionPolicy(threshold=0.5), 0.02)[:, 0].tolist() == \
+        [False, True, False, False, False, False, True]  # the plain threshold differs
 
 
 @pytest.mark.parametrize(("low", "message"), [

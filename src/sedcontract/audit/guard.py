@@ -393,10 +393,10 @@ def standard_and_psds(prepared: Prepared, policy: AuditPolicy, psds: PsdsRequest
         prepared.ref, prepared.pred, prepared.traces, settings, durations=prepared.durations,
         edges=policy.edges, given=prepared.given)
     result = None
-    if psds is not None:
+    if psds is not None:  # the reference as given: PSDS has its own cut rule
         given_ref = prepared.given[0] if prepared.given is not None else prepared.ref
         try:
-            result = psds.compute(prepared.ref, given_ref, prepared.durations, classes)
+            result = psds.compute(given_ref, prepared.durations, classes)
         except PsdsUnavailable as exc:
             result = {"note": str(exc)}
     return standard, result
@@ -511,11 +511,10 @@ def block_results(clips: int, count: Any, submit: Callable[[int, int], Any], *,
 def _check_corpus(ref: EventList, pred: EventList, policy: AuditPolicy,
                   durations: Mapping[str, float] | str | Path | None,
                   classes: Sequence[str] | None
-                  ) -> tuple[EventList, Mapping[str, float] | None, list[str],
-                             dict[str, str] | None]:
+                  ) -> tuple[Mapping[str, float] | None, list[str], dict[str, str] | None]:
     """Every check :func:`prepare_traces` makes, in its order, without projecting the corpus:
-    the reference cut at the clips' ends, the durations, the classes and where the first cut
-    event of each side is."""
+    the durations, the classes and where the first event cut at its clip's end is, per
+    side."""
     if durations is not None and not isinstance(durations, Mapping):
         if not isinstance(durations, str | os.PathLike):
             raise SedContractError(f"durations must map clips to seconds or be the path of a "
@@ -534,7 +533,7 @@ def _check_corpus(ref: EventList, pred: EventList, policy: AuditPolicy,
                                                  max_frames=policy.max_frames)
     refuse_unseen(ref, TraceSet.sees(ref, rows["ref"], lengths, policy.hop, policy.projection),
                   policy.hop, policy.projection)
-    return ref, durations, declared, first
+    return durations, declared, first
 
 
 def _audit_on(executor: Any, blocks: int, ref: EventList | str | Path,
@@ -547,8 +546,8 @@ def _audit_on(executor: Any, blocks: int, ref: EventList | str | Path,
     ``executor``, joined. The corpus is read and checked here exactly as one process checks it
     (the same refusals, warnings and classes); each block sees only its clips' events."""
     ref_events, pred_events = _load(ref, "ref"), _load(pred, "pred")
-    cut_ref, lengths, declared, first = _check_corpus(ref_events, pred_events, policy,
-                                                      durations, classes)
+    lengths, declared, first = _check_corpus(ref_events, pred_events, policy, durations,
+                                             classes)
     clips = list(ref_events.clips)
     if shard is not None:
         if psds is not None:
@@ -570,8 +569,7 @@ def _audit_on(executor: Any, blocks: int, ref: EventList | str | Path,
     if psds is None:
         return report
     try:
-        result = psds.compute(cut_ref, ref_events, lengths, classes, executor=executor,
-                              blocks=blocks)
+        result = psds.compute(ref_events, lengths, classes, executor=executor, blocks=blocks)
     except PsdsUnavailable as exc:
         result = {"note": str(exc)}
     return replace(report, psds=result)

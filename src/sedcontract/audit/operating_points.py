@@ -5,11 +5,11 @@ cross-triggers follow the intersection criteria (DTC, GTC, CTTC) against the ref
 averaged into the PSD-ROC, whose area up to ``max_efpr`` is the score.
 
 Times are compared as given, in float64, exactly as psds_eval does (durations are metadata: the
-total time and the world events; nothing is cut). Where psds_eval refuses an input this module
-says what it does instead: same-class events that overlap (share more than a boundary) are
-joined into one and counted; with a single class there are no cross-triggers (psds_eval's
-eFPR is undefined there). Pairs are found by sorted search per clip and class, so memory follows
-the overlapping pairs, never all pairs of a clip."""
+total time and the world events; nothing is cut unless ``cut=True`` asks). Where psds_eval
+refuses an input this module says what it does instead: same-class events that overlap (share
+more than a boundary) are joined into one and counted; with a single class there are no
+cross-triggers (psds_eval's eFPR is undefined there). Pairs are found by sorted search per clip
+and class, so memory follows the overlapping pairs, never all pairs of a clip."""
 
 from __future__ import annotations
 
@@ -20,10 +20,11 @@ from typing import Any
 
 import numpy as np
 
-from sedcontract.audit.psds import PRESETS, PsdsSettings
+from sedcontract.audit.psds import PRESETS, PsdsSettings, audio_seconds
 from sedcontract.errors import SedContractError, TraceFormatError
 from sedcontract.traces import EventList, read_events
 from sedcontract.traces.intervals import Intervals, expand_ranges, overlap_ranges
+from sedcontract.traces.overrun import cut_at_durations
 from sedcontract.traces.tsv import given_files
 
 SECONDS_PER_HOUR = 3600.0
@@ -262,6 +263,7 @@ def point_rates(points: Sequence[EventList], ref: EventList, durations: Mapping[
         raise TraceFormatError(f"label {ref.label[i]!r} is not one of the classes",
                                **ref.where(i), column="event_label")
     truth = _truth(ref, durations, classes)
+    audio_seconds(durations, list(truth.clip_index))  # rates per hour of some audio
     _check_points(points, truth)
     if executor is None:
         tp, fp, ct, joined = _block_counts(points, truth, settings)
@@ -316,11 +318,19 @@ def psd_roc(rates: PointRates, settings: PsdsSettings) -> dict[str, np.ndarray]:
 def psds_of_points(points: Sequence[EventList], ref: EventList, durations: Mapping[str, float],
                    settings: Mapping[str, PsdsSettings] | None = None,
                    classes: Sequence[str] | None = None, *, executor: Any = None,
-                   blocks: int | None = None) -> dict[str, Any]:
-    """``{scenario: {"value", "per_class", "settings", "rule", "points", "joined", "roc"}}``:
-    PSDS of each scenario (default: the DCASE presets) from the operating points; ``per_class``
-    is the area of each class's own staircase (alpha_st not applied). ``executor``, ``blocks``:
-    as :func:`point_rates` (the same result)."""
+                   blocks: int | None = None, cut: bool = False) -> dict[str, Any]:
+    """``{scenario: {"value", "per_class", "settings", "rule", "points", "joined", "cut",
+    "roc"}}``: PSDS of each scenario (default: the DCASE presets) from the operating points;
+    ``per_class`` is the area of each class's own staircase (alpha_st not applied). The
+    reference and the points are taken as they come (psds_eval's input); ``cut`` cuts both at
+    the durations (``"cut"``: how many reference events and detections were). ``executor``,
+    ``blocks``: as :func:`point_rates` (the same result)."""
+    counted = None
+    if cut:
+        ref, ref_cut = cut_at_durations(ref, durations)
+        fitted = [cut_at_durations(table, durations) for table in points]
+        points = [table for table, _ in fitted]
+        counted = {"ref": ref_cut, "pred": sum(n for _, n in fitted)}
     out: dict[str, Any] = {}
     for name, chosen in (settings or PRESETS).items():
         rates, joined = point_rates(points, ref, durations, chosen, classes, executor=executor,
@@ -332,6 +342,7 @@ def psds_of_points(points: Sequence[EventList], ref: EventList, durations: Mappi
                      for i, c in enumerate(names)}
         out[name] = {"value": value, "per_class": per_class, "settings": chosen.as_dict(),
                      "rule": "psds_eval", "points": len(points), "joined": joined,
+                     "cut": counted,
                      "roc": {"efpr": roc["efpr"].tolist(), "etpr": roc["etpr"].tolist(),
                              "mean": roc["mean"].tolist(), "std": roc["std"].tolist()}}
     return out

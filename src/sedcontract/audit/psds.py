@@ -72,11 +72,14 @@ class PsdsRequest:
     """PSDS beside the standard scores: from score files or tables (``scores``: a folder,
     a :class:`~sedcontract.traces.scores.ScoreFolder` or a mapping of clip → table;
     sed_scores_eval's rule) or from operating-point tables (``points``, psds_eval's rule), for
-    each scenario of ``settings``."""
+    each scenario of ``settings``. The reference and the predictions are taken as they come,
+    as those tools take them; ``cut`` cuts both at the clips' durations (one rule for both
+    routes, :func:`~sedcontract.traces.overrun.cut_at_durations`)."""
 
     scores: str | Path | ScoreFolder | Mapping[str, Any] | None = None
     points: Sequence[EventList] | None = None
     settings: Mapping[str, PsdsSettings] = field(default_factory=lambda: dict(PRESETS))
+    cut: bool = False
 
     def __post_init__(self) -> None:
         if (self.scores is None) == (self.points is None):
@@ -84,23 +87,43 @@ class PsdsRequest:
                                    "exactly one")
         if not self.settings:
             raise SedContractError("PSDS needs at least one scenario")
+        if not isinstance(self.cut, bool):
+            raise SedContractError(f"cut must be true or false, got {self.cut!r}")
 
-    def compute(self, ref: EventList, given_ref: EventList,
-                durations: Mapping[str, float] | None,
+    def compute(self, ref: EventList, durations: Mapping[str, float] | None,
                 classes: Sequence[str] | None = None, *, executor: Any = None,
                 blocks: int | None = None) -> dict[str, Any]:
-        """The scenarios' PSDS: score files against ``ref`` (events cut at their clip's end),
-        operating points against ``given_ref`` (the events as given, as psds_eval takes them);
-        on ``executor`` in ``blocks`` of clips when given, the same result."""
+        """The scenarios' PSDS against the reference ``ref`` as given (cut with the predictions
+        when ``cut``); on ``executor`` in ``blocks`` of clips when given, the same result."""
         if self.scores is not None:
             return psds(self.scores, ref, durations, self.settings, executor=executor,
-                        blocks=blocks)
+                        blocks=blocks, cut=self.cut)
         if durations is None:
             raise PsdsUnavailable("PSDS needs clip durations (--durations)")
         from sedcontract.audit.operating_points import psds_of_points
 
-        return psds_of_points(self.points, given_ref, durations, self.settings, classes,
-                              executor=executor, blocks=blocks)
+        return psds_of_points(self.points, ref, durations, self.settings, classes,
+                              executor=executor, blocks=blocks, cut=self.cut)
+
+
+def audio_seconds(durations: Mapping[str, float], clips: Sequence[str]) -> float:
+    """The clips' total duration, the time false-positive rates are per; refused when it is 0
+    (a rate per hour of no audio is undefined)."""
+    total = float(sum(float(durations[c]) for c in clips))
+    if not total > 0:
+        raise PsdsUnavailable(f"the durations of the {len(clips)} clip(s) add up to 0 s: "
+                              "false positives per hour of no audio are undefined; check the "
+                              "durations file")
+    return total
+
+
+def cut_note(cut: Mapping[str, int] | None, unit: str) -> str:
+    """How a PSDS result took the durations: as they come, or cut (``--psds-cut``)."""
+    if cut is None:
+        return ("reference and predictions as they come, not cut at the clip durations "
+                "(--psds-cut cuts both)")
+    return (f"reference and predictions cut at the clip durations (--psds-cut): "
+            f"{cut['ref']} reference event(s), {cut['pred']} {unit}")
 
 
 def without_curves(result: Mapping[str, Any]) -> dict[str, Any]:
@@ -121,14 +144,16 @@ def ground_truth(ref: EventList) -> dict[str, list[tuple[float, float, str]]]:
 def psds(scores: str | Path | ScoreFolder | Mapping[str, Any], ref: EventList,
          durations: Mapping[str, float] | None,
          settings: Mapping[str, PsdsSettings] | None = None, *, executor: Any = None,
-         blocks: int | None = None) -> dict[str, Any]:
+         blocks: int | None = None, cut: bool = False) -> dict[str, Any]:
     """``{scenario: {"value", "per_class", "settings", "rule", "roc"}}`` (default scenarios: the
     DCASE presets) of the score files of ``ref``'s clips in a folder (read one clip at a time;
     files of other clips are left aside), a :class:`~sedcontract.traces.scores.ScoreFolder`
     (or any table source with its ``columns``, ``select(clips)``, ``stream(clips)`` and
     ``in``), or a mapping of clip → table or (table, source) (e.g. from
     :func:`~sedcontract.traces.scores.read_score_dir`). Each score column is a class; with an
-    ``executor``, blocks of clips are counted where it runs (the same result)."""
+    ``executor``, blocks of clips are counted where it runs (the same result). The reference
+    and the tables are taken as they come (sed_scores_eval's PSDS on the same files); ``cut``
+    cuts both at the durations."""
     from sedcontract.audit.score_psds import TableMapping, psds_of_scores
 
     if durations is None:
@@ -138,7 +163,7 @@ def psds(scores: str | Path | ScoreFolder | Mapping[str, Any], ref: EventList,
     elif not hasattr(scores, "stream"):  # tables in memory, not a table source
         scores = TableMapping(scores)
     return psds_of_scores(scores, ref, durations, settings or PRESETS, tuple(scores.columns),
-                          executor=executor, blocks=blocks)
+                          executor=executor, blocks=blocks, cut=cut)
 
 
 def psd_roc_png(result: Mapping[str, Any]) -> bytes:

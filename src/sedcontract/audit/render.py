@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from sedcontract.audit.guard import Cell, GuardReport, ModeReport, ScoresReport
-from sedcontract.audit.psds import without_curves
+from sedcontract.audit.psds import cut_note, without_curves
 from sedcontract.audit.scores import Counts, MetricResult
 from sedcontract.errors import TraceFormatError
 from sedcontract.outputs import atomic_write
@@ -214,6 +214,8 @@ def psds_markdown(result: dict[str, Any]) -> str:
     if any(joined.values()):
         lines += ["", f"same-class events that overlap, joined into one (psds_eval refuses "
                   f"them): reference {joined['ref']}, operating points {joined['points']}"]
+    unit = "detection(s)" if first["rule"] == "psds_eval" else "score table(s)"
+    lines += ["", cut_note(first.get("cut"), unit)]
     return "\n".join(lines) + "\n"
 
 

@@ -21,12 +21,13 @@ from typing import Any
 
 import numpy as np
 
-from sedcontract.audit.psds import PsdsSettings, PsdsUnavailable
+from sedcontract.audit.psds import PsdsSettings, PsdsUnavailable, audio_seconds
 from sedcontract.errors import SedContractError
 from sedcontract.traces import EventList
 from sedcontract.traces.grid import to_us
 from sedcontract.traces.intervals import expand_ranges
-from sedcontract.traces.scores import ScoreTable, check_tiling
+from sedcontract.traces.overrun import cut_at_durations
+from sedcontract.traces.scores import ScoreTable, check_tiling, cut_table
 
 SECONDS_PER_HOUR = 3600.0
 BATCH_SEGMENTS = 100_000  # score segments (runs of equal scores) processed as one batch
@@ -622,21 +623,39 @@ class TableMapping:
 
 
 def _block_task(scores: Any, truth: ClipTruth, classes: tuple[str, ...],
-                settings: Sequence[PsdsSettings]) -> list[list[ScoreCounts]]:
+                settings: Sequence[PsdsSettings], lengths: Mapping[str, float] | None = None
+                ) -> tuple[list[list[ScoreCounts]], int]:
     """:func:`block_counts` of one block: its score tables (a table source; a folder reads
-    them where the task runs)."""
-    return block_counts(scores.stream(truth.clips), truth, classes, settings)
+    them where the task runs), each cut at its clip's length when ``lengths`` are given; and
+    how many tables were cut."""
+    tables: Iterable[ScoreTable] = scores.stream(truth.clips)
+    cut = [0]
+    if lengths is not None:
+        tables = _cut(tables, truth.clips, lengths, cut)
+    return block_counts(tables, truth, classes, settings), cut[0]
+
+
+def _cut(tables: Iterable[ScoreTable], clips: Sequence[str], lengths: Mapping[str, float],
+         count: list[int]) -> Iterator[ScoreTable]:
+    """Each clip's table cut at its length (:func:`~sedcontract.traces.scores.cut_table`),
+    counting in ``count[0]`` the tables that reached past it."""
+    for clip, table in zip(clips, tables, strict=False):
+        shorter = cut_table(table, lengths[clip])
+        count[0] += shorter is not None
+        yield table if shorter is None else shorter
 
 
 def psds_of_scores(scores: Any, ref: EventList,
                    durations: Mapping[str, float], settings: Mapping[str, PsdsSettings],
                    classes: Sequence[str], *, executor: Any = None,
-                   blocks: int | None = None) -> dict[str, Any]:
-    """``{scenario: {"value", "per_class", "settings", "rule", "roc"}}`` of the score tables
-    of ``ref``'s clips from a table source (:class:`TableMapping`, or a
+                   blocks: int | None = None, cut: bool = False) -> dict[str, Any]:
+    """``{scenario: {"value", "per_class", "settings", "rule", "cut", "roc"}}`` of the score
+    tables of ``ref``'s clips from a table source (:class:`TableMapping`, or a
     :class:`~sedcontract.traces.scores.ScoreFolder` read clip by clip) whose columns are
-    ``classes``. With ``executor`` (anything with ``submit``) the clips are cut into
-    ``blocks`` whose counts are joined: the same result as one process, bit for bit."""
+    ``classes``: the reference and the tables as they come, or with ``cut`` both cut at the
+    durations (``"cut"``: how many reference events and tables were). With ``executor``
+    (anything with ``submit``) the clips are cut into ``blocks`` whose counts are joined: the
+    same result as one process, bit for bit."""
     from sedcontract.audit.guard import EXECUTOR_BLOCKS, block_results
 
     clips = list(ref.clips)
@@ -647,7 +666,11 @@ def psds_of_scores(scores: Any, ref: EventList,
     if absent:
         raise SedContractError(f"no duration for clip {absent[0]!r}: PSDS needs every clip's "
                                "duration")
-    total = float(sum(float(durations[c]) for c in clips))
+    total = audio_seconds(durations, clips)
+    ref_cut = 0
+    if cut:
+        ref, ref_cut = cut_at_durations(ref, durations)
+    lengths = {c: float(durations[c]) for c in clips} if cut else None
     truth = ClipTruth.of(ref, clips, classes)
     empty = [c for c, n in zip(classes, np.bincount(truth.cls, minlength=len(classes)),
                                strict=True) if n == 0]
@@ -658,17 +681,21 @@ def psds_of_scores(scores: Any, ref: EventList,
     names, chosen = list(settings), list(settings.values())
     classes = tuple(classes)
     if executor is None:
-        parts = _block_task(scores, truth, classes, chosen)
+        parts, pred_cut = _block_task(scores, truth, classes, chosen, lengths)
     else:
         def task(a: int, b: int) -> Any:
             return executor.submit(_block_task, scores.select(clips[a:b]), truth.block(a, b),
-                                   classes, chosen)
+                                   classes, chosen, None if lengths is None else
+                                   {c: lengths[c] for c in clips[a:b]})
 
         gathered = [Gathered() for _ in chosen]
-        for result in block_results(len(clips), blocks if blocks is not None
-                                    else EXECUTOR_BLOCKS, task):
+        pred_cut = 0
+        for result, tables_cut in block_results(len(clips), blocks if blocks is not None
+                                                else EXECUTOR_BLOCKS, task):
+            pred_cut += tables_cut
             for k, counts in enumerate(result):
                 gathered[k].add(counts)
         parts = [g.parts for g in gathered]
-    return {name: psds_from_counts(parts[k], truth, classes, total, chosen[k])
-            for k, name in enumerate(names)}
+    counted = {"ref": ref_cut, "pred": pred_cut} if cut else None
+    return {name: {**psds_from_counts(parts[k], truth, classes, total, chosen[k]),
+                   "cut": counted} for k, name in enumerate(names)}

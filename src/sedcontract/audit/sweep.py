@@ -7,10 +7,8 @@ from __future__ import annotations
 import csv
 import io
 import math
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -28,12 +26,12 @@ from sedcontract.contracts.bounds import coerce_binding
 from sedcontract.contracts.policy import AuditPolicy
 from sedcontract.errors import SedContractError
 from sedcontract.traces import EventList
+from sedcontract.traces.times import parse_time
 
 __all__ = ["SweepResult", "parse_radii", "read_sweep", "sweep", "sweep_csv", "sweep_markdown",
            "sweep_png"]
 
 ROW_FIELDS = ("system", "eps", "coordinate", "satisfied", "obligations", "score")
-_TIME = re.compile(r"\s*(\d+(?:\.\d+)?)\s*(ms|s)?\s*\Z")
 MAX_RADII = 1000
 
 
@@ -75,16 +73,11 @@ def parse_radii(text: str) -> list[str]:
 
 
 def _us(radius: str) -> int:
-    """A radius in whole microseconds, checked as a bound (size, precision); only 0 may go
-    without a unit (frames depend on the hop)."""
-    match = _TIME.match(radius)
-    if not match:
-        raise SedContractError(f"radius {radius!r} is not a time such as 20ms or 0.2s")
-    if match[2] is None and Decimal(match[1]) != 0:
-        raise SedContractError(f"radius {radius!r} has no unit: write 20ms or 0.2s (only 0 "
-                               "may go without)")
+    """A radius in whole microseconds, checked as a bound (size, precision): a time with its
+    unit (only 0 may go without one; frames depend on the hop)."""
+    time = parse_time(radius, "--eps radius")
     coerce_binding("eps", radius)  # names the radius when it is too large or finer than 1 µs
-    return int(Decimal(match[1]) * {None: 0, "ms": 1000, "s": 1_000_000}[match[2]])
+    return int(time.us)
 
 
 def _join(us: int) -> str:
@@ -94,18 +87,8 @@ def _join(us: int) -> str:
 
 
 def _ms(radius: str) -> float:
-    """A radius in milliseconds (only 0 may go without a unit: frames depend on the hop)."""
-    match = _TIME.match(radius)
-    if not match:
-        raise SedContractError(f"radius {radius!r} is not a time such as 20ms or 0.2s")
-    value = float(match[1])
-    unit = match[2]
-    if unit is None:
-        if value != 0:
-            raise SedContractError(f"radius {radius!r} has no unit: write 20ms or 0.2s (only 0 "
-                                   "may go without)")
-        return 0.0
-    return value * 1000 if unit == "s" else value
+    """A radius in milliseconds."""
+    return _us(radius) / 1000
 
 
 @dataclass(frozen=True)

@@ -38,7 +38,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as exc:  # argparse printed the usage and the error (or the help)
+        return exc.code if isinstance(exc.code, int) else 2
     try:
         return execute(args.command, args)
     except SedContractError as exc:

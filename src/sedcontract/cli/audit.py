@@ -48,6 +48,7 @@ PSDS_PARAMETERS = {  # PsdsSettings field -> help of its --psds-* option
     "alpha_st": "PSDS weight of the spread of TPR across classes",
     "max_efpr": "PSDS: the eFPR per hour up to which the area is taken",
 }
+DEFAULT_PSDS = "psds1,psds2"
 RENDER = {"md": to_markdown, "json": to_json, "csv": to_csv}
 SYSTEM_FORMATS = {"csv"}  # formats whose rows carry the system's name
 
@@ -125,12 +126,27 @@ def _psds_settings(args: argparse.Namespace) -> dict[str, PsdsSettings]:
     overrides = {name: getattr(args, f"psds_{name}") for name in PSDS_PARAMETERS
                  if getattr(args, f"psds_{name}") is not None}
     out = {}
-    for name in (n.strip() for n in args.psds.split(",")):
+    for name in (n.strip() for n in (args.psds or DEFAULT_PSDS).split(",")):
         if name not in (*PRESETS, "custom"):
             raise SedContractError(f"unknown PSDS scenario {name!r} (--psds): choose among "
                                    f"{', '.join(PRESETS)} and custom")
-        out[name] = replace(PRESETS.get(name, PsdsSettings()), **overrides)
+        base = PRESETS.get(name, PsdsSettings())
+        settings = replace(base, **overrides)
+        changed = [f"{k} {v:g}" for k, v in settings.as_dict().items()
+                   if v != base.as_dict()[k]]
+        if changed and name != "custom":  # a preset with other values is not the preset
+            name = f"{name} ({', '.join(changed)})"
+        out[name] = settings
     return out
+
+
+def _psds_asked(args: argparse.Namespace) -> list[str]:
+    """The PSDS options given on the command line."""
+    given = [f"--psds-{n.replace('_', '-')}" for n in PSDS_PARAMETERS
+             if getattr(args, f"psds_{n}") is not None]
+    return [*(["--psds"] if args.psds is not None else []), *given,
+            *(["--psds-cut"] if args.psds_cut else []),
+            *(["--psd-roc"] if args.psd_roc else [])]
 
 
 def _psds_request(args: argparse.Namespace, folder: ScoreFolder | None,
@@ -141,12 +157,17 @@ def _psds_request(args: argparse.Namespace, folder: ScoreFolder | None,
         points = read_points(args.pred_points)
         if class_map is not None:
             points = [class_map.events(table) for table in points]
-        return PsdsRequest(points=points, settings=_psds_settings(args))
+        return PsdsRequest(points=points, settings=_psds_settings(args), cut=args.psds_cut)
     if folder is not None:
-        return PsdsRequest(scores=folder, settings=_psds_settings(args))
-    if args.psd_roc:
-        raise SedContractError("--psd-roc draws PSDS: add --pred-points, or --pred-scores with "
-                               "--with-scores")
+        return PsdsRequest(scores=folder, settings=_psds_settings(args), cut=args.psds_cut)
+    asked = _psds_asked(args)
+    if asked:
+        source = "--pred-scores (its frame scores: add --with-scores)" \
+            if args.pred_scores is not None else "--pred-scores with --with-scores"
+        raise SedContractError(f"{' and '.join(asked)} set PSDS, which these inputs do not "
+                               f"give: PSDS comes from --pred-points (operating-point "
+                               f"tables) or {source}; events at one threshold (--pred) have "
+                               "no curve")
     return None
 
 
@@ -174,7 +195,7 @@ def _points_only(args: argparse.Namespace, out: Outputs | None, ref: EventList,
     durations = read_durations(args.durations)
     fit_to_durations(ref, durations, "ref", tolerance=policy.duration_tolerance,
                      strict=policy.strict_durations)  # refused beyond the tolerance
-    result = _psds_request(args, None, class_map).compute(ref, ref, durations, classes)
+    result = _psds_request(args, None, class_map).compute(ref, durations, classes)
     _psd_roc(args, out, result)
     if args.format == "json":
         return json.dumps({"psds": without_curves(result)}, indent=2, allow_nan=False) + "\n"
@@ -353,12 +374,19 @@ def _inputs(parser: argparse.ArgumentParser) -> None:
                         help="operating-point tables (psds_eval's input: the system's "
                              "detections at each threshold), files or folders of *.tsv/*.csv: "
                              "PSDS as psds_eval computes it")
-    parser.add_argument("--psds", default="psds1,psds2",
-                        help="comma-separated PSDS scenarios: psds1, psds2 (the DCASE presets) "
-                             "or custom (psds_eval's defaults); --psds-* values apply to each")
+    parser.add_argument("--psds", default=None,
+                        help=f"comma-separated PSDS scenarios: psds1, psds2 (the DCASE presets) "
+                             f"or custom (psds_eval's defaults); --psds-* values apply to each, "
+                             f"and a preset so changed is named with them, e.g. 'psds1 (dtc "
+                             f"0.5)' (default {DEFAULT_PSDS})")
     for name, text in PSDS_PARAMETERS.items():
         parser.add_argument(f"--psds-{name.replace('_', '-')}", dest=f"psds_{name}",
                             type=float, default=None, help=text)
+    parser.add_argument("--psds-cut", action="store_true",
+                        help="cut the reference and the predictions (score frames, "
+                             "operating-point detections) at the clip durations before PSDS; by "
+                             "default both are taken as they come, as sed_scores_eval and "
+                             "psds_eval take them")
     parser.add_argument("--psd-roc", default=None, metavar="PNG",
                         help="write the PSD-ROC of each scenario here (a PNG)")
     parser.add_argument("--out", default=None, help="write here instead of standard output")

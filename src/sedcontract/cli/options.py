@@ -4,6 +4,7 @@ dataclass field, and the objects are built from the parsed options by field name
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from dataclasses import MISSING, fields
 from typing import Any
 
@@ -14,12 +15,13 @@ from sedcontract.contracts.runs import BACKENDS
 from sedcontract.contracts.syntax import METHODS
 from sedcontract.traces import EDGES, PROJECTIONS
 from sedcontract.traces.scores import DecisionPolicy
+from sedcontract.traces.times import TimeError, bound, seconds, spell
 
 # field -> (flag, choices, help); the default and the type come from the dataclass
 POLICY = {
     "contract": ("--contract", None, "shipped contract name or a .contract file"),
-    "eps": ("--eps", None, "override the contract's eps, e.g. 100ms"),
-    "hop": ("--hop", None, "grid hop in seconds"),
+    "eps": ("--eps", None, "override the contract's eps: 100ms, 0.1s or 5f (frames)"),
+    "hop": ("--hop", None, "grid hop, e.g. 20ms"),
     "projection": ("--projection", PROJECTIONS, "how events become frames"),
     "edges": ("--edges", EDGES, "clip-edge policy"),
     "rounding": ("--rounding", ROUNDINGS, "how time bounds become whole frames"),
@@ -27,20 +29,21 @@ POLICY = {
                  "contract"),
     "aggregation": ("--aggregation", AGGREGATIONS, "pool counts (micro) or average classes"),
     "max_frames": ("--max-frames", None, "refuse a clip of more frames than this"),
-    "duration_tolerance": ("--duration-tolerance", None, "seconds a reference event may end "
-                           "past its clip's duration (--durations) and be cut there"),
+    "duration_tolerance": ("--duration-tolerance", None, "how far a reference event may end "
+                           "past its clip's duration (--durations) and be cut there, e.g. "
+                           "200ms"),
     "strict_durations": ("--strict-durations", None, "refuse any event that ends past its "
                          "clip's duration instead of cutting it"),
 }
 SCORES = {
-    "t_collar": ("--t-collar", None, "collar in seconds for event and boundary scores"),
+    "t_collar": ("--t-collar", None, "collar of the event and boundary scores, e.g. 200ms"),
     "percentage_of_length": ("--percentage-of-length", None, "offset collar as a fraction of "
                              "the reference length"),
     "evaluate_onset": ("--evaluate-onset", None, "collar event scores check onsets"),
     "evaluate_offset": ("--evaluate-offset", None, "collar event scores check offsets"),
     "matching": ("--event-matching", EVENT_MATCHINGS, "event matching of the collar event "
                  "scores (sed_eval's)"),
-    "segment": ("--segment", None, "segment length in seconds for segment-based scores"),
+    "segment": ("--segment", None, "segment length of the segment-based scores, e.g. 1s"),
     "dtc_threshold": ("--dtc", None, "detection tolerance criterion of the intersection F1"),
     "gtc_threshold": ("--gtc", None, "ground-truth intersection criterion of the "
                       "intersection F1"),
@@ -51,11 +54,15 @@ SCORES = {
 DECISION = {
     "threshold": ("--threshold", None, "decision threshold for --pred-scores (active iff "
                   "score > it)"),
-    "median_filter": ("--median-filter", None, "median filter in seconds applied to scores "
-                      "before the threshold"),
+    "median_filter": ("--median-filter", None, "median filter applied to scores before the "
+                      "threshold, e.g. 200ms (0: off)"),
     "low": ("--hysteresis-low", None, "hysteresis: a run, once above --threshold, continues "
             "while the score is at least this"),
 }
+# fields that hold a time: given with a unit (sedcontract.traces.times), refused without one
+TIMES: dict[str, Callable[[str, str], Any]] = {
+    "eps": bound, "hop": seconds, "duration_tolerance": seconds, "t_collar": seconds,
+    "segment": seconds, "median_filter": seconds}
 GROUPS: dict[type, tuple[str, dict[str, tuple[str, Any, str]]]] = {
     AuditPolicy: ("policy", POLICY), ScoreSettings: ("scores", SCORES),
     DecisionPolicy: ("decision", DECISION)}
@@ -76,10 +83,13 @@ def add_options(parser: argparse.ArgumentParser, kind: type, *, only: tuple[str,
         flag, choices, text = table[field.name]
         default = field.default
         assert default is not MISSING, field.name
-        shown = "" if default is None else f" (default {default})"
+        shown = "" if default is None else \
+            f" (default {spell(default) if field.name in TIMES else default})"
         extra: dict[str, Any] = {"dest": _dest(kind, field.name), "default": default,
                                  "help": text + shown}
-        if isinstance(default, bool):
+        if field.name in TIMES:
+            extra["type"] = time_type(TIMES[field.name], flag)
+        elif isinstance(default, bool):
             extra["action"] = argparse.BooleanOptionalAction
         elif isinstance(default, int | float):
             extra["type"] = type(default)
@@ -88,6 +98,18 @@ def add_options(parser: argparse.ArgumentParser, kind: type, *, only: tuple[str,
         if choices is not None:
             extra["choices"] = choices
         parser.add_argument(flag, **extra)
+
+
+def time_type(parse: Callable[[str, str], Any], flag: str) -> Callable[[str], Any]:
+    """An argparse ``type`` reading a time with its unit (``parse`` names ``flag`` in its
+    error, which argparse prints with the usage, exit status 2)."""
+    def convert(text: str) -> Any:
+        try:
+            return parse(text, flag)
+        except TimeError as exc:
+            raise argparse.ArgumentTypeError(str(exc).removeprefix(f"{flag} ")) from None
+    convert.__name__ = "time"
+    return convert
 
 
 def build(kind: type, args: argparse.Namespace, **given: Any) -> Any:

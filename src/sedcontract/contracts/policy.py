@@ -19,9 +19,10 @@ from sedcontract.contracts.matching import METHODS
 from sedcontract.contracts.syntax import Bound, Contract
 from sedcontract.errors import SedContractError
 from sedcontract.traces.activity import EDGES
-from sedcontract.traces.grid import PROJECTIONS, Grid, to_us
+from sedcontract.traces.grid import MAX_SECONDS, PROJECTIONS, Grid, to_us
 from sedcontract.traces.overrun import DURATION_TOLERANCE
 from sedcontract.traces.scores import DecisionPolicy
+from sedcontract.traces.times import bound, seconds
 from sedcontract.traces.traceset import MAX_CLIP_FRAMES
 
 AGGREGATIONS: tuple[str, ...] = ("micro", "macro")
@@ -125,9 +126,9 @@ class AuditPolicy:
                                        f"{type(value).__name__}")
         if isinstance(self.duration_tolerance, bool) \
                 or not isinstance(self.duration_tolerance, int | float) \
-                or not math.isfinite(self.duration_tolerance) or self.duration_tolerance < 0:
-            raise SedContractError(f"duration_tolerance must be a number of seconds >= 0, got "
-                                   f"{self.duration_tolerance!r}")
+                or not 0 <= self.duration_tolerance <= MAX_SECONDS:
+            raise SedContractError(f"duration_tolerance must be a number of seconds in "
+                                   f"[0, {MAX_SECONDS:g}], got {self.duration_tolerance!r}")
         if not isinstance(self.strict_durations, bool):
             raise SedContractError(f"strict_durations must be true or false, got "
                                    f"{self.strict_durations!r}")
@@ -139,7 +140,11 @@ class AuditPolicy:
     @classmethod
     def from_config(cls, **values: Any) -> AuditPolicy:
         """A policy from plain config values (Hydra's ``configs/contract/*.yaml``): the
-        ``decision`` and ``scores`` mappings become their objects, a null leaves them out."""
+        ``decision`` and ``scores`` mappings become their objects, a null leaves them out.
+        ``eps`` is written with its unit (``100ms``, ``0.1s``, ``5f`` for frames; a bare number
+        other than 0 is refused); the other times are seconds, or texts with a unit."""
+        if values.get("eps") is not None:
+            values["eps"] = bound(str(values["eps"]), "contract.eps")
         for name, kind in (("decision", DecisionPolicy), ("scores", ScoreSettings)):
             value = values.get(name)
             if isinstance(value, Mapping):
@@ -148,7 +153,8 @@ class AuditPolicy:
                 if unknown:
                     raise SedContractError(f"unknown {name} setting(s) {unknown}; the settings "
                                            f"are {', '.join(sorted(known))}")
-                values[name] = kind(**value)
+                values[name] = kind(**_in_seconds(value, f"contract.{name}"))
+        values = _in_seconds(values, "contract")
         unknown = sorted(set(values) - {f.name for f in fields(cls)})
         if unknown:
             raise SedContractError(f"unknown policy setting(s) {unknown}; the settings are "
@@ -219,8 +225,7 @@ class AuditPolicy:
             "projection": self.projection,
             "edges": self.edges,
             "rounding": self.rounding,
-            "eps": str(self.eps) if self.eps is not None else (str(declared) if declared
-                                                                 else None),
+            "eps": _spelled(self.eps if self.eps is not None else declared),
             "bounds": [str(c) for c in conversions],
             "matching": {m.name: self.matching or m.method for m in contract.matches.values()},
             "decision": self.decision.describe() if self.decision else "events as given",
@@ -231,6 +236,26 @@ class AuditPolicy:
         if settings is not None:
             out["scores"] = asdict(settings)
         return out
+
+
+SECONDS_KEYS = ("hop", "duration_tolerance", "median_filter", "t_collar", "segment")
+
+
+def _in_seconds(values: Mapping[str, Any], prefix: str) -> dict[str, Any]:
+    """Config values with each time given as a text with its unit (``20ms``) in seconds."""
+    return {key: seconds(value, f"{prefix}.{key}")
+            if key in SECONDS_KEYS and isinstance(value, str) else value
+            for key, value in values.items()}
+
+
+def _spelled(eps: Bound | str | int | None) -> str | None:
+    """A tolerance as a report shows it: with its unit, frames as ``10f``."""
+    if eps is None:
+        return None
+    value = eps if isinstance(eps, Bound) else coerce_binding("eps", eps)
+    if isinstance(value, int) or (value.unit is None and value.name is None):
+        return f"{value}f"
+    return str(value)
 
 
 def policy_of(value: AuditPolicy | Mapping[str, Any] | None = None, /,

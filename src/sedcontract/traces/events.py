@@ -184,8 +184,14 @@ class EventList:
         if clips is not None:
             listed = tuple(dict.fromkeys(clips))
             EventList((), (), (), (), clips=listed)  # the listed clips checked, not the events
+        return self.kept(keep, clips=listed)
+
+    def kept(self, keep: np.ndarray, *, clips: tuple[str, ...] | None = None) -> EventList:
+        """The events where ``keep`` is true, with their source rows (the row numbers of the
+        whole list); the clips listed stay (or are ``clips``)."""
         return EventList._checked(self.clip[keep], self.onset[keep], self.offset[keep],
-                                  self.label[keep], clips=listed, path=self.path,
+                                  self.label[keep], clips=self.clips if clips is None else clips,
+                                  path=self.path,
                                   rows=self.rows[keep] if self.rows is not None
                                   else np.flatnonzero(keep) + 1,  # rows of the whole list
                                   files=self.files[keep] if self.files is not None else None,

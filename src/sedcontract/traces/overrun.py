@@ -16,7 +16,7 @@ import numpy as np
 
 from sedcontract.errors import TraceFormatError
 from sedcontract.traces.events import EventList
-from sedcontract.traces.grid import to_us
+from sedcontract.traces.grid import MAX_SECONDS, to_us
 
 DURATION_TOLERANCE = 0.2  # seconds a reference event may end past its clip (rounded durations)
 SIDE_NAMES = {"ref": "reference", "pred": "predicted"}
@@ -47,9 +47,9 @@ def fit_to_durations(events: EventList, durations: Mapping[str, float], side: st
     most the duration), and what was cut; refused as described in the module. Clips without a
     duration are left to the caller's check."""
     if isinstance(tolerance, bool) or not isinstance(tolerance, int | float) \
-            or not np.isfinite(tolerance) or tolerance < 0:
-        raise TraceFormatError(f"the duration tolerance must be a number of seconds >= 0, "
-                               f"got {tolerance!r}")
+            or not 0 <= tolerance <= MAX_SECONDS:
+        raise TraceFormatError(f"the duration tolerance must be a number of seconds in "
+                               f"[0, {MAX_SECONDS:g}], got {tolerance!r}")
     if not len(events):
         return events, Cut(np.zeros(0, dtype=bool), None)
     known = np.array([c in durations for c in events.clip], dtype=bool)
@@ -77,3 +77,26 @@ def fit_to_durations(events: EventList, durations: Mapping[str, float], side: st
     cut = replace(events, onset=np.minimum(events.onset, limit),
                   offset=np.minimum(events.offset, limit))
     return cut, Cut(late, _place(events, int(np.flatnonzero(late)[0])))
+
+
+def cut_at_durations(events: EventList, durations: Mapping[str, float]
+                     ) -> tuple[EventList, int]:
+    """``events`` cut at their clip's duration, whatever they overrun by, and those that lie
+    wholly past it (nothing left) dropped; how many were cut or dropped. PSDS's opt-in cut rule
+    (``PsdsRequest(cut=True)``, ``--psds-cut``): one rule for references and predictions alike.
+    Clips without a duration are left as they are."""
+    if not len(events):
+        return events, 0
+    end = np.array([float(durations.get(c, np.inf)) for c in events.clip], dtype=np.float64)
+    finite = np.isfinite(end)
+    end_us = np.where(finite, to_us(np.where(finite, end, 0.0)), np.iinfo(np.int64).max)
+    late = to_us(events.offset) > end_us
+    if not late.any():
+        return events, 0
+    limit = np.where(late, end, np.inf)
+    cut = replace(events, onset=np.minimum(events.onset, limit),
+                  offset=np.minimum(events.offset, limit))
+    empty = late & (to_us(events.onset) >= end_us)
+    if empty.any():
+        cut = cut.kept(~empty)
+    return cut, int(late.sum())

@@ -166,6 +166,19 @@ def check_tiling(onset: np.ndarray, offset: np.ndarray, lines: np.ndarray,
              "without gaps or overlaps", k)
 
 
+def cut_table(table: ScoreTable, duration: float) -> ScoreTable | None:
+    """``table`` without its frames that start at or after ``duration`` and with its last
+    frame ending there (PSDS's opt-in cut rule, ``--psds-cut``); None when no frame reaches
+    past it (compared in microseconds)."""
+    end = int(to_us(duration))
+    if not len(table.offset) or int(to_us(table.offset[-1])) <= end:
+        return None
+    keep = to_us(table.onset) < end
+    return replace(table, onset=table.onset[keep],
+                   offset=np.minimum(table.offset[keep], float(duration)),
+                   scores=table.scores[keep], lines=table.lines[keep])
+
+
 def filter_frames(policy: DecisionPolicy, hop: float, frames: int) -> int:
     """The median filter's length in frames of ``hop`` (1 = off); a filter longer than the
     clip's ``frames`` is refused (its cost would grow with the filter, not the clip)."""
