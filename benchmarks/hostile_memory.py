@@ -1,7 +1,8 @@
 """Peak memory of the audit on inputs that used to exhaust it: one clip with 50,000 events
-per side, and 100 clips × 200 classes. Each case runs in a fresh process (its peak RSS is its
-own); ``--case`` runs one case here, optionally under an address-space limit (the memory test
-does that). Run: ``.venv/bin/python benchmarks/hostile_memory.py``."""
+per side, 100 clips × 200 classes, and one score file of 10⁷ frames (0.23 GB of text). Each
+case runs in a fresh process (its peak RSS is its own); ``--case`` runs one case here,
+optionally under an address-space limit (the memory test does that). Run:
+``.venv/bin/python benchmarks/hostile_memory.py``."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import time
 
 import numpy as np
 
-CASES = ("events", "classes")
+CASES = ("events", "classes", "scores")
 
 
 def workload(case: str, size: int, seed: int = 0):
@@ -36,6 +37,20 @@ def workload(case: str, size: int, seed: int = 0):
     return ref, pred
 
 
+def score_file(folder: str, frames: int) -> tuple[object, str]:
+    """One clip's score file of ``frames`` 20 ms frames (one class, a 0.9 burst every 20 s)
+    in ``folder``, and its reference; the folder is what ``--pred-scores`` reads."""
+    from sedcontract import EventList
+
+    k = np.arange(frames)
+    with open(os.path.join(folder, "long.tsv"), "w") as f:
+        f.write("onset\toffset\tx\n")
+        np.savetxt(f, np.c_[k * 0.02, (k + 1) * 0.02, 0.9 * (k % 1000 < 100)],
+                   fmt=["%.2f", "%.2f", "%.1f"], delimiter="\t")
+    starts = np.arange(0, frames * 0.02, 20.0)
+    return EventList.from_rows([("long", float(s), float(s) + 2.0, "x") for s in starts]), folder
+
+
 def run_case(case: str, size: int, limit_mb: int | None) -> int:
     """Audit one case (guard vector and standard scores) in this process; print its peak."""
     if limit_mb is not None:
@@ -44,6 +59,24 @@ def run_case(case: str, size: int, limit_mb: int | None) -> int:
     import sedcontract
     from sedcontract.audit import ScoreSettings
 
+    if case == "scores":
+        import tempfile
+
+        from sedcontract.traces.scores import DecisionPolicy, scores_to_events
+
+        with tempfile.TemporaryDirectory() as folder:
+            ref, _ = score_file(folder, size)
+            text = os.path.getsize(os.path.join(folder, "long.tsv")) / 2**20
+            start = time.perf_counter()
+            pred = scores_to_events(folder, DecisionPolicy(), ref.clips)
+            report = sedcontract.audit(ref, pred, scores=ScoreSettings())
+            elapsed = time.perf_counter() - start
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        print(f"scores: one file of {size:,} frames ({text:.0f} MB of text, "
+              f"{size * 3 * 8 / 2**20:.0f} MB as numbers) read and audited with scores in "
+              f"{elapsed:.2f} s, peak RSS {peak:.0f} MB; collar event F1 "
+              f"{report.scores['event'].overall.f1:.3f}")
+        return 0
     ref, pred = workload(case, size)
     start = time.perf_counter()
     report = sedcontract.audit(ref, pred, scores=ScoreSettings())
@@ -61,13 +94,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--case", choices=CASES, default=None, help="run one case here")
     parser.add_argument("--size", type=int, default=None,
-                        help="events per side (events) or classes (classes)")
+                        help="events per side (events), classes (classes) or frames (scores)")
     parser.add_argument("--limit-mb", type=int, default=None,
                         help="address-space limit for --case (MiB)")
     parser.add_argument("--smoke", action="store_true",
                         help="tiny sizes that only check the script works (tests use it)")
     args = parser.parse_args(argv)
-    sizes = {"events": 200, "classes": 5} if args.smoke else {"events": 50_000, "classes": 200}
+    sizes = {"events": 200, "classes": 5, "scores": 5000} if args.smoke else \
+        {"events": 50_000, "classes": 200, "scores": 10_000_000}
     if args.case is not None:
         return run_case(args.case, args.size or sizes[args.case], args.limit_mb)
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}

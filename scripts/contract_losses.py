@@ -49,6 +49,8 @@ from pathlib import Path
 
 from contract_vs_baselines import best_checkpoint, cell, run  # the same rules and cells
 
+from sedcontract.cli.command import reported
+
 ROOT = Path(__file__).resolve().parents[1]
 CLASSES = ("speech", "tone", "burst")
 COORDINATES = ("onset", "offset", "missed", "false", "silence", "duration", "fragmentation")
@@ -405,4 +407,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(reported("contract_losses", main))

@@ -31,6 +31,8 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
+from sedcontract.cli.command import reported
+
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = ("contract_aware", "dilated_cnn", "temporal_cnn")
 ABLATIONS = {  # name → overrides: the contract-aware detector without its contract losses
@@ -232,4 +234,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(reported("contract_vs_baselines", main))

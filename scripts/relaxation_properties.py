@@ -15,10 +15,12 @@ import argparse
 import functools
 import itertools
 import statistics
+import sys
 
 import numpy as np
 import torch
 
+from sedcontract.cli.command import reported
 from sedcontract.contracts import evaluate_contract
 from sedcontract.contracts.policy import AuditPolicy
 from sedcontract.contracts.soft import WITNESSES, ContractLoss
@@ -146,4 +148,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(reported("relaxation_properties", main))

@@ -342,7 +342,8 @@ def test_the_cli_prints_intervals_and_refuses_them_where_they_cannot_go(tmp_path
     assert "--bootstrap and --compare add intervals to --format md or json" in \
         capsys.readouterr().err
     assert main([*base, "--bootstrap", "-3"]) == 2
-    assert "--bootstrap must be" in capsys.readouterr().err
+    assert "argument --bootstrap: -3 resamples: give 0 (none) to 100,000" in \
+        capsys.readouterr().err
 
 
 def test_the_cli_compares_two_systems_on_the_same_clips(tmp_path, capsys):
@@ -411,3 +412,29 @@ def test_stacked_systems_share_their_draws():
     assert bs.percentile_intervals(names, list(points[0] - points[1]),
                                    stacked[:, 0] - stacked[:, 1], 0.95, 150) == \
         paired_bootstrap(a, b, mode="union", resamples=150, seed=4)
+
+
+def test_a_resample_count_past_the_bound_is_refused_before_any_draw(tmp_path, capsys):
+    """``--bootstrap 1000000000`` once grew to a MemoryError after 20–40 s, in audit, sweep and
+    report alike; it is refused by the option, and by the API, before anything is drawn."""
+    from sedcontract.audit import bootstrap_intervals
+    from sedcontract.audit.bootstrap import MAX_RESAMPLES
+    from sedcontract.cli import main
+    from tests.examples import write_worked_example
+
+    args = [*write_worked_example(tmp_path), f"--pred={tmp_path / 'pred.tsv'}"]
+    rows = tmp_path / "rows.csv"
+    assert main(["audit", *args, "--format", "csv", "--out", str(rows)]) == 0
+    for argv in (["audit", *args], ["sweep", *args, "--eps", "0,100ms"],
+                 ["report", str(rows), "--out", str(tmp_path / "r")]):
+        assert main([*argv, "--bootstrap", "1000000000"]) == 2
+        err = capsys.readouterr().err
+        assert "argument --bootstrap: 1,000,000,000 resamples: give 0 (none) to 100,000" in err
+    report = sedcontract.audit(tmp_path / "ref.tsv", tmp_path / "pred.tsv",
+                               durations=tmp_path / "dur.tsv")
+    with pytest.raises(SedContractError, match="resamples must be at most 100,000"):
+        bootstrap_intervals(report, resamples=10 ** 9)
+    with pytest.raises(SedContractError, match="resamples must be at most 100,000"):
+        paired_bootstrap(report, report, resamples=MAX_RESAMPLES + 1)
+    assert bootstrap_intervals(report, resamples=MAX_RESAMPLES)["onset"].resamples == \
+        MAX_RESAMPLES

@@ -86,10 +86,34 @@ def test_rebuild_skips_valid_files_and_repairs_corrupt_ones(tmp_path):
     assert not list(first.root.rglob("*.partial"))
 
 
-def test_a_changed_configuration_rebuilds(tmp_path):
+def test_a_changed_configuration_rebuilds_when_asked(tmp_path):
     build_controlled(tmp_path, seed=0, sizes={"train": 2}, log=lambda _: None)
-    bigger = build_controlled(tmp_path, seed=0, sizes={"train": 3}, log=lambda _: None)
+    bigger = build_controlled(tmp_path, seed=0, sizes={"train": 3}, log=lambda _: None,
+                              rebuild=True)
     assert bigger.skipped == 2 and bigger.written == 1
+
+
+def test_a_benchmark_built_with_other_settings_is_refused_naming_them(tmp_path, capsys):
+    """A data root holding the benchmark of another seed was silently rebuilt as data.seed:
+    an experiment meant for the held-out benchmark trained on the default one."""
+    build_controlled(tmp_path, seed=7, sizes={"train": 2, "test": 1}, log=lambda _: None)
+    manifest_before = (tmp_path / "controlled" / "manifest.json").read_bytes()
+    with pytest.raises(SedContractError, match=re.escape(
+            "the controlled benchmark there was built with seed 7 (asked: 0), sizes "
+            '{"test": 1, "train": 2} (asked: {"test": 1, "train": 3}); point the data root '
+            "elsewhere, or replace it with data.rebuild=true")):
+        build_controlled(tmp_path, seed=0, sizes={"train": 3, "test": 1}, log=lambda _: None)
+    assert (tmp_path / "controlled" / "manifest.json").read_bytes() == manifest_before
+    args = ["data", "build", "controlled", f"--root={tmp_path / 'cli'}", "--train=2",
+            "--validation=1", "--test=1", "--speech-source=synthetic"]
+    assert main([*args, "--seed=7"]) == 0
+    assert main([*args, "--seed=0"]) == 2
+    assert "built with seed 7 (asked: 0); point the data root" in capsys.readouterr().err
+    assert main([*args, "--seed=7"]) == 0  # the same benchmark: verified, kept
+    assert "is up to date" in capsys.readouterr().out
+    assert main([*args, "--seed=0", "--rebuild"]) == 0
+    assert json.loads((tmp_path / "cli" / "controlled" / "manifest.json").read_text())[
+        "seed"] == 0
 
 
 def test_jittered_items_carry_warped_labels(tmp_path):

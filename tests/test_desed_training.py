@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 import shutil
 import tarfile
 
@@ -132,7 +133,7 @@ def overrides_for(tree, out):
             "+trainer.enable_model_summary=false"]
 
 
-def test_train_and_evaluate_on_the_fixture(tree, tmp_path):
+def test_train_and_evaluate_on_the_fixture(tree, tmp_path, capsys):
     metrics, objects = train(compose_config("train", overrides_for(tree, tmp_path / "run")))
     assert 0.0 <= metrics["val/logic"] <= 1.0
     assert objects["model"].classes == CLASSES
@@ -146,6 +147,26 @@ def test_train_and_evaluate_on_the_fixture(tree, tmp_path):
     report = json.loads((tmp_path / "eval" / "test_report.json").read_text())
     assert report["traces"]["clips"] == 2  # the real validation set
     assert np.isclose(metrics["test/logic"], report["modes"]["typed"]["logic"])
+    # an evaluation whose reference is a file it writes is refused before any work: it once
+    # exited 0 with the reference replaced by the predictions
+    predictions = tmp_path / "eval" / "test_report_pred.tsv"
+    before = predictions.read_bytes()
+    with pytest.raises(SystemExit) as stop:
+        report_errors(evaluate)(compose_config("eval", [*eval_overrides,
+                                                        f"data.test_tsv={predictions}"]))
+    assert stop.value.code == 2 and predictions.read_bytes() == before
+    assert (f"cannot write {predictions}: it is also an input of this command (data.test_tsv "
+            in capsys.readouterr().err)
+    # a score folder whose name a file holds: refused before test_report.* are written
+    fresh = tmp_path / "eval2"
+    fresh.mkdir()
+    (fresh / "test_report_scores").write_text("mine")
+    with pytest.raises(SystemExit):
+        report_errors(evaluate)(compose_config("eval", [*eval_overrides[1:], "save_scores=true",
+                                                        f"paths.output_dir={fresh}"]))
+    err = capsys.readouterr().err
+    assert f"cannot write the folder {fresh / 'test_report_scores'}: a file of that name" in err
+    assert sorted(p.name for p in fresh.iterdir()) == ["test_report_scores"]
 
 
 def fails_with(cfg, capsys) -> str:
@@ -311,3 +332,120 @@ def test_a_stereo_file_is_read_as_the_mean_of_its_channels(tmp_path):
     wave = data.audio("st")
     assert tuple(wave.shape) == (1600,)
     np.testing.assert_allclose(wave.numpy(), (left + right) / 2, rtol=0, atol=1e-7)
+
+
+# ---- audio read with its costs bounded first (issue 32) ----
+
+def wav_header(rate: int, frames: int = 16) -> bytes:
+    """A 16-bit mono PCM WAV whose header declares ``rate`` Hz (any value a broken file may
+    hold), with ``frames`` silent samples."""
+    import struct
+
+    data = b"\0\0" * frames
+    return (b"RIFF" + struct.pack("<I", 36 + len(data)) + b"WAVEfmt "
+            + struct.pack("<IHHIIHH", 16, 1, 1, rate, (2 * rate) & 0xFFFFFFFF, 2, 16)
+            + b"data" + struct.pack("<I", len(data)) + data)
+
+
+def test_a_text_file_named_wav_is_refused_before_training_by_its_name(tree, tmp_path, capsys):
+    """It once surfaced through a DataLoader worker as that worker's whole traceback."""
+    bad = tree / "audio/train/synthetic21_train/soundscapes_16k/s1.wav"
+    bad.write_text("not audio at all\n")
+    cfg = compose_config("train", [*overrides_for(tree, tmp_path / "run"), "data.num_workers=2"])
+    err = fails_with(cfg, capsys)
+    assert f"error: {bad}: cannot read audio" in err
+    assert "Original Traceback" not in err and "DataLoader worker" not in err
+    assert not (tmp_path / "run" / "checkpoints").exists()
+
+
+def test_a_relayed_worker_error_is_cut_to_its_message():
+    from sedcontract.config import relayed
+
+    text = ("Caught SedContractError in DataLoader worker process 0.\nOriginal Traceback (most "
+            "recent call last):\n  File \"x.py\", line 1, in f\n    g()\n"
+            "sedcontract.errors.SedContractError: /data/s1.wav: cannot read audio (bad)\n")
+    assert relayed(text) == "/data/s1.wav: cannot read audio (bad)"
+    assert relayed("plain message") == "plain message"
+
+
+@pytest.mark.parametrize(("rate", "message"), [
+    (2 ** 31 - 1, "declares a sample rate of 2147483647 Hz, outside (0, 768000] Hz"),
+    (44_101, "resampling 44101 Hz to 16000 Hz needs a kernel of 706,160,000 cells"),
+])
+def test_a_header_with_an_unusable_sample_rate_is_refused_before_resampling(tree, rate,
+                                                                            message):
+    """A header declaring 2³¹−1 Hz made the resampler ask for gigabytes; a rate prime to the
+    run's makes torchaudio's kernel rows × taps of the full rates."""
+    (tree / "audio/train/synthetic21_train/soundscapes_16k/s1.wav").write_bytes(wav_header(rate))
+    with pytest.raises(SedContractError, match=re.escape(message)) as info:
+        module(tree).dataset("train")
+    assert "s1.wav" in str(info.value)
+
+
+def test_a_durations_row_past_the_audio_limit_is_refused_by_file_row_and_key(tree):
+    """A durations row of 10⁶ s once asked for 64 GB of zero padding."""
+    path = tree / "metadata/validation/validation_durations.tsv"
+    path.write_text(path.read_text().replace("Y2_30.000_40.000.wav\t10.0",
+                                             "Y2_30.000_40.000.wav\t1000000.0"))
+    with pytest.raises(SedContractError, match=re.escape(
+            f"{path}, row 3, column 'duration': 1e+06 s of audio is more than the limit of "
+            "600 s per clip (data.max_seconds)")):
+        module(tree).reference("test")
+    assert module(tree, max_seconds=2e6).reference("test")[1]["Y2_30.000_40.000"] == 1e6
+    with pytest.raises(SedContractError, match=r"DESED clip 'a': 20 s of audio is more than"):
+        DesedClips({"a": tree / "x.wav"}, EventList.from_rows([]), {"a": 20.0}, grid=HOP,
+                   classes=CLASSES, max_seconds=10.0)
+    with pytest.raises(SedContractError, match=r"data.clip_length \(10 s\) is more than "
+                                               r"data.max_seconds \(5 s\)"):
+        DesedDataModule(tree, policy=AuditPolicy(hop=HOP), max_seconds=5.0)
+
+
+def test_a_pipe_named_wav_is_refused_not_read_when_durations_come_from_headers(tmp_path):
+    """Reading a header from a FIFO blocks until a writer comes: never opened."""
+    import os
+    import threading
+
+    folder = tmp_path / "audio"
+    folder.mkdir()
+    soundfile.write(folder / "v0.wav", np.zeros(1600), 16_000)
+    os.mkfifo(folder / "v1.wav")
+    tsv = tmp_path / "set.tsv"
+    tsv.write_text("filename\tonset\toffset\tevent_label\nv0.wav\t\t\t\nv1.wav\t\t\t\n")
+    outcome = []
+
+    def read() -> None:
+        try:
+            read_set("synth_val", folder, tsv, None)
+        except SedContractError as exc:
+            outcome.append(str(exc))
+
+    worker = threading.Thread(target=read, daemon=True)
+    worker.start()
+    worker.join(timeout=10)
+    if worker.is_alive():  # release the blocked reader before failing
+        os.close(os.open(folder / "v1.wav", os.O_WRONLY | os.O_NONBLOCK))
+        pytest.fail("reading the durations from a pipe's header blocked")
+    assert outcome and "v1.wav: not a regular file" in outcome[0]
+    with pytest.raises(SedContractError, match=r"v1\.wav: not a regular file"):
+        durations_of({"v1": folder / "v1.wav"})
+
+
+def test_archives_made_on_macos_are_read_without_their_hidden_copies(tmp_path):
+    """``._x`` files and a ``__MACOSX`` mirror (what macOS puts in archives) are not the
+    archive's: neither the ground truth, nor the audio folder, nor clips with durations."""
+    from sedcontract.data.desed import locate, write_durations_of
+
+    root = tmp_path / "eval"
+    for folder in (root / "audio" / "eval", root / "__MACOSX" / "audio" / "eval"):
+        folder.mkdir(parents=True)
+        for clip in ("Y1", "Y2"):
+            soundfile.write(folder / f"{clip}.wav", np.zeros(1600), 16_000)
+    (root / "audio" / "eval" / "._Y1.wav").write_bytes(b"\0\5\26\7 AppleDouble")
+    (root / "meta").mkdir()
+    (root / "meta" / "gt.tsv").write_text("filename\tonset\toffset\tevent_label\n"
+                                          "Y1.wav\t0.1\t0.2\tDog\n")
+    (root / "meta" / "._gt.tsv").write_bytes(b"\0\5\26\7\xff\xfe not text")
+    assert locate(root) == (root / "meta" / "gt.tsv", root / "audio" / "eval")
+    assert write_durations_of(root / "audio" / "eval", tmp_path / "durations.tsv") == 2
+    assert (tmp_path / "durations.tsv").read_text() == ("filename\tduration\nY1.wav\t0.1\n"
+                                                        "Y2.wav\t0.1\n")

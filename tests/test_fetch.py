@@ -478,3 +478,63 @@ def test_the_downloaded_archive_gets_the_usual_mode(tmp_path):
     assert stat.S_IMODE(target.stat().st_mode) == 0o666 & ~mask
     with pytest.raises(SedContractError, match="directory"):
         fetch.download(served.as_uri(), target.parent)
+
+
+@pytest.mark.parametrize(("option", "value", "message"), [
+    ("--max-ratio", "nan", "max_ratio must be a finite number > 0, got nan"),
+    ("--max-ratio", "inf", "max_ratio must be a finite number > 0, got inf"),
+    ("--max-ratio", "0", "max_ratio must be a finite number > 0, got 0.0"),
+    ("--max-bytes", "0", "max_bytes must be a whole number of bytes >= 1, got 0"),
+])
+def test_extraction_bounds_that_cannot_bound_are_refused_by_option(tmp_path, capsys, option,
+                                                                   value, message):
+    """``--max-ratio nan|inf`` ended in a ValueError / OverflowError traceback."""
+    desed = script("fetch_desed")
+    assert desed.main(["--dest", str(tmp_path / "d"), option, value]) == 2
+    err = capsys.readouterr().err
+    assert f"argument {option}: {value!r}: {message}" in err and "Traceback" not in err
+    with pytest.raises(SedContractError, match=message.split(", got")[0]):
+        fetch.extract(tmp_path / "x.zip", tmp_path / "d", **{option[2:].replace("-", "_"):
+                                                             float(value)})
+
+
+def test_an_archive_that_is_a_pipe_is_refused_not_read(tmp_path, capsys):
+    """Hashing or opening a FIFO blocks until a writer comes: never opened."""
+    import os
+    import threading
+
+    pipe = tmp_path / "desed.zip"
+    os.mkfifo(pipe)
+    codes = []
+    worker = threading.Thread(target=lambda: codes.append(script("fetch_desed").main(
+        ["--dest", str(tmp_path / "d"), "--archive", str(pipe)])), daemon=True)
+    worker.start()
+    worker.join(timeout=10)
+    if worker.is_alive():
+        os.close(os.open(pipe, os.O_WRONLY | os.O_NONBLOCK))
+        pytest.fail("fetch_desed --archive <fifo> blocked")
+    assert codes == [2]
+    assert f"fetch_desed: {pipe}: not a regular file" in capsys.readouterr().err
+    with pytest.raises(SedContractError, match="not a regular file"):
+        fetch.extract(pipe, tmp_path / "d")
+    with pytest.raises(SedContractError, match="not a regular file"):
+        fetch.verify(pipe, "desed.zip", None, tmp_path / "record.json")
+
+
+def test_every_script_ends_a_mistake_with_one_line_and_status_2(tmp_path, capsys):
+    """Scripts report errors as the CLI does: ``name: message``, status 2, no traceback."""
+    from sedcontract.cli.command import reported
+    from sedcontract.errors import SedContractError as Mistake
+
+    def failing(kind: type[BaseException]) -> int:
+        raise kind("bad input named here")
+
+    for kind, code in ((Mistake, 2), (FileNotFoundError, 2)):
+        assert reported("some_script", failing, kind) == code
+        assert capsys.readouterr().err == "some_script: bad input named here\n"
+    assert reported("some_script", failing, KeyboardInterrupt) == 130
+    for name in ("audit_with_dask", "contract_losses", "contract_vs_baselines", "fetch_desed",
+                 "fetch_desed_public_eval", "fetch_maestro_real", "fetch_mini_librispeech",
+                 "relaxation_properties", "reproduce"):
+        text = (SCRIPTS / f"{name}.py").read_text()
+        assert f'reported("{name}", ' in text, name

@@ -193,6 +193,9 @@ def test_a_tolerance_of_zero_accepts_events_ending_at_their_clip_and_refuses_any
     ("caps.csv", "Filename,Onset,Offset,Event_label\nY1.wav,0.5,1.0,Dog\n"),
     ("pandas.csv", ",EVENT_LABEL,ONSET,OFFSET,FILENAME\n0,Dog,0.5,1.0,Y1.wav\n"),
     ("caps.tsv", "Filename\tEvent_Label\tOnset\tOffset\nY1.wav\tDog\t0.5\t1.0\n"),
+    # every field quoted (R's write.csv, pandas' QUOTE_ALL): a line opening with a quote
+    ("quoted.csv", '"Filename","Onset","Offset","Event_label"\n"Y1.wav","0.5","1.0","Dog"\n'),
+    ("first.csv", 'filename,onset,offset,event_label\n"Y1.wav",0.5,1.0,"Dog"\n'),
 ])
 def test_a_header_in_capitals_is_read_as_the_header(tmp_path, name, text):
     """Column names are matched case-insensitively, in a CSV (pandas index or not) and a tsv;

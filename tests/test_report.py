@@ -516,7 +516,7 @@ def test_a_baseline_that_cannot_be_compared_is_refused_by_name(systems, tmp_path
     with pytest.raises(SedContractError, match="give --bootstrap N"):
         overview(rows, resamples=0, baseline="perfect")
     assert report(root, tmp_path / "r", "--bootstrap", "-1") == 2
-    assert "--bootstrap must be a number of resamples >= 0" in capsys.readouterr().err
+    assert "argument --bootstrap: -1 resamples: give 0 (none)" in capsys.readouterr().err
     assert report(root, tmp_path / "r", "--level", "1.5") == 2
     assert "level must be a number strictly between 0 and 1" in capsys.readouterr().err
 

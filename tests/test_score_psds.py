@@ -235,10 +235,11 @@ def test_a_folder_is_read_one_clip_at_a_time(tmp_path, monkeypatch):
 
     monkeypatch.setattr(score_io, "read_scores", counted)
     folder = ScoreFolder.open(tmp_path / "s", ref.clips)
-    assert read == ["clip0.tsv"]  # the first file's header gives the columns
+    assert read == []  # the columns come from the first file's header line alone
+    assert folder.header == classes
     stream = folder.tables()
-    assert next(stream)[0] == "clip0" and read == ["clip0.tsv"] * 2
-    assert next(stream)[0] == "clip1" and read[-1] == "clip1.tsv" and len(read) == 3
+    assert next(stream)[0] == "clip0" and read == ["clip0.tsv"]
+    assert next(stream)[0] == "clip1" and read[-1] == "clip1.tsv" and len(read) == 2
     (tmp_path / "s" / "clip2.tsv").write_text(scores_tsv(tables["clip2"].scores[:, :2],
                                                          classes[:2], 0.04))
     with pytest.raises(TraceFormatError, match=r"differ from those of clip0\.tsv") as info:
@@ -327,6 +328,7 @@ def test_counts_at_shared_scores_are_kept_once(monkeypatch):
     ([0.0, 0.2], "this frame starts at 0.2 s but the frame of row 2 ends at 0.1 s"),
     ([-0.1, 0.0], "negative time -0.1"),
     ([0.1, 0.0], "rows are not in time order"),
+    ([0.9, 1.0], "the first frame starts at 0.9 s, not at 0 s"),
 ])
 def test_score_tables_given_in_memory_must_tile_time(onset, message):
     """Tables handed over as a mapping are checked as score files are: from 0 s, in order,

@@ -302,3 +302,30 @@ def test_merge_refuses_deep_nesting_and_counts_that_ask_for_memory(tmp_path):
     paths[1].write_text('{"shard": ' + "[" * 100_000 + "]" * 100_000 + "}")
     with pytest.raises(SedContractError, match=r"s1.json: .*nested too deeply"):
         merge_shards(paths)
+
+
+def test_the_dask_recipe_reports_mistakes_as_the_cli_does(tmp_path, capsys):
+    """Missing or malformed inputs, block and worker counts that would wait forever, and an
+    output onto an input: one line each, status 2, before any cluster starts, nothing
+    written (they were raw tracebacks, or a wait without end for --workers 0)."""
+    recipe = dask_recipe()
+    inputs = write_corpus(tmp_path)
+    ref = tmp_path / "ref.tsv"
+    before = ref.read_bytes()
+    bad = tmp_path / "bad.tsv"
+    bad.write_text("filename\tonset\toffset\tevent_label\nc.wav\t2.0\t1.0\tx\n")
+    cases = [
+        ([*inputs[2:], "--ref", str(tmp_path / "none.tsv")], "none.tsv: file not found"),
+        ([*inputs[2:], "--ref", str(bad)], f"{bad}, row 2, column 'offset'"),
+        ([inputs[0], inputs[1], "--pred-scores", str(tmp_path / "nowhere")],
+         "nowhere: no such directory"),
+        ([*inputs, "--shards", "0"], "argument --shards: 0 is less than 1"),
+        ([*inputs, "--workers", "0"], "argument --workers: 0 is less than 1"),
+        ([*inputs, "--out", str(ref)], f"cannot write {ref}: it is also an input of this "
+                                       f"command (--ref {ref})"),
+    ]
+    for argv, message in cases:
+        assert recipe.main(argv) == 2, message
+        err = capsys.readouterr().err
+        assert message in err and "Traceback" not in err, err
+    assert ref.read_bytes() == before

@@ -26,7 +26,7 @@ from sedcontract.traces import (
 from sedcontract.traces.grid import to_us
 from sedcontract.traces.intervals import Intervals, overlap_ranges
 from sedcontract.traces.scores import DecisionPolicy, decide, scores_to_events
-from sedcontract.traces.tsv import clip_id
+from sedcontract.traces.tsv import EVENT_COLUMNS, clip_id
 
 HOP = 0.02
 
@@ -126,6 +126,33 @@ def test_tsv_errors_name_file_row_and_column(tmp_path, body, row, column, fragme
     err = info.value
     assert (err.path, err.row, err.column) == (str(path), row, column)
     assert fragment in str(err) and str(path) in str(err) and f"row {row}" in str(err)
+
+
+@pytest.mark.parametrize("separator", [";", "|"])
+@pytest.mark.parametrize("header", [True, False])
+def test_a_file_separated_by_another_character_is_refused_not_read_as_empty_clips(
+        tmp_path, capsys, separator, header):
+    """A semicolon-separated file once read as 3 clips without events: every coordinate
+    vacuous, exit 0, and with a normal --pred the error named the other file."""
+    from sedcontract.cli import main
+
+    rows = ["a.wav", "0.5", "1.0", "speech"], ["b.wav", "1.0", "2.0", "speech"]
+    lines = [separator.join(r) for r in ([list(EVENT_COLUMNS)] if header else []) + list(rows)]
+    path = tmp_path / "semi.tsv"
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(TraceFormatError, match=f"this looks separated by {separator!r}, not by "
+                                               "tabs") as info:
+        read_events(path)
+    assert (info.value.path, info.value.row) == (str(path), 1)
+    (tmp_path / "dur.tsv").write_text(f"filename{separator}duration\na.wav{separator}10\n")
+    with pytest.raises(TraceFormatError, match="separated by"):
+        read_durations(tmp_path / "dur.tsv")
+    good = tmp_path / "good.tsv"
+    good.write_text("\n".join("\t".join(r) for r in rows) + "\n")
+    for ref, pred in ((path, path), (path, good), (good, path)):
+        assert main(["audit", "--ref", str(ref), "--pred", str(pred)]) == 2
+        err = capsys.readouterr().err
+        assert f"{path}, row 1: one column" in err and str(good) not in err
 
 
 def test_tsv_file_level_errors(tmp_path):
@@ -394,6 +421,8 @@ SCORES = "onset\toffset\tdog\n"
     ("0\t0.02\t0.5\n0.02\t0.04\t0x1\n", 3, "'0x1' is not a number"),
     ("0\t0.02\tinf\n", 2, "'inf' is not a finite number"),
     ("0\t0.02\t1e10\n", 2, "'1e10' is not a finite number within"),
+    # a table that starts late gave PSDS1 0.5 for 1.0: nothing before its first frame counted
+    ("0.9\t0.92\t0.9\n0.92\t0.94\t0.9\n", 2, "the first frame starts at 0.9 s, not at 0 s"),
 ])
 def test_score_frames_must_tile_time(tmp_path, body, row, fragment):
     folder = scores_folder(tmp_path, {"a.tsv": SCORES + body})
@@ -516,3 +545,24 @@ def test_score_files_written_are_read_back(tmp_path):
     np.testing.assert_allclose(table.scores, values, rtol=1e-6)
     np.testing.assert_allclose(table.onset, [0.0, 0.02, 0.04])
     np.testing.assert_allclose(table.offset, [0.02, 0.04, 0.06])
+
+
+def test_a_score_file_past_the_bound_is_refused_from_its_line_count(tmp_path, monkeypatch):
+    """The bound is checked on the file's line count before any line is read into memory;
+    within it, blank lines and quoted numbers take the line-by-line path with the same rows."""
+    from sedcontract.traces import scores as score_io
+
+    monkeypatch.setattr(score_io, "MAX_SCORE_CELLS", 100)
+    rows = "".join(f"{k * 0.02:.2f}\t{(k + 1) * 0.02:.2f}\t0.5\n" for k in range(40))
+    path = tmp_path / "a.tsv"
+    path.write_text(SCORES + rows)
+    with pytest.raises(TraceFormatError, match=r"40 frames × 3 columns is more than the 100 "
+                                               r"numbers one score file may hold") as info:
+        score_io.read_scores(path)
+    assert info.value.path == str(path)
+    path.write_text(SCORES + "".join(rows.splitlines(keepends=True)[:30]))
+    table = score_io.read_scores(path)
+    assert table.scores.shape == (30, 1) and table.lines.tolist() == list(range(2, 32))
+    path.write_text(SCORES + '\n0\t"0.02"\t0.5\n\n0.02\t0.04\t0.25\n')
+    table = score_io.read_scores(path)
+    assert table.lines.tolist() == [3, 5] and table.scores[:, 0].tolist() == [0.5, 0.25]

@@ -531,3 +531,41 @@ def test_runs_that_would_do_nothing_or_read_bad_sizes_are_refused(base):
         with pytest.raises(Exception, match=message) as info:
             train(cfg)
         assert isinstance(info.value.__cause__ or info.value, SedContractError)
+
+
+@pytest.mark.parametrize(("override", "message"), [
+    ("+model.no_such_option=1", "model.no_such_option is not a setting of DetectorModule (its "
+                                "settings: "),
+    ("+model.net.depth=3", "model.net.depth is not a setting of DilatedCNN (its settings: "),
+    ("+model.contract_loss.weight=0.3", "model.contract_loss is not a setting of "
+                                        "DetectorModule"),
+    ("+model.contract_loss.weight=0.3", "; it is loss.contract now (choose loss=contract)"),
+    ("+model.pos_weight.onset=5", "; it is loss.bce.pos_weight now"),
+    ("+data.no_such=1", "data.no_such is not a setting of ControlledDataModule"),
+])
+def test_a_key_no_part_takes_is_named_before_anything_is_built(base, capsys, override,
+                                                               message):
+    """Such keys once ended in a TypeError traceback from deep inside instantiation."""
+    cfg = compose_config("train", [*base, override])
+    with pytest.raises(SystemExit) as stop:
+        report_errors(train)(cfg)
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err and err.count("\n") == 1
+
+
+def test_a_renamed_key_on_the_command_line_is_refused_with_its_new_name(monkeypatch, capsys):
+    """Without ``+``, Hydra's own message would suggest appending the old key."""
+    from sedcontract import evaluation, training
+
+    for module, argv in ((training, ["model.contract_loss.weight=0.3"]),
+                         (evaluation, ["ckpt_path=x.ckpt", "model.augment.gain_db=3"])):
+        monkeypatch.setattr("sys.argv", [module.__name__, *argv])
+        with pytest.raises(SystemExit) as stop:
+            module.main()
+        assert stop.value.code == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err == ["error: model.contract_loss.weight is not a key of the training configs; it "
+                   "is loss.contract.weight now (choose loss=contract)",
+                   "error: model.augment.gain_db is not a key of the training configs; it is "
+                   "augment.waveform.gain_db now (choose augment=perturb)"]

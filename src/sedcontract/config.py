@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import functools
 import logging
+import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from hydra.errors import InstantiationException
@@ -17,11 +19,86 @@ from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from sedcontract.errors import SedContractError
+from sedcontract.outputs import guard
 
 log = logging.getLogger(__name__)
 
 CONFIG_PATH = "pkg://sedcontract.configs"
 OmegaConf.register_new_resolver("len", len, replace=True)
+
+
+# keys of the configs before a detector was composed of parts (model, loss, augment): where
+# each lives now (None: derived, no key)
+RENAMED: dict[str, str | None] = {
+    "model.contract_loss": "loss.contract (choose loss=contract)",
+    "model.pos_weight": "loss.bce.pos_weight",
+    "model.target_tolerance": "loss.bce.target_tolerance",
+    "model.augment": "augment.waveform (choose augment=perturb)",
+    "model.feature_masks": "augment.feature_masks (choose augment=perturb)",
+    "model.encoder": "encoder (model=probe encoder=<family>)",
+    "model.head": "model.net (the boundary head's refine and kernel)",
+    "model.cache_dir": "model.frontend.cache_dir",
+    "model.sample_rate": "model.frontend.sample_rate",
+    "model.hop": "contract.hop",
+    "model.outputs": "data.classes",
+    "model.net.features": None,  # the front end's output size
+    "model.net.classes": "data.classes",
+}
+
+
+def renamed(key: str) -> str:
+    """What to say of a key that moved (empty for one that never existed)."""
+    for old, new in RENAMED.items():
+        if key == old or key.startswith(old + "."):
+            if new is None:
+                return f"; {old} is not set by hand any more: it follows from the other parts"
+            rest = key[len(old):]
+            return f"; it is {new.split(' ')[0]}{rest} now{new[len(new.split(' ')[0]):]}"
+    return ""
+
+
+def check_overrides(overrides: Sequence[str]) -> None:
+    """Refuse a command-line override of a renamed key before Hydra composes the config (its
+    own message would suggest appending the old key with ``+``)."""
+    for text in overrides:
+        key = text.split("=", 1)[0].lstrip("+~")
+        hint = renamed(key)
+        if "=" in text and hint:
+            raise SedContractError(f"{key} is not a key of the training configs{hint}")
+
+
+def check_config(cfg: DictConfig) -> None:
+    """Refuse a key that the object its node builds does not take (``+model.no_such=1``), naming
+    the key, the object's settings and, for a key that moved, its new name: before anything is
+    built, instead of a TypeError from deep inside."""
+    import inspect
+
+    from hydra.utils import get_object
+
+    def walk(node: Any, path: str) -> None:
+        if not isinstance(node, DictConfig):
+            return
+        target = node.get("_target_") if "_target_" in node else None
+        if target is not None:
+            try:
+                made = get_object(str(target))
+                parameters = inspect.signature(made).parameters
+            except (ImportError, ValueError, TypeError):
+                parameters = None  # instantiate names what it cannot build
+            if parameters is not None and not any(p.kind == p.VAR_KEYWORD
+                                                  for p in parameters.values()):
+                for key in node:
+                    if str(key).startswith("_") or key in parameters:
+                        continue
+                    known = ", ".join(k for k in parameters if k != "self")
+                    raise SedContractError(f"{path}.{key} is not a setting of "
+                                           f"{str(target).rsplit('.', 1)[-1]} (its settings: "
+                                           f"{known}){renamed(f'{path}.{key}')}")
+        for key in node:
+            if key != "hydra":
+                walk(node._get_node(key), f"{path}.{key}" if path else str(key))
+
+    walk(cfg, "")
 
 
 def instantiate_all(group: DictConfig | None) -> list[Any]:
@@ -45,6 +122,26 @@ def callback_metrics(trainer: Any) -> dict[str, float]:
     return {k: float(v) for k, v in trainer.callback_metrics.items()}
 
 
+def guard_run(run_callbacks: Sequence[Any], reads: Mapping[str, Sequence[str | Path]]) -> None:
+    """Refuse, before the run starts, report files that would replace one of its inputs
+    (``reads``: config key → files, e.g. ``data.test_tsv``), two outputs naming one file, or
+    a score folder whose name is taken by a file — as the commands' declared-output guard
+    does (:func:`sedcontract.outputs.guard`); the report callbacks keep the inputs and never
+    write onto them."""
+    from sedcontract.lightning.callbacks import ReportFiles
+
+    files: dict[str, list[Path]] = {}
+    folders: dict[str, list[Path]] = {}
+    for callback in run_callbacks:
+        if isinstance(callback, ReportFiles):
+            written, trees = callback.outputs()
+            files[f"{callback.stem} report"] = written
+            folders[f"{callback.stem} score folder (save_scores)"] = trees
+            callback.inputs = [Path(p) for paths in reads.values() for p in paths]
+    guard(reads=reads, writes=files, folders=folders,
+          creates=[c.dirpath for c in run_callbacks if isinstance(c, ReportFiles)])
+
+
 def finish_wandb() -> None:
     """Close the W&B run of this process, if one was started (so the next run is separate)."""
     if "wandb" in sys.modules:
@@ -64,8 +161,26 @@ def report_errors(task: Callable[[DictConfig], Any]) -> Callable[[DictConfig], A
             return task(cfg)
         except (SedContractError, InstantiationException, OmegaConfBaseException) as exc:
             cause = exc.__cause__
-            message = cause if isinstance(cause, SedContractError) else exc
-            log.error("%s", message)
+            message = relayed(str(cause if isinstance(cause, SedContractError) else exc))
+            to_log_files(logging.ERROR, message)
             print(f"error: {message}", file=sys.stderr)
             sys.exit(2)
     return wrapped
+
+
+def to_log_files(level: int, message: str) -> None:
+    """Write ``message`` to the run's log files only (Hydra's ``<run dir>/<task>.log``): the
+    terminal shows it once, on standard error, not also through the console log handler."""
+    record = log.makeRecord(log.name, level, __file__, 0, "%s", (message,), None)
+    for handler in logging.getLogger().handlers:
+        if isinstance(handler, logging.FileHandler):
+            handler.handle(record)
+
+
+def relayed(message: str) -> str:
+    """The message of an error a DataLoader worker relayed (its whole traceback in the text):
+    the last line, without the exception's class."""
+    if "Original Traceback" not in message:
+        return message
+    last = [line for line in message.splitlines() if line.strip()][-1]
+    return re.sub(r"^[\w.]+(Error|Exception): ", "", last)

@@ -5,6 +5,7 @@ Hydra entry point (``evaluate.py``, ``sedcontract-eval``)."""
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -13,11 +14,24 @@ import lightning as L
 from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
-from sedcontract.config import CONFIG_PATH, callback_metrics, report_errors
+from sedcontract.config import (
+    CONFIG_PATH,
+    callback_metrics,
+    check_config,
+    guard_run,
+    report_errors,
+)
 from sedcontract.errors import SedContractError
 from sedcontract.lightning.callbacks import GuardConsole, ReportFiles
 from sedcontract.lightning.checkpoints import check_weights, read_checkpoint
-from sedcontract.training import LAYOUT, build_data, build_model, detector_parts
+from sedcontract.training import (
+    LAYOUT,
+    build_data,
+    build_model,
+    detector_parts,
+    refuse_renamed,
+    run_inputs,
+)
 
 
 def checkpoint_detector(checkpoint: dict[str, Any], path: Path
@@ -44,6 +58,7 @@ def checkpoint_detector(checkpoint: dict[str, Any], path: Path
 
 def evaluate(cfg: DictConfig) -> tuple[dict[str, float], dict[str, Any]]:
     """Guard vector of the checkpoint ``cfg.ckpt_path`` on split ``cfg.split``."""
+    check_config(cfg)  # a key no part takes is named before anything is built
     if OmegaConf.is_missing(cfg, "ckpt_path"):
         raise SedContractError("which checkpoint? evaluate.py ckpt_path=<run dir>/checkpoints/"
                                "last.ckpt (or the best one beside it)")
@@ -70,6 +85,7 @@ def evaluate(cfg: DictConfig) -> tuple[dict[str, float], dict[str, Any]]:
     check_weights(checkpoint, model, path)
     files = ReportFiles(cfg.paths.output_dir, f"{cfg.split}_report",
                         scores=bool(cfg.get("save_scores", False)))
+    guard_run([files], run_inputs(datamodule, policy, path))  # before any work
     trainer = instantiate(cfg.trainer, logger=False, callbacks=[GuardConsole(), files],
                           num_sanity_val_steps=0)
     trainer.validate(model, datamodule=datamodule, ckpt_path=str(path), weights_only=True)
@@ -79,5 +95,11 @@ def evaluate(cfg: DictConfig) -> tuple[dict[str, float], dict[str, Any]]:
 
 @hydra.main(version_base="1.3", config_path=CONFIG_PATH, config_name="eval")
 @report_errors
-def main(cfg: DictConfig) -> None:
+def _main(cfg: DictConfig) -> None:
     evaluate(cfg)
+
+
+def main() -> None:
+    """``evaluate.py``: renamed keys among the overrides are refused before Hydra composes."""
+    refuse_renamed(sys.argv[1:])
+    _main()

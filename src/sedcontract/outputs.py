@@ -114,6 +114,10 @@ def guard(*, reads: Named | Iterable[PathLike | None] = (),
         targets[target] = label
     for option, path in _named(folders):
         folder = Path(os.path.realpath(path))
+        if folder.exists() and not folder.is_dir():
+            raise OutputError(f"cannot write the folder {os.fspath(path)}: a file of that name "
+                              f"is there ({option or 'output'}); move it or choose another "
+                              "folder")
         for name, source in inputs:
             if _holds(folder, source):
                 raise OutputError(f"cannot write the folder {os.fspath(path)}: it holds "

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
+import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,10 @@ from sedcontract.config import (
     CONFIG_PATH,
     callback_metrics,
     callbacks,
+    check_config,
+    check_overrides,
     finish_wandb,
+    guard_run,
     loggers,
     report_errors,
 )
@@ -32,6 +36,15 @@ log = logging.getLogger(__name__)
 
 
 LAYOUT = 2  # a checkpoint's detector config: the model, loss and augment groups
+
+
+def refuse_renamed(overrides: Sequence[str]) -> None:
+    """Exit with status 2 and one line when an override names a renamed key."""
+    try:
+        check_overrides(overrides)
+    except SedContractError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        sys.exit(2)
 
 
 def detector_parts(cfg: DictConfig | Mapping[str, Any]) -> dict[str, Any]:
@@ -71,6 +84,21 @@ def build_data(data_cfg: DictConfig, policy: AuditPolicy, **overrides: Any) -> A
     return instantiate(data_cfg, _partial_=True, **overrides)(policy=policy)
 
 
+def run_inputs(datamodule: Any, policy: AuditPolicy, checkpoint: str | Path | None
+               ) -> dict[str, list[Path]]:
+    """The files a run reads, by the config key that names them: the data's, the contract
+    file's and the checkpoint's."""
+    from sedcontract.contracts import contract_file
+
+    reads = dict(datamodule.inputs()) if hasattr(datamodule, "inputs") else {}
+    contract = contract_file(policy.contract)  # None for a parsed contract
+    if contract is not None:
+        reads["contract.contract"] = [contract]
+    if checkpoint is not None:
+        reads["ckpt_path"] = [Path(checkpoint)]
+    return reads
+
+
 def resume_path(ckpt_path: str | None, output_dir: Path) -> str | None:
     """``last`` names ``<output_dir>/checkpoints/last.ckpt``; any other path must exist."""
     if ckpt_path is None:
@@ -84,6 +112,7 @@ def resume_path(ckpt_path: str | None, output_dir: Path) -> str | None:
 
 def train(cfg: DictConfig) -> tuple[dict[str, float], dict[str, Any]]:
     """Fit ``cfg.model`` on ``cfg.data``; returns the final metrics and the objects built."""
+    check_config(cfg)  # a key no part takes is named before anything is built
     if cfg.get("seed") is not None:
         L.seed_everything(cfg.seed, workers=True)
     output_dir = Path(cfg.paths.output_dir)
@@ -96,8 +125,10 @@ def train(cfg: DictConfig) -> tuple[dict[str, float], dict[str, Any]]:
     resume = resume_path(cfg.get("ckpt_path"), output_dir)
     if resume is not None:
         check_resumable(read_checkpoint(resume), model, resume)
+    run_callbacks = callbacks(cfg)
+    guard_run(run_callbacks, run_inputs(datamodule, policy, resume))  # before any work
     run_loggers = loggers(cfg)
-    trainer = instantiate(cfg.trainer, callbacks=callbacks(cfg), logger=run_loggers or False)
+    trainer = instantiate(cfg.trainer, callbacks=run_callbacks, logger=run_loggers or False)
     objects = {"cfg": cfg, "datamodule": datamodule, "model": model, "trainer": trainer,
                "loggers": run_loggers}
     for logger in run_loggers:
@@ -115,6 +146,12 @@ def train(cfg: DictConfig) -> tuple[dict[str, float], dict[str, Any]]:
 
 @hydra.main(version_base="1.3", config_path=CONFIG_PATH, config_name="train")
 @report_errors
-def main(cfg: DictConfig) -> float | None:
+def _main(cfg: DictConfig) -> float | None:
     metrics, _ = train(cfg)
     return metrics.get(cfg.get("optimized_metric"))
+
+
+def main() -> float | None:
+    """``train.py``: renamed keys among the overrides are refused before Hydra composes."""
+    refuse_renamed(sys.argv[1:])
+    return _main()

@@ -33,6 +33,10 @@ __all__ = ["POLICY_KEYS", "Interval", "bootstrap_intervals", "count_scores", "f1
 POLICY_KEYS = ("contract_sha256", "hop", "projection", "edges", "rounding", "eps", "bounds",
                "matching", "aggregation", "logic")
 MAX_INDEX_CELLS = 50_000_000   # resamples × clips that resample_indices materialises at most
+# resamples of one interval at most: each keeps a score per coordinate, mode and system (100,000
+# resamples of a 7-coordinate vector, typed and union, paired: about 25 MB); percentile
+# intervals settle at a few thousand
+MAX_RESAMPLES = 100_000
 _CHUNK_CELLS = 1 << 22         # resamples × clips drawn and weighed at once (≈ 32 MiB each)
 
 
@@ -69,6 +73,10 @@ def _whole(value: object, what: str, least: int) -> int:
 def resampling(resamples: object, seed: object, level: object, clips: int) -> tuple[int, int]:
     """The checked resample count and seed; the level and a non-empty set of clips checked."""
     resamples, seed = _whole(resamples, "resamples", 1), _whole(seed, "seed", 0)
+    if resamples > MAX_RESAMPLES:
+        raise SedContractError(f"resamples must be at most {MAX_RESAMPLES:,} (each keeps a score "
+                               f"per coordinate; percentile intervals settle at a few "
+                               f"thousand), got {resamples:,}")
     if isinstance(level, bool) or not isinstance(level, int | float) or not 0 < level < 1:
         raise SedContractError(f"level must be a number strictly between 0 and 1, got "
                                f"{level!r}")

@@ -459,17 +459,19 @@ def scores_json(report: GuardReport | ScoresReport) -> str:
 
 
 def write_report(report: GuardReport, directory: str | Path, stem: str,
-                 system: str = "system", soft: SoftLabels | None = None) -> list[Path]:
+                 system: str = "system", soft: SoftLabels | None = None, *,
+                 inputs: Sequence[str | Path] = ()) -> list[Path]:
     """Write ``<stem>.json`` (the report), ``<stem>.md``, ``<stem>.csv`` (source rows, named
     ``system``, with softness rows from ``soft``) and, when the report has them,
-    ``<stem>_scores.json`` (standard scores with their policy)."""
+    ``<stem>_scores.json`` (standard scores with their policy); never onto one of
+    ``inputs``."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     texts = {f"{stem}.json": to_json(report), f"{stem}.md": to_markdown(report),
              f"{stem}.csv": to_csv(report, system, soft)}
     if report.scores is not None:
         texts[f"{stem}_scores.json"] = scores_json(report)
-    return [atomic_write(directory / name, text) for name, text in texts.items()]
+    return [atomic_write(directory / name, text, inputs=inputs) for name, text in texts.items()]
 
 
 def intervals_dict(intervals: dict[str, dict[str, Any]]) -> dict[str, Any]:

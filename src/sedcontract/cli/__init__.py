@@ -15,8 +15,7 @@ from collections.abc import Sequence
 
 from sedcontract.cli import analysis, audit, check, data, merge
 from sedcontract.cli.audit import EXAMPLES
-from sedcontract.cli.command import execute
-from sedcontract.errors import SedContractError
+from sedcontract.cli.command import execute, reported
 
 __all__ = ["EXAMPLES", "build_parser", "main"]
 
@@ -38,21 +37,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    try:
-        args = build_parser().parse_args(argv)
-    except SystemExit as exc:  # argparse printed the usage and the error (or the help)
-        return exc.code if isinstance(exc.code, int) else 2
-    try:
-        return execute(args.command, args)
-    except SedContractError as exc:
-        print(f"sedcontract: {exc}", file=sys.stderr)
-        return 2
-    except OSError as exc:  # unreadable/unwritable paths named by the user
-        print(f"sedcontract: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:  # outputs are put in place only on success
-        print("sedcontract: interrupted; no output was changed", file=sys.stderr)
-        return 130
+    return reported("sedcontract", _run, argv)
+
+
+def _run(argv: Sequence[str] | None) -> int:
+    args = build_parser().parse_args(argv)
+    return execute(args.command, args)
 
 
 if __name__ == "__main__":

@@ -94,9 +94,6 @@ def _run_sweep(args: argparse.Namespace, out: Outputs) -> int:
     from sedcontract.audit.sweep import parse_radii, sweep, sweep_csv, sweep_markdown, sweep_png
 
     radii = parse_radii(args.radii)
-    if args.bootstrap < 0:
-        raise SedContractError(f"--bootstrap must be a number of resamples >= 0 (0: no "
-                               f"intervals), got {args.bootstrap}")
     result = sweep(read_events(args.ref),
                    {name: read_events(path) for name, path in _systems(args).items()},
                    options.policy(args), radii, durations=args.durations, mode=args.mode,

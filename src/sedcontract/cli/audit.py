@@ -284,9 +284,6 @@ def _with_intervals(args: argparse.Namespace, report: GuardReport, text: str,
     from sedcontract.audit import bootstrap_intervals, paired_bootstrap
     from sedcontract.audit.render import intervals_dict, intervals_markdown
 
-    if args.bootstrap < 0:
-        raise SedContractError(f"--bootstrap must be a number of resamples >= 1, got "
-                               f"{args.bootstrap}")
     resamples = args.bootstrap or 2000
     sections: dict[str, dict] = {}
     if args.bootstrap:

@@ -9,8 +9,10 @@ import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from sedcontract.contracts import contract_file
+from sedcontract.errors import SedContractError
 from sedcontract.outputs import Named, Outputs
 
 Paths = Callable[[argparse.Namespace], Named]
@@ -56,6 +58,23 @@ def execute(command: Command, args: argparse.Namespace) -> int:
     for path in outputs.commit():
         print(f"wrote {path}", file=sys.stderr)
     return status
+
+
+def reported(prog: str, run: Callable[..., int], *args: Any) -> int:
+    """``run(*args)``'s status; a user mistake (bad input, a path that cannot be read or
+    written, an argparse error) ends with one line, ``prog: message``, and status 2 instead of
+    a traceback, an interrupt with 130. The CLI and every script in ``scripts/`` end this
+    way."""
+    try:
+        return run(*args)
+    except SystemExit as exc:  # argparse printed its usage and error (or the help)
+        return exc.code if isinstance(exc.code, int) else 2
+    except (SedContractError, OSError) as exc:  # OSError: a path the user named
+        print(f"{prog}: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:  # outputs are put in place only on success
+        print(f"{prog}: interrupted; no output was changed", file=sys.stderr)
+        return 130
 
 
 def contract_read(args: argparse.Namespace) -> list[Path]:

@@ -56,7 +56,7 @@ def _run_build(args: argparse.Namespace, out: Outputs) -> int:
 
     sizes = {"train": args.train, "validation": args.validation, "test": args.test}
     build_controlled(args.root, seed=args.seed, sizes=sizes, speech_source=args.speech_source,
-                     librispeech_root=args.librispeech_root)
+                     librispeech_root=args.librispeech_root, rebuild=args.rebuild)
     return 0
 
 
@@ -71,6 +71,9 @@ def _build_options(parser: argparse.ArgumentParser) -> None:
                         help="auto: a local Mini LibriSpeech copy when given, else synthetic")
     parser.add_argument("--librispeech-root", default=None,
                         help="folder holding LibriSpeech/train-clean-5 and dev-clean-2")
+    parser.add_argument("--rebuild", action="store_true",
+                        help="replace a benchmark built there with other settings (refused "
+                             "otherwise, naming them)")
 
 
 def _run_maestro(args: argparse.Namespace, out: Outputs) -> int:

@@ -9,6 +9,7 @@ from dataclasses import MISSING, fields
 from typing import Any
 
 from sedcontract.audit import AuditPolicy, ScoreSettings
+from sedcontract.audit.bootstrap import MAX_RESAMPLES
 from sedcontract.contracts import ROUNDINGS
 from sedcontract.contracts.policy import AGGREGATIONS, EVENT_MATCHINGS, TIME_COMPARISONS
 from sedcontract.contracts.runs import BACKENDS
@@ -132,17 +133,48 @@ def add_monitor_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--backend", choices=BACKENDS, default="runs",
                         help="monitor on run-length traces (default; cost follows the events) "
                              "or on frame arrays (the reference); the counts are the same")
-    parser.add_argument("--jobs", type=int, default=1,
+    parser.add_argument("--jobs", type=whole_number(1), default=1,
                         help="processes sharing the clips, in blocks (a process pool as the "
                              "audit's executor); the report is the same for any number")
+
+
+def whole_number(least: int) -> Callable[[str], int]:
+    """An argparse ``type``: a whole number of at least ``least`` (``--shards 0`` would wait
+    forever for a block that never comes)."""
+    def convert(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < least:
+            raise argparse.ArgumentTypeError(f"{value} is less than {least}")
+        return value
+    convert.__name__ = "whole number"
+    return convert
+
+
+def _resamples(text: str) -> int:
+    """``--bootstrap N``: a whole number of resamples, 0 … :data:`MAX_RESAMPLES`, checked
+    before anything is drawn."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of resamples") \
+            from None
+    if not 0 <= value <= MAX_RESAMPLES:
+        raise argparse.ArgumentTypeError(f"{value:,} resamples: give 0 (none) to "
+                                         f"{MAX_RESAMPLES:,} (percentile intervals settle at "
+                                         "a few thousand)")
+    return value
 
 
 def add_bootstrap_options(parser: argparse.ArgumentParser, *, default: int, what: str) -> None:
     """``--bootstrap N`` (resamples of the clips; ``what`` says what gets intervals),
     ``--bootstrap-seed`` and ``--level``: the same three options wherever intervals are."""
-    parser.add_argument("--bootstrap", type=int, default=default, metavar="N",
+    parser.add_argument("--bootstrap", type=_resamples, default=default, metavar="N",
                         help=f"resamples of the clips behind a bootstrap interval for {what} "
-                             f"(default {default}{'' if default else ': none'})")
+                             f"(default {default}{'' if default else ': none'}; at most "
+                             f"{MAX_RESAMPLES:,})")
     parser.add_argument("--bootstrap-seed", type=int, default=0,
                         help="seed of the bootstrap's draws (default 0)")
     parser.add_argument("--level", type=float, default=0.95,

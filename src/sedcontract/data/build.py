@@ -89,8 +89,11 @@ def speech_sources(choice: str, librispeech_root: str | Path | None, sample_rate
 def build_controlled(root: str | Path, *, seed: int = 0, sizes: Mapping[str, int] | None = None,
                      config: SceneConfig | None = None, speech_source: str = "auto",
                      librispeech_root: str | Path | None = None,
-                     log: Callable[[str], None] = print) -> BuildResult:
-    """Build (or verify) ``root/controlled``; returns what was written and the manifest hash."""
+                     log: Callable[[str], None] = print, rebuild: bool = False) -> BuildResult:
+    """Build (or verify) ``root/controlled``; returns what was written and the manifest hash.
+    A benchmark already there that was built with other settings (seed, sizes, speech source,
+    scene configuration) is refused, naming them, unless ``rebuild`` asks to replace it: an
+    experiment meant for one benchmark never silently trains on another."""
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise SedContractError(f"the seed must be a non-negative integer, got {seed!r}")
     config = config or SceneConfig()
@@ -104,6 +107,11 @@ def build_controlled(root: str | Path, *, seed: int = 0, sizes: Mapping[str, int
     config_hash = _sha256(json.dumps(settings, sort_keys=True).encode())
     top = out / "manifest.json"
     previous = _read_manifest(top, log)
+    if previous is not None and previous.get("config_hash") != config_hash and not rebuild:
+        raise SedContractError(f"{top}: the controlled benchmark there was built with "
+                               f"{_differences(previous, settings)}; point the data root "
+                               "elsewhere, or replace it with data.rebuild=true (sedcontract "
+                               "data build controlled --rebuild)")
     if previous is not None and previous.get("config_hash") == config_hash \
             and _audio_valid(out, previous):
         log(f"controlled benchmark in {out} is up to date ({previous['manifest_hash'][:12]})")
@@ -154,6 +162,23 @@ def build_controlled(root: str | Path, *, seed: int = 0, sizes: Mapping[str, int
     log(f"controlled benchmark in {out}: {written} audio files written, {skipped} already "
         f"valid; manifest {manifest_hash[:12]}")
     return BuildResult(out, manifest_hash, written, skipped)
+
+
+SETTING_NAMES = {"seed": "seed", "sizes": "sizes", "speech_source": "speech source",
+                 "speech_corpus_sha256": "speech corpus", "config": "scene configuration",
+                 "format_version": "format version"}
+
+
+def _differences(previous: Mapping, settings: Mapping) -> str:
+    """The settings of an earlier build that differ from the ones asked for, in words."""
+    def shown(value: object) -> str:
+        text = json.dumps(value, sort_keys=True) if isinstance(value, dict) else repr(value)
+        return text if len(text) <= 80 else text[:77] + "…"
+
+    asked = json.loads(json.dumps(settings))  # as the manifest holds them (tuples as lists)
+    parts = [f"{name} {shown(previous.get(key))} (asked: {shown(asked[key])})"
+             for key, name in SETTING_NAMES.items() if previous.get(key) != asked[key]]
+    return ", ".join(parts) or "other settings"
 
 
 def _read_manifest(path: Path, log: Callable[[str], None]) -> dict | None:

@@ -8,26 +8,35 @@ is read one strong-labelled set at a time by :func:`read_set` (for training: no 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
+from sedcontract.data.audio import MAX_AUDIO_SECONDS, audio_info, check_length
 from sedcontract.errors import SedContractError, TraceFormatError
 from sedcontract.traces import EventList, read_durations, read_events
 from sedcontract.traces.overrun import DURATION_TOLERANCE, fit_to_durations
-from sedcontract.traces.tsv import EVENT_COLUMNS, read_fields, write_durations
+from sedcontract.traces.tsv import EVENT_COLUMNS, clip_id, read_fields, write_durations
 
 CLASSES = ("Alarm_bell_ringing", "Blender", "Cat", "Dishes", "Dog",
            "Electric_shaver_toothbrush", "Frying", "Running_water", "Speech", "Vacuum_cleaner")
 
 
+def _visible(path: Path, root: Path) -> bool:
+    """Not hidden under ``root``: no part starts with a dot (``._x.wav``, ``.DS_Store``) or is
+    ``__MACOSX`` (what archives made on macOS add beside every file)."""
+    return not any(part.startswith(".") or part == "__MACOSX"
+                   for part in path.relative_to(root).parts)
+
+
 def locate(root: str | Path) -> tuple[Path, Path]:
     """The ground-truth tsv (the one event tsv under ``root``) and the audio folder (the one
-    holding the most ``.wav`` files) of an extracted DESED archive."""
+    holding the most ``.wav`` files) of an extracted DESED archive; hidden files and folders
+    are not the archive's."""
     root = Path(root)
     truths = []
-    for path in sorted(root.rglob("*.tsv")):
+    for path in sorted(p for p in root.rglob("*.tsv") if _visible(p, root)):
         rows = read_fields(path)
         if rows and set(EVENT_COLUMNS) <= {f.lower() for f in rows[0][1]}:
             truths.append(path)
@@ -37,28 +46,23 @@ def locate(root: str | Path) -> tuple[Path, Path]:
                                f"{', '.join(str(p) for p in truths[:4]) or 'none'}")
     folders: dict[Path, int] = {}
     for wav in root.rglob("*.wav"):
-        folders[wav.parent] = folders.get(wav.parent, 0) + 1
+        if _visible(wav, root):
+            folders[wav.parent] = folders.get(wav.parent, 0) + 1
     if not folders:
         raise SedContractError(f"no .wav files under {root}")
     return truths[0], max(sorted(folders), key=folders.get)
 
 
 def durations_of(audio: Mapping[str, Path]) -> dict[str, float]:
-    """``{clip: seconds}`` from the headers of the clips' audio files."""
-    import soundfile
-
-    durations = {}
-    for clip, wav in audio.items():
-        try:
-            durations[clip] = float(soundfile.info(str(wav)).duration)
-        except RuntimeError as exc:
-            raise SedContractError(f"{wav}: cannot read audio ({exc})") from None
-    return durations
+    """``{clip: seconds}`` from the headers of the clips' audio files (each checked:
+    :func:`~sedcontract.data.audio.audio_info`)."""
+    return {clip: audio_info(wav).seconds for clip, wav in audio.items()}
 
 
 def write_durations_of(audio: Path, path: Path) -> int:
-    """Write the durations tsv of every ``.wav`` in ``audio``; returns how many."""
-    durations = durations_of({wav.stem: wav for wav in sorted(audio.glob("*.wav"))})
+    """Write the durations tsv of every ``.wav`` in ``audio`` (hidden files are not clips);
+    returns how many."""
+    durations = durations_of(audio_files(audio))
     write_durations(path, durations)
     return len(durations)
 
@@ -104,6 +108,7 @@ class DesedSet:
     durations: dict[str, float]
     cut: int             # reference events cut at their clip's end
     skipped: tuple[str, ...]  # clips without audio, left out (missing_audio="skip")
+    rates: dict[str, int] = field(default_factory=dict)  # each clip's sample rate (header)
 
 
 def check_labels(events: EventList, classes: tuple[str, ...] = CLASSES) -> None:
@@ -139,6 +144,14 @@ def audio_files(folder: Path) -> dict[str, Path]:
             if p.suffix.lower() == ".wav" and not p.name.startswith(".")}
 
 
+def _row_of(path: Path, clip: str) -> int | None:
+    """The row of a durations tsv that names ``clip`` (for a message)."""
+    for row, fields in read_fields(path):
+        if fields and clip_id(fields[0]) == clip:
+            return row
+    return None
+
+
 def check_missing_audio(value: str) -> None:
     """Refuse a ``missing_audio`` that is not one of :data:`MISSING_AUDIO`."""
     if value not in MISSING_AUDIO:
@@ -147,10 +160,13 @@ def check_missing_audio(value: str) -> None:
 
 
 def read_set(key: str, folder: Path | None, tsv: Path | None,
-             durations: Path | float | None, *, missing_audio: str = "error") -> DesedSet:
+             durations: Path | float | None, *, missing_audio: str = "error",
+             max_seconds: float = MAX_AUDIO_SECONDS) -> DesedSet:
     """Set ``key``'s clips: those its tsv names (a filename-only row is a clip without events),
     or its durations tsv (``durations``, a path) names; ``durations`` a number gives every
-    clip that length, None reads it from the audio headers. Labels must be DESED classes."""
+    clip that length, None reads it from the audio headers. Labels must be DESED classes.
+    Every clip's audio header is read here (a file that is not audio, or a broken rate, is
+    refused before training starts), and no clip may be longer than ``max_seconds``."""
     check_missing_audio(missing_audio)
     folder = _existing(folder, f"{key}_folder", folder=True)
     events = read_events(_existing(tsv, f"{key}_tsv", folder=False))
@@ -178,16 +194,23 @@ def read_set(key: str, folder: Path | None, tsv: Path | None,
         raise SedContractError(f"no clip of {tsv} has its .wav in {folder} "
                                f"(data.{key}_folder)")
     audio = {c: found[c] for c in kept}
+    infos = {c: audio_info(path) for c, path in audio.items()}  # every file is audio
     if isinstance(durations, Path):
         lengths = {c: lengths[c] for c in kept}
     elif durations is None:
-        lengths = durations_of(audio)
+        lengths = {c: info.seconds for c, info in infos.items()}
     else:
         lengths = dict.fromkeys(kept, float(durations))
+    for clip, seconds in lengths.items():  # before any sample is allocated
+        if seconds > max_seconds:
+            where = f"{durations}, row {_row_of(durations, clip)}, column 'duration'" \
+                if isinstance(durations, Path) else str(audio[clip])
+            check_length(seconds, max_seconds, where, "data.max_seconds")
     # events of a clip past its (rounded) duration by at most the tolerance are cut there; a
     # clip length given as a number is where the audio itself is cut: any event is cut there
     kept_events = events.select(clips=kept)
     tolerance = float(kept_events.offset.max(initial=0.0)) if isinstance(durations, int | float) \
         else DURATION_TOLERANCE
     reference, cut = fit_to_durations(kept_events, lengths, "ref", tolerance=tolerance)
-    return DesedSet(key, audio, reference, lengths, cut.count, absent)
+    return DesedSet(key, audio, reference, lengths, cut.count, absent,
+                    {c: info.rate for c, info in infos.items()})

@@ -11,6 +11,7 @@ from typing import Any
 import torch
 from torch.utils.data import Dataset
 
+from sedcontract.data.audio import MAX_AUDIO_SECONDS, check_length, check_resample, read_audio
 from sedcontract.data.dataset import frame_targets
 from sedcontract.errors import SedContractError
 from sedcontract.traces import EventList
@@ -24,10 +25,17 @@ class DesedClips(Dataset):
     def __init__(self, audio: Mapping[str, Path], reference: EventList,
                  lengths: Mapping[str, float], *, grid: float, classes: tuple[str, ...],
                  projection: str = "center", edges: str = "open",
-                 sample_rate: int = 16_000) -> None:
+                 sample_rate: int = 16_000, rates: Mapping[str, int] | None = None,
+                 max_seconds: float = MAX_AUDIO_SECONDS) -> None:
         missing = [c for c in lengths if c not in audio]
         if missing:
             raise SedContractError(f"no audio file for DESED clip {missing[0]!r}")
+        for clip, seconds in lengths.items():  # bounded before any sample is allocated
+            check_length(seconds, max_seconds, f"DESED clip {clip!r}", "data.max_seconds")
+        for clip, rate in (rates or {}).items():  # each rate the headers declared, once
+            if clip in lengths:
+                check_resample(audio[clip], rate, sample_rate)
+        self.max_seconds = max_seconds
         self.ids = list(lengths)
         self.audio_of = {c: audio[c] for c in self.ids}
         self.lengths = {c: float(lengths[c]) for c in self.ids}
@@ -43,17 +51,7 @@ class DesedClips(Dataset):
 
     def audio(self, clip: str) -> torch.Tensor:
         """The clip's samples, mono, at the dataset's rate, cut or zero-padded to its length."""
-        import soundfile
-        import torchaudio
-
-        path = self.audio_of[clip]
-        try:
-            data, rate = soundfile.read(str(path), dtype="float32", always_2d=True)
-        except RuntimeError as exc:
-            raise SedContractError(f"{path}: cannot read audio ({exc})") from None
-        wave = torch.from_numpy(data.mean(axis=1))
-        if rate != self.sample_rate:
-            wave = torchaudio.functional.resample(wave, rate, self.sample_rate)
+        wave = read_audio(self.audio_of[clip], self.sample_rate, limit=self.max_seconds)
         n = round(self.lengths[clip] * self.sample_rate)
         if len(wave) >= n:
             return wave[:n].contiguous()

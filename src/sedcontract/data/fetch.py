@@ -42,8 +42,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO
 
-from sedcontract.errors import SedContractError
+from sedcontract.errors import SedContractError, TraceFormatError
 from sedcontract.outputs import atomic_write, check_output, current_umask
+from sedcontract.traces.tsv import regular_file
 
 CHECKSUMS = "checksums.json"
 MANIFEST = "extracted.json"
@@ -102,11 +103,37 @@ def expected_sha256(parser: argparse.ArgumentParser, pairs: list[tuple[str, str]
 
 def add_limit_options(parser: argparse.ArgumentParser) -> None:
     """``--max-bytes`` and ``--max-ratio``, the bounds of :func:`extract`."""
-    parser.add_argument("--max-bytes", type=int, default=MAX_BYTES,
+    parser.add_argument("--max-bytes", type=_max_bytes, default=MAX_BYTES,
                         help=f"refuse an archive expanding to more bytes (default {MAX_BYTES})")
-    parser.add_argument("--max-ratio", type=float, default=MAX_RATIO,
+    parser.add_argument("--max-ratio", type=_max_ratio, default=MAX_RATIO,
                         help="refuse an archive expanding to more than this many times its "
                         f"size, once above {RATIO_FLOOR} bytes (default {MAX_RATIO:g})")
+
+
+def _max_bytes(text: str) -> int:
+    try:
+        return check_limits(int(text), MAX_RATIO)[0]
+    except (ValueError, SedContractError) as exc:
+        raise argparse.ArgumentTypeError(f"{text!r}: {exc}") from None
+
+
+def _max_ratio(text: str) -> float:
+    try:
+        return check_limits(MAX_BYTES, float(text))[1]
+    except (ValueError, SedContractError) as exc:
+        raise argparse.ArgumentTypeError(f"{text!r}: {exc}") from None
+
+
+def check_limits(max_bytes: object, max_ratio: object) -> tuple[int, float]:
+    """The bounds of :func:`extract`: a whole number of bytes >= 1 and a finite ratio > 0
+    (NaN or infinity would overflow the limit's arithmetic)."""
+    if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 1:
+        raise SedContractError(f"max_bytes must be a whole number of bytes >= 1, got "
+                               f"{max_bytes!r}")
+    if isinstance(max_ratio, bool) or not isinstance(max_ratio, int | float) \
+            or not 0 < max_ratio < float("inf"):
+        raise SedContractError(f"max_ratio must be a finite number > 0, got {max_ratio!r}")
+    return max_bytes, float(max_ratio)
 
 
 def sha256_of(path: Path) -> str:
@@ -145,7 +172,7 @@ def verify(path: Path, name: str, expected: str | None, record: Path, *,
     known = read_record(record)
     wanted = wanted or known.get(name)
     try:
-        actual = sha256_of(path)
+        actual = sha256_of(regular_file(path))  # a pipe would block the reader
     except OSError as exc:
         raise SedContractError(f"cannot read {path}: {exc.strerror}") from None
     if wanted is not None and str(wanted).lower() != actual:
@@ -322,8 +349,11 @@ def extract(archive: Path, dest: Path, *, max_bytes: int = MAX_BYTES,
     """Extract a tar (any compression) or zip archive into ``dest`` by the rules of the module
     docstring: all members or none, regular files and folders only, bounded in size."""
     archive, dest = Path(archive), Path(dest).resolve()
+    check_limits(max_bytes, max_ratio)
     try:
-        compressed = archive.stat().st_size
+        compressed = regular_file(archive).stat().st_size  # a pipe would block the reader
+    except TraceFormatError as exc:
+        raise SedContractError(f"{archive}: cannot read the archive ({exc.message})") from None
     except OSError as exc:
         raise SedContractError(f"{archive}: cannot read the archive ({exc.strerror})") from None
     if dest.exists() and not dest.is_dir():

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
+from sedcontract.data.audio import MAX_AUDIO_SECONDS, audio_info, check_length
 from sedcontract.errors import SedContractError
 
 SUBSETS = {"train": "train-clean-5", "validation": "train-clean-5", "test": "dev-clean-2"}
@@ -84,12 +85,15 @@ def load(utterance: Utterance, sample_rate: int) -> np.ndarray:
     """An utterance as float64 samples; it must already be at ``sample_rate``."""
     import soundfile
 
+    info = audio_info(utterance.path)  # a regular audio file, its rate checked
+    if info.rate != sample_rate:
+        raise SedContractError(f"{utterance.path}: sample rate {info.rate}, expected "
+                               f"{sample_rate}")
+    check_length(info.seconds, MAX_AUDIO_SECONDS, str(utterance.path), "an utterance")
     try:
-        audio, sr = soundfile.read(str(utterance.path), dtype="float64", always_2d=False)
+        audio, _ = soundfile.read(str(utterance.path), dtype="float64", always_2d=False)
     except RuntimeError as exc:
         raise SedContractError(f"{utterance.path}: cannot read audio ({exc})") from None
-    if sr != sample_rate:
-        raise SedContractError(f"{utterance.path}: sample rate {sr}, expected {sample_rate}")
     return audio if audio.ndim == 1 else audio.mean(axis=1)
 
 

@@ -11,6 +11,7 @@ from typing import Any
 import torch
 from torch.utils.data import Dataset
 
+from sedcontract.data.audio import read_audio
 from sedcontract.data.dataset import frame_targets
 from sedcontract.data.maestro import MaestroFile
 from sedcontract.errors import SedContractError
@@ -47,22 +48,8 @@ class MaestroWindows(Dataset):
 
     def audio(self, file: str, start: float, end: float) -> torch.Tensor:
         """Samples ``[start, end)`` of a file, mono, at the dataset's sample rate."""
-        import soundfile
-        import torchaudio
-
-        path = self.files[file].audio
-        try:  # one open: the rate, then only the window's samples
-            with soundfile.SoundFile(str(path)) as f:
-                rate = f.samplerate
-                f.seek(round(start * rate))
-                data = f.read(round(end * rate) - round(start * rate), dtype="float32",
-                              always_2d=True)
-        except RuntimeError as exc:
-            raise SedContractError(f"{path}: cannot read audio ({exc})") from None
-        wave = torch.from_numpy(data.mean(axis=1))
-        if rate != self.sample_rate:
-            wave = torchaudio.functional.resample(wave, rate, self.sample_rate)
-        return wave
+        return read_audio(self.files[file].audio, self.sample_rate, start=start, stop=end,
+                          option="data.window")
 
     def item(self, file: str, start: float, end: float) -> dict[str, Any]:
         events = self.events_of[file]

@@ -69,6 +69,14 @@ class ReportFiles(Callback):
     def __init__(self, dirpath: str | Path, stem: str = "val_report", *,
                  scores: bool = False) -> None:
         self.dirpath, self.stem, self.scores = Path(dirpath), stem, scores
+        self.inputs: list[Path] = []  # the run's input files (never written over): the entry
+        # point declares them with outputs() and refuses a clash before the run starts
+
+    def outputs(self) -> tuple[list[Path], list[Path]]:
+        """The files and the folder (of score files) this callback writes."""
+        files = [self.dirpath / f"{self.stem}{suffix}"
+                 for suffix in (".json", ".md", ".csv", "_scores.json", "_pred.tsv")]
+        return files, [self.dirpath / f"{self.stem}_scores"] if self.scores else []
 
     def on_validation_epoch_start(self, trainer: Trainer, pl_module: LightningModule) -> None:
         if self.scores:  # the module builds its monitor in setup
@@ -80,11 +88,12 @@ class ReportFiles(Callback):
             datamodule = trainer.datamodule
             soft = datamodule.soft(datamodule.val_split) if hasattr(datamodule, "soft") \
                 else None  # soft-labelled corpora: softness rows for the mechanism table
-            written = write_report(pl_module.report, self.dirpath, self.stem, system, soft)
+            written = write_report(pl_module.report, self.dirpath, self.stem, system, soft,
+                                   inputs=self.inputs)
             predicted = getattr(pl_module, "predicted", None)
             if predicted is not None:  # the decided events, for sweeps and timelines
                 written.append(atomic_write(self.dirpath / f"{self.stem}_pred.tsv",
-                                            events_tsv(predicted)))
+                                            events_tsv(predicted), inputs=self.inputs))
             if self.scores:
                 written += self.write_scores(pl_module.scores_seen, pl_module.monitor)
             log.debug("wrote %s", ", ".join(str(p) for p in written))
@@ -101,7 +110,8 @@ class ReportFiles(Callback):
                 raise SedContractError(f"clip id {clip!r} is not a file name; its scores have "
                                        "no score file name")
             written.append(atomic_write(folder / f"{clip}.tsv",
-                                        scores_tsv(scores, monitor.classes, monitor.hop)))
+                                        scores_tsv(scores, monitor.classes, monitor.hop),
+                                        inputs=self.inputs))
         return written
 
 

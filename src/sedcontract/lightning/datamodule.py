@@ -16,6 +16,7 @@ from lightning.pytorch import LightningDataModule
 from torch.utils.data import DataLoader
 
 from sedcontract.contracts.policy import AuditPolicy
+from sedcontract.data.audio import MAX_AUDIO_SECONDS
 from sedcontract.data.build import build_controlled
 from sedcontract.data.dataset import TARGETS, ControlledDataset
 from sedcontract.data.desed import CLASSES as DESED_CLASSES
@@ -120,7 +121,8 @@ class ControlledDataModule(WholeClips, PolicyGrid, LightningDataModule):
 
     def __init__(self, root: str | Path, *, classes: Sequence[str] = CLASSES,
                  policy: AuditPolicy, batch_size: int = 16, num_workers: int = 0,
-                 build: bool = True, seed: int = 0, sizes: Mapping[str, int] | None = None,
+                 build: bool = True, rebuild: bool = False, seed: int = 0,
+                 sizes: Mapping[str, int] | None = None,
                  speech_source: str = "auto", librispeech_root: str | None = None,
                  train_split: str = "train", val_split: str = "validation",
                  test_split: str = "test") -> None:
@@ -134,6 +136,7 @@ class ControlledDataModule(WholeClips, PolicyGrid, LightningDataModule):
         self.root, self.policy = Path(root), _policy(policy)
         self.batch_size, self.num_workers = batch_size, num_workers
         self.build, self.seed, self.sizes = build, seed, dict(sizes) if sizes else None
+        self.rebuild = rebuild
         self.speech_source, self.librispeech_root = speech_source, librispeech_root
         self.train_split, self.val_split, self.test_split = train_split, val_split, test_split
         unknown = [c for c in classes if c not in CLASSES]
@@ -153,7 +156,8 @@ class ControlledDataModule(WholeClips, PolicyGrid, LightningDataModule):
         if self.build:
             build_controlled(self.root, seed=self.seed, sizes=self.sizes,
                              speech_source=self.speech_source,
-                             librispeech_root=self.librispeech_root, log=log.info)
+                             librispeech_root=self.librispeech_root, log=log.info,
+                             rebuild=self.rebuild)
             return
         splits = self.sizes or SPLITS
         missing = [s for s in splits if not (self.folder / f"{s}.jsonl").exists()]
@@ -162,6 +166,14 @@ class ControlledDataModule(WholeClips, PolicyGrid, LightningDataModule):
                 f"the controlled benchmark has no {missing[0]!r} split in {self.folder}; build "
                 f"it with `sedcontract data build controlled --root {self.root}` or set "
                 "data.build=true")
+
+    def inputs(self) -> dict[str, list[Path]]:
+        """The files the module reads, by the config key that names them (a run's outputs
+        must not be one of them)."""
+        splits = list(self.sizes or SPLITS)
+        return {"data.root": [self.folder / "manifest.json",
+                              *(self.folder / f"{s}{suffix}" for s in splits
+                                for suffix in (".jsonl", ".tsv", "_durations.tsv"))]}
 
     def dataset(self, split: str) -> ControlledDataset:
         self.check_split(split)
@@ -249,6 +261,13 @@ class MaestroDataModule(PolicyGrid, LightningDataModule):
                                       durations=self.durations_path)
         return self.corpus
 
+    def inputs(self) -> dict[str, list[Path]]:
+        """The files the module reads, by the config key that names them."""
+        found = {"data.root": [f.annotation for f in self.load().files]}
+        if self.durations_path is not None:
+            found["data.durations"] = [Path(self.durations_path)]
+        return found
+
     def files(self, split: str) -> list[MaestroFile]:
         """The files of ``split``: the held-out ones (``validation_files``, else fold
         ``fold``) for validation and test, the rest for training."""
@@ -328,7 +347,7 @@ class DesedDataModule(WholeClips, PolicyGrid, LightningDataModule):
                  classes: Sequence[str] = DESED_CLASSES, batch_size: int = 16,
                  num_workers: int = 0, clip_length: float = CLIP_LENGTH, sample_rate: int = 16_000,
                  validation: str = "auto", held_out: float = 0.1, seed: int = 0,
-                 missing_audio: str = "error",
+                 missing_audio: str = "error", max_seconds: float = MAX_AUDIO_SECONDS,
                  synth_folder: str | None = DESED_LAYOUT["synth_folder"],
                  synth_tsv: str | None = DESED_LAYOUT["synth_tsv"],
                  synth_val_folder: str | None = DESED_LAYOUT["synth_val_folder"],
@@ -349,6 +368,13 @@ class DesedDataModule(WholeClips, PolicyGrid, LightningDataModule):
                 or not clip_length > 0:
             raise SedContractError(f"data.clip_length must be a positive number of seconds, "
                                    f"got {clip_length!r}")
+        if isinstance(max_seconds, bool) or not isinstance(max_seconds, int | float) \
+                or not 0 < max_seconds < float("inf"):
+            raise SedContractError(f"data.max_seconds must be a positive number of seconds, "
+                                   f"got {max_seconds!r}")
+        if clip_length > max_seconds:
+            raise SedContractError(f"data.clip_length ({clip_length:g} s) is more than "
+                                   f"data.max_seconds ({max_seconds:g} s)")
         if validation not in VALIDATION:
             raise SedContractError(f"data.validation must be one of {', '.join(VALIDATION)}, "
                                    f"got {validation!r}")
@@ -371,7 +397,7 @@ class DesedDataModule(WholeClips, PolicyGrid, LightningDataModule):
         self.batch_size, self.num_workers = batch_size, num_workers
         self.clip_length, self.sample_rate = float(clip_length), sample_rate
         self.validation, self.held_out, self.seed = validation, float(held_out), seed
-        self.missing_audio = missing_audio
+        self.missing_audio, self.max_seconds = missing_audio, float(max_seconds)
         self.paths = {"synth_folder": synth_folder, "synth_tsv": synth_tsv,
                       "synth_val_folder": synth_val_folder, "synth_val_tsv": synth_val_tsv,
                       "synth_val_dur": synth_val_dur, "test_folder": test_folder,
@@ -397,13 +423,23 @@ class DesedDataModule(WholeClips, PolicyGrid, LightningDataModule):
             paths = set_paths(self.root, key, self.paths)
             durations = self.clip_length if key == "synth" else paths["dur"]
             found = read_set(key, paths["folder"], paths["tsv"], durations,
-                             missing_audio=self.missing_audio)
+                             missing_audio=self.missing_audio, max_seconds=self.max_seconds)
             log.info("DESED %s: %d clips, %d reference events from %s (%d cut at their clip's "
                      "end, %d clip(s) without audio left out)", SETS[key],
                      len(found.durations), len(found.reference), paths["tsv"], found.cut,
                      len(found.skipped))
             self.sets[key] = found
         return self.sets[key]
+
+    def inputs(self) -> dict[str, list[Path]]:
+        """The tsv files the module reads, by the config key that names them."""
+        found: dict[str, list[Path]] = {}
+        for key in SETS:
+            paths = set_paths(self.root, key, self.paths)
+            for part in ("tsv", "dur"):
+                if paths[part] is not None:
+                    found[f"data.{key}_{part}"] = [paths[part]]
+        return found
 
     def synthetic_validation(self) -> bool:
         """Whether ``validation`` is the synthetic validation set (else held out of train)."""
@@ -452,7 +488,8 @@ class DesedDataModule(WholeClips, PolicyGrid, LightningDataModule):
                                               {c: found.durations[c] for c in clips},
                                               grid=self.hop, classes=self.classes,
                                               projection=self.projection, edges=self.edges,
-                                              sample_rate=self.sample_rate)
+                                              sample_rate=self.sample_rate,
+                                              rates=found.rates, max_seconds=self.max_seconds)
         return self.datasets[split]
 
     def reference(self, split: str) -> tuple[EventList, dict[str, float]]:

@@ -6,6 +6,7 @@ threshold, continues while the score stays at or above ``low``)."""
 from __future__ import annotations
 
 import math
+import warnings
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -18,7 +19,15 @@ from sedcontract.traces.activity import runs
 from sedcontract.traces.classmap import ClassMap
 from sedcontract.traces.events import EventList
 from sedcontract.traces.grid import MAX_SECONDS, to_us
-from sedcontract.traces.tsv import clip_id, parse_number, read_durations, read_fields
+from sedcontract.traces.tsv import (
+    clip_id,
+    count_lines,
+    first_line,
+    iter_lines,
+    parse_number,
+    read_durations,
+    split_fields,
+)
 from sedcontract.traces.windows import Piece, check_windows, overlap_average, parse_window_id
 
 
@@ -74,18 +83,22 @@ class ScoreTable:
     lines: np.ndarray  # the file line of every frame
 
 
-def read_scores(path: str | Path) -> ScoreTable:
-    """Read one score tsv; names the file, row and column of any bad value. Frames must tile
-    time: in order, each starting where the previous one ends (a gap, an overlap or a
-    shuffled row is an error, as sed_scores_eval's PSDS would refuse it)."""
+# numbers one score file may hold (frames × columns): 512 MB as float64. A 10 s clip of 64 ms
+# frames and 456 classes holds 72,000; a day of 20 ms frames and 10 classes 52 million
+MAX_SCORE_CELLS = 1 << 26
+
+
+def read_score_header(path: str | Path) -> tuple[int, list[str]]:
+    """A score file's header row and fields, ``onset offset <class…>``, read from its first
+    lines alone (a folder's classes are known without reading its first table)."""
     path = Path(path)
-    numbered = read_fields(path)
-    if not numbered or [c for c in numbered[0][1][:2]] != ["onset", "offset"] \
-            or len(numbered[0][1]) < 3:
+    first = first_line(path)
+    header = split_fields(first[1], path, first[0]) if first is not None else []
+    if header[:2] != ["onset", "offset"] or len(header) < 3:
         raise TraceFormatError("a score file starts with the header 'onset offset <class…>' "
                                "(tab-separated)", path=str(path),
-                               row=numbered[0][0] if numbered else 1)
-    header_row, header = numbered.pop(0)
+                               row=first[0] if first is not None else 1)
+    header_row = first[0]
     counts = Counter(header)
     for column in header[2:]:
         if not column:
@@ -94,15 +107,37 @@ def read_scores(path: str | Path) -> ScoreTable:
         if counts[column] > 1:
             raise TraceFormatError(f"the header names class {column!r} twice", path=str(path),
                                    row=header_row, column=column)
-    lines_of = np.array([line for line, _ in numbered], dtype=np.int64)
-    values = _fast_values(numbered, len(header))
+    return header_row, header
+
+
+def read_scores(path: str | Path) -> ScoreTable:
+    """Read one score tsv; names the file, row and column of any bad value. Frames must tile
+    time: in order, each starting where the previous one ends (a gap, an overlap or a
+    shuffled row is an error, as sed_scores_eval's PSDS would refuse it). A file of more
+    than :data:`MAX_SCORE_CELLS` numbers is refused from its line count, before it is read;
+    memory follows its numbers (8 bytes each), not its text."""
+    path = Path(path)
+    header_row, header = read_score_header(path)
+    frames = count_lines(path) - header_row  # at most: blank lines are not frames
+    if frames * len(header) > MAX_SCORE_CELLS:
+        raise TraceFormatError(f"{frames:,} frames × {len(header)} columns is more than the "
+                               f"{MAX_SCORE_CELLS:,} numbers one score file may hold; score a "
+                               "long recording in windows (--windows) or on a coarser grid",
+                               path=str(path))
+    values = _fast_values(path, header_row, len(header), frames)
     if values is not None and np.isfinite(values).all() and \
             (np.abs(values) <= MAX_SECONDS).all():
+        lines_of = np.arange(header_row + 1, header_row + 1 + len(values), dtype=np.int64)
         check_tiling(values[:, 0], values[:, 1], lines_of, path)
         return ScoreTable(values[:, 0], values[:, 1], tuple(header[2:]), values[:, 2:],
                           lines_of)
-    values = np.empty((len(numbered), len(header)))  # a bad value: find and name it
-    for k, (r, fields) in enumerate(numbered):
+    values = np.empty((frames, len(header)))  # a bad value (or blank lines): read line by line
+    lines_of = np.empty(frames, dtype=np.int64)
+    k = 0
+    for r, line in iter_lines(path):
+        if r <= header_row:
+            continue
+        fields = split_fields(line, path, r)
         if len(fields) != len(header):
             raise TraceFormatError(f"{len(fields)} columns, the header has {len(header)}",
                                    path=str(path), row=r)
@@ -116,35 +151,40 @@ def read_scores(path: str | Path) -> ScoreTable:
                                        f"±{MAX_SECONDS:g}", path=str(path), row=r,
                                        column=header[c])
             values[k, c] = number
+        lines_of[k] = r
+        k += 1
+    values, lines_of = values[:k], lines_of[:k]
     check_tiling(values[:, 0], values[:, 1], lines_of, path)
     return ScoreTable(values[:, 0], values[:, 1], tuple(header[2:]), values[:, 2:], lines_of)
 
 
-def _fast_values(numbered: list[tuple[int, list[str]]], width: int) -> np.ndarray | None:
-    """Every field as a number at once when the rows are all ``width`` wide and hold only
-    ASCII without underscores (where Python's ``float`` reads exactly the decimal numbers of
-    :func:`~sedcontract.traces.tsv.parse_number`); None otherwise, or when a field is not a
-    number, so the slow path names it."""
-    rows = [fields for _, fields in numbered]
-    if any(len(fields) != width for fields in rows):
-        return None
+def _fast_values(path: Path, header_row: int, width: int, frames: int) -> np.ndarray | None:
+    """Every row below the header as numbers at once, by numpy's parser (which reads exactly
+    the decimal numbers of :func:`~sedcontract.traces.tsv.parse_number`, and ``inf``/``nan``,
+    refused after); None when a row is not ``width`` numbers, or when blank lines make the
+    rows' line numbers other than consecutive, so the line-by-line path names them."""
+    if frames == 0:
+        return np.empty((0, width))
     try:
-        values = np.array(rows, dtype=np.float64) if rows else np.empty((0, width))
-    except ValueError:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # numpy's "input contained no data"
+            values = np.loadtxt(path, delimiter="\t", skiprows=header_row, comments=None,
+                                dtype=np.float64, ndmin=2, encoding="utf-8-sig")
+    except (ValueError, UnicodeDecodeError):
         return None
-    text = "".join("".join(fields) for fields in rows)
-    return values if text.isascii() and "_" not in text else None
+    return values if values.shape == (frames, width) else None
 
 
 def check_tiling(onset: np.ndarray, offset: np.ndarray, lines: np.ndarray,
                  path: Path | str) -> None:
-    """Frames from 0 s on, in time order, each of positive length, each starting where the
-    previous ends (compared in microseconds); an error names ``path`` and the frame's line."""
+    """Frames in time order, each of positive length, each starting where the previous ends,
+    the first at 0 s (compared in microseconds); an error names ``path`` and the frame's
+    line."""
     def fail(message: str, k: int, column: str = "onset") -> None:
         raise TraceFormatError(message, path=str(path), row=int(lines[k]), column=column)
 
     on, off = to_us(onset), to_us(offset)
-    onset, offset = onset.tolist(), offset.tolist()
+    onset, offset = _Floats(onset), _Floats(offset)  # Python floats only for a message
     bad = np.flatnonzero(on < 0)
     if bad.size:
         fail(f"negative time {onset[bad[0]]!r}", bad[0])
@@ -164,6 +204,20 @@ def check_tiling(onset: np.ndarray, offset: np.ndarray, lines: np.ndarray,
         fail(f"this frame starts at {onset[k]!r} s but the frame of row {lines[k - 1]} ends "
              f"at {offset[k - 1]!r} s ({kind} it): score frames must follow each other "
              "without gaps or overlaps", k)
+    if len(on) and on[0] > 0:
+        fail(f"the first frame starts at {onset[0]!r} s, not at 0 s: score frames cover the "
+             "clip from its start (PSDS would count nothing before this frame, and the "
+             "decision no event there); add the frames before it", 0)
+
+
+class _Floats:
+    """Items of an array as Python floats (their repr is the shortest that reads back)."""
+
+    def __init__(self, values: np.ndarray) -> None:
+        self.values = values
+
+    def __getitem__(self, k: int) -> float:
+        return float(self.values[k])
 
 
 def cut_table(table: ScoreTable, duration: float) -> ScoreTable | None:
@@ -329,7 +383,7 @@ class ScoreFolder:
         first = min((p for paths in files.values() for p in paths), default=None)
         header: tuple[str, ...] = ()
         if first is not None:
-            header = read_scores(first).classes
+            header = tuple(read_score_header(first)[1][2:])  # its first lines alone
             if class_map is not None:
                 header = class_map.columns(header, np.zeros((0, len(header))),
                                            path=str(first))[0]

@@ -8,7 +8,7 @@ import os
 import re
 import stat
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 
 import numpy as np
@@ -77,6 +77,25 @@ def read_fields(path: Path) -> list[tuple[int, list[str]]]:
     in double quotes is unquoted (``""`` inside stands for one quote); a line starting with
     ``#`` is an error, not a comment (the format has none).
     """
+    return [(number, split_fields(line, path, number)) for number, line in iter_lines(path)]
+
+
+def split_fields(line: str, path: Path, row: int) -> list[str]:
+    """One line's tab-separated fields, stripped and unquoted (:func:`read_fields`)."""
+    if '"' in line or " " in line:
+        return [_unquote(f, path, row) for f in line.split("\t")]
+    return line.split("\t")  # nothing to strip or unquote (score files: all numbers)
+
+
+def read_lines(path: Path) -> list[tuple[int, str]]:
+    """The non-blank lines of a text file as ``(line number, text)`` (the rules of
+    :func:`read_fields`, before the line is split)."""
+    return list(iter_lines(path))
+
+
+def iter_lines(path: Path) -> Iterator[tuple[int, str]]:
+    """:func:`read_lines` one line at a time (the text is read whole, the lines are not
+    kept)."""
     try:
         text = regular_file(path).read_text(encoding="utf-8-sig")  # a BOM is not data
     except UnicodeDecodeError as exc:
@@ -84,20 +103,70 @@ def read_fields(path: Path) -> list[tuple[int, list[str]]]:
                                path=str(path)) from None
     except OSError as exc:
         raise TraceFormatError(f"cannot read ({exc.strerror})", path=str(path)) from None
-    table = []
-    for index, line in enumerate(text.split("\n")):
-        line = line.removesuffix("\r")
+    start, number = 0, 0
+    while start <= len(text):
+        end = text.find("\n", start)
+        end = len(text) if end < 0 else end
+        line, start, number = text[start:end].removesuffix("\r"), end + 1, number + 1
         if not line.strip():
             continue
         if line.lstrip().startswith("#"):
             raise TraceFormatError(f"{shorten(line)!r} starts with '#': the format has no "
                                    "comment lines; delete the line", path=str(path),
-                                   row=index + 1)
-        if '"' in line or " " in line:
-            table.append((index + 1, [_unquote(f, path, index + 1) for f in line.split("\t")]))
-        else:  # nothing to strip or unquote (score files: all numbers)
-            table.append((index + 1, line.split("\t")))
-    return table
+                                   row=number)
+        yield number, line
+
+
+MAX_HEADER_BYTES = 1 << 24  # a header line longer than this is not a header
+BOM = b"\xef\xbb\xbf"
+
+
+def first_line(path: Path) -> tuple[int, str] | None:
+    """The first non-blank line of a file as ``(line number, text)`` (None for none), read
+    from the file's start alone, by the rules of :func:`read_lines`."""
+    data = b""
+    try:
+        with open(regular_file(path), "rb") as f:
+            while True:
+                block = f.read(1 << 16)
+                data += block
+                cut = data.rfind(b"\n")
+                if not block or (cut >= 0 and data[:cut].removeprefix(BOM).strip()):
+                    break
+                if len(data) > MAX_HEADER_BYTES:
+                    raise TraceFormatError(f"no line break in the first {MAX_HEADER_BYTES:,} "
+                                           "bytes: not a table of lines", path=str(path))
+    except OSError as exc:
+        raise TraceFormatError(f"cannot read ({exc.strerror})", path=str(path)) from None
+    end = data.rfind(b"\n")
+    head = data if not block else data[:end]  # complete lines only, unless the file ended
+    try:
+        text = head.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise TraceFormatError(f"not UTF-8 text ({exc.reason} at byte {exc.start})",
+                               path=str(path)) from None
+    for number, line in enumerate(text.split("\n"), start=1):
+        line = line.removesuffix("\r")
+        if line.strip():
+            if line.lstrip().startswith("#"):
+                raise TraceFormatError(f"{shorten(line)!r} starts with '#': the format has no "
+                                       "comment lines; delete the line", path=str(path),
+                                       row=number)
+            return number, line
+    return None
+
+
+def count_lines(path: Path) -> int:
+    """How many lines a file has (a last line without its newline counts), read in blocks:
+    what a reader checks against its bounds before it holds anything."""
+    count, last = 0, b"\n"
+    try:
+        with open(regular_file(path), "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                count, last = count + block.count(b"\n"), block[-1:]
+    except OSError as exc:
+        raise TraceFormatError(f"cannot read ({exc.strerror})", path=str(path)) from None
+    return count + (last != b"\n")
 
 
 def _unquote(field: str, path: Path, row: int) -> str:
@@ -137,11 +206,12 @@ def _split_commas(line: str, path: Path, row: int) -> list[str]:
     return [_unquote(f, path, row) for f in fields]
 
 
-def _comma_header(rows: list[tuple[int, list[str]]]) -> list[str] | None:
-    """The header of a comma-separated file (one tab-less field with commas), else None."""
-    if not rows or len(rows[0][1]) != 1 or "," not in rows[0][1][0]:
+def _comma_header(lines: list[tuple[int, str]], path: Path) -> list[str] | None:
+    """The header of a comma-separated file (a first line with commas and no tab), else
+    None."""
+    if not lines or "\t" in lines[0][1] or "," not in lines[0][1]:
         return None
-    return [f.strip().strip('"').lower() for f in rows[0][1][0].split(",")]
+    return [f.lower() for f in _split_commas(lines[0][1], path, lines[0][0])]
 
 
 def _read_table(path: Path, columns: tuple[str, ...]) -> list[tuple[int, dict[str, str]]]:
@@ -151,17 +221,17 @@ def _read_table(path: Path, columns: tuple[str, ...]) -> list[tuple[int, dict[st
     filename``). A comma-separated file whose header names every column is read as CSV (pandas
     writes ``,event_label,onset,offset,filename``: the unnamed index column is ignored); one
     without that header is refused, saying what it looks like."""
-    rows = read_fields(path)
-    comma = _comma_header(rows)
-    if comma is not None:
-        if not set(columns) <= set(comma):
-            raise TraceFormatError(
-                f"this looks comma-separated (a CSV: {shorten(rows[0][1][0])!r}) without a "
-                f"header naming {', '.join(columns)}; give the CSV that header (any order; "
-                "other columns, such as pandas' unnamed index, are ignored) or write the file "
-                "tab-separated", path=str(path), row=rows[0][0])
-        rows = [(line, _split_commas(fields[0], path, line) if len(fields) == 1 else fields)
-                for line, fields in rows]
+    lines = read_lines(path)
+    comma = _comma_header(lines, path)
+    if comma is not None and not set(columns) <= set(comma):
+        raise TraceFormatError(
+            f"this looks comma-separated (a CSV: {shorten(lines[0][1])!r}) without a "
+            f"header naming {', '.join(columns)}; give the CSV that header (any order; "
+            "other columns, such as pandas' unnamed index, are ignored) or write the file "
+            "tab-separated", path=str(path), row=lines[0][0])
+    rows = [(number, _split_commas(line, path, number) if comma is not None
+             and "\t" not in line else split_fields(line, path, number))
+            for number, line in lines]
     names, header_row = list(columns), None
     if rows and (rows[0][1][0].lower() == columns[0]
                  or set(columns) <= {f.lower() for f in rows[0][1]}):
@@ -181,12 +251,8 @@ def _read_table(path: Path, columns: tuple[str, ...]) -> list[tuple[int, dict[st
         if len(fields) == 1 and len(fields[0].split()) > 1:
             raise TraceFormatError(f"one column {shorten(fields[0])!r}: fields must be "
                                    "separated by tabs, not spaces", path=str(path), row=line)
-        if len(fields) == 1 and comma is None and len(names) > 1 \
-                and len(fields[0].split(",")) >= len(columns):
-            raise TraceFormatError(f"one column {shorten(fields[0])!r}: this looks "
-                                   "comma-separated (a CSV) without a header; give it the "
-                                   f"header {','.join(columns)} or write it tab-separated",
-                                   path=str(path), row=line)
+        if len(fields) == 1 and comma is None and len(names) > 1:
+            _refuse_other_separator(fields[0], columns, path, line)
         if len(fields) > len(names) and any(fields[len(names):]):
             source = "the header names" if header_row else "expected"
             raise TraceFormatError(f"{len(fields)} columns; {source} {len(names)}: "
@@ -195,6 +261,23 @@ def _read_table(path: Path, columns: tuple[str, ...]) -> list[tuple[int, dict[st
         table.append((line, {name: (fields[i] if i < len(fields) else "")
                              for i, name in enumerate(names)}))
     return table
+
+
+def _refuse_other_separator(field: str, columns: tuple[str, ...], path: Path, row: int) -> None:
+    """Refuse a one-field line that another separator splits into the file's columns: a
+    semicolon- or bar-separated file would otherwise read as clips without events."""
+    for separator in (",", ";", "|"):
+        if len(field.split(separator)) < len(columns):
+            continue
+        if separator == ",":
+            raise TraceFormatError(f"one column {shorten(field)!r}: this looks comma-separated "
+                                   "(a CSV) without a header; give it the header "
+                                   f"{','.join(columns)} or write it tab-separated",
+                                   path=str(path), row=row)
+        raise TraceFormatError(f"one column {shorten(field)!r}: this looks separated by "
+                               f"{separator!r}, not by tabs; write it tab-separated (or as a "
+                               f"CSV with the header {','.join(columns)})", path=str(path),
+                               row=row)
 
 
 # a decimal number as written in tsv files: no underscores, no hex ('inf' and 'nan' are read so
