@@ -372,10 +372,28 @@ def test_the_cli_compares_two_systems_on_the_same_clips(tmp_path, capsys):
     assert got["onset"]["point"] > 0 and "intervals" in data
     assert main(base) == 0  # 2000 resamples by default; Markdown marks what excludes 0
     out = capsys.readouterr().out
-    assert "## Paired difference, --pred minus late.tsv (95%, 2000 resamples" in out
+    assert "## Paired difference, --pred ref.tsv minus --compare late.tsv (95%, 2000 " \
+           "resamples" in out
     assert " ↑ |" in out
     assert main([*base, "--format", "csv"]) == 2
     assert "--compare add intervals" in capsys.readouterr().err
+    # two files of one name are told apart by their paths; the second system's events cut at
+    # their clip's end are reported as the first's are
+    (tmp_path / "b").mkdir()
+    late_rows = [(c, on, off + 30.0 * (k == 0), lab)
+                 for k, (c, on, off, lab) in enumerate(late.to_rows())]
+    write_events(tmp_path / "b" / "ref.tsv", EventList.from_rows(late_rows, clips=ref.clips))
+    durations = tmp_path / "durations.tsv"
+    durations.write_text("filename\tduration\n" + "".join(
+        f"{c}.wav\t{max(off for cc, _, off, _ in ref.to_rows() if cc == c) + 1.0}\n"
+        for c in ref.clips))
+    assert main([*base[:-1], str(tmp_path / "b" / "ref.tsv"), "--durations",
+                 str(durations), "--bootstrap", "50"]) == 0
+    captured = capsys.readouterr()
+    assert (f"## Paired difference, --pred {tmp_path / 'ref.tsv'} minus --compare "
+            f"{tmp_path / 'b' / 'ref.tsv'} (95%") in captured.out
+    assert (f"warning: --compare {tmp_path / 'b' / 'ref.tsv'}: 1 predicted event(s) ended "
+            "past their clip's duration and were cut at it") in captured.err
 
 
 # -- the core on count arrays (shared with the report from rows) ----------------------------

@@ -364,3 +364,21 @@ def test_audit_decides_score_files_with_hysteresis(tmp_path, capsys):
     assert main(["audit", "--ref", str(ref), "--pred-scores", str(scores),
                  "--hysteresis-low", "0.7", "--threshold", "0.5"]) == 2
     assert "must not exceed the decision threshold" in capsys.readouterr().err
+
+
+def test_a_warning_is_printed_once_where_the_report_shows_it(tmp_path):
+    """The Markdown report shows its warnings above the vector; on a terminal (standard output
+    and error one stream) each warning was printed twice."""
+    from tests.examples import write_worked_example
+
+    args = [sys.executable, "-m", "sedcontract.cli", "audit",
+            *write_worked_example(tmp_path), f"--pred={tmp_path / 'pred.tsv'}"]
+    (tmp_path / "dur.tsv").write_text("filename\tduration\nc.wav\t3.3\n")  # tone [3.2, 3.4) cut
+    warning = "1 predicted event(s) ended past their clip's duration and were cut at it"
+    one = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    assert one.returncode == 0 and one.stdout.count(warning) == 1
+    apart = subprocess.run(args, capture_output=True, text=True)  # report and warnings apart
+    assert apart.stdout.count(warning) == 1 and apart.stderr.count(warning) == 1
+    json_out = subprocess.run([*args, "--format", "json"], stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True)
+    assert json_out.stdout.count(warning) == 2  # in the JSON report and on standard error

@@ -233,3 +233,16 @@ def test_sizes_are_checked(tmp_path, sizes, fragment):
     with pytest.raises(SedContractError, match=re.escape(fragment)):
         build_controlled(tmp_path, sizes=sizes, log=print)
     assert not (tmp_path / "controlled").exists()
+
+
+def test_the_benchmarks_readers_refuse_a_pipe_instead_of_blocking(tmp_path):
+    """A FIFO where a manifest or a clip's audio should be is named, never opened."""
+    import os
+
+    from sedcontract.data.build import read_jsonl
+    from sedcontract.data.dataset import read_wav
+
+    for name, reader in (("train.jsonl", read_jsonl), ("clip.wav", read_wav)):
+        os.mkfifo(tmp_path / name)
+        with pytest.raises(SedContractError, match=f"{name}: not a regular file"):
+            reader(tmp_path / name)

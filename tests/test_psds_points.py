@@ -7,6 +7,7 @@ refuses an input."""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import tarfile
 from dataclasses import replace
@@ -307,8 +308,9 @@ def test_psds_needs_durations_and_reference_events_of_every_class(tmp_path, caps
     (tmp_path / "empty").mkdir()
     with pytest.raises(SedContractError, match="no operating-point tables"):
         read_points([tmp_path / "empty"])
-    with pytest.raises(TraceFormatError, match=r"header lacks column\(s\) onset, offset"):
-        read_points([durations])  # a file of another kind is named with what it lacks
+    with pytest.raises(SedContractError, match=r"durations\.tsv \(a durations table: give it "
+                                               r"with --durations\)"):
+        read_points([durations])  # a file of another kind is named with what it is
 
 
 def test_operating_points_go_through_the_class_map_like_other_predictions(tmp_path, capsys):
@@ -391,3 +393,97 @@ def test_detections_in_silence_are_false_positives_whatever_the_cttc(cttc):
                           {"s": settings})["s"]
     assert ours["value"] == pytest.approx(0.64, rel=1e-12)
     assert ours["value"] == pytest.approx(theirs["value"], rel=1e-12)
+
+
+# ---- hardening (issue 32) ----
+
+def test_a_preset_with_a_changed_value_is_named_with_the_change(tmp_path, capsys):
+    """``--psds psds1 --psds-dtc 0.5`` was still labelled "psds1"."""
+    ref, durations, points = _files(tmp_path)
+    args = ["scores", "--ref", str(ref), "--durations", str(durations), "--pred-points",
+            str(points), "--format", "json", "--psds", "psds1"]
+    assert main([*args, "--psds-dtc", "0.5"]) == 0
+    data = json.loads(capsys.readouterr().out)["psds"]
+    assert list(data) == ["psds1 (dtc 0.5)"] and data["psds1 (dtc 0.5)"]["settings"]["dtc"] == 0.5
+    assert main([*args, "--psds-dtc", "0.7"]) == 0  # the preset's own value: still the preset
+    assert list(json.loads(capsys.readouterr().out)["psds"]) == ["psds1"]
+    assert main([*args[:-1], "psds1", "--psds-dtc", "0.5", "--format", "md"]) == 0
+    assert "| psds1 (dtc 0.5) | " in capsys.readouterr().out
+
+
+def test_psds_options_without_a_source_of_psds_are_refused_by_name(tmp_path, capsys):
+    """``--psds`` with event predictions printed nothing about PSDS."""
+    ref, durations, points = _files(tmp_path)
+    pred = next(points.iterdir())
+    base = ["--ref", str(ref), "--durations", str(durations), "--pred", str(pred)]
+    for command in ("scores", "audit"):
+        for extra, named in ((["--psds", "psds1"], "--psds"),
+                             (["--psds-cttc", "0.5", "--psds-cut"], "--psds-cttc and --psds-cut")):
+            assert main([command, *base, *extra]) == 2
+            err = capsys.readouterr().err
+            assert f"{named} set PSDS, which these inputs do not give: PSDS comes from " \
+                   "--pred-points (operating-point tables) or --pred-scores" in err
+
+
+def test_durations_that_add_up_to_no_audio_are_refused_not_a_psds_of_0(tmp_path, capsys):
+    """Every duration 0 gave PSDS 0.0 with a numpy divide warning (points) and an IndexError
+    (score files): a false-positive rate per hour of no audio is undefined."""
+    import warnings
+
+    ref, _, points = _files(tmp_path)
+    zero = tmp_path / "zero.tsv"
+    write_durations(zero, {"x": 0.0})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert main(["scores", "--ref", str(ref), "--durations", str(zero), "--pred-points",
+                     str(points), "--duration-tolerance", "10s"]) == 2
+    assert "the durations of the 1 clip(s) add up to 0 s: false positives per hour of no " \
+           "audio are undefined" in capsys.readouterr().err
+    with pytest.raises(SedContractError, match="add up to 0 s"):
+        psds_of_points(read_points([points]), read_events(ref), {"x": 0.0})
+
+
+def test_files_that_are_not_operating_points_are_named_with_the_option_they_belong_to(
+        tmp_path, capsys):
+    """A --pred-points folder that also holds the ground truth and durations, or a folder of
+    score files, said nothing useful (or read them as tables)."""
+    ref, durations, points = _files(tmp_path)
+    shutil.copy(ref, points / "ground_truth.tsv")
+    shutil.copy(durations, points / "durations.tsv")
+    args = ["scores", "--ref", str(ref), "--durations", str(durations), "--pred-points"]
+    assert main([*args, str(points)]) == 2
+    err = capsys.readouterr().err
+    assert f"{points}: 2 file(s) here are not operating-point tables" in err
+    assert f"durations.tsv (the same as --durations {durations})" in err
+    assert f"ground_truth.tsv (the same as --ref {ref})" in err
+    scores = tmp_path / "scores"
+    scores.mkdir()
+    (scores / "x.tsv").write_text("onset\toffset\ta\tb\n0\t10\t0.5\t0.1\n")
+    assert main([*args, str(scores)]) == 2
+    assert "x.tsv (a score file (onset offset <class…>): give its folder with --pred-scores)" \
+        in capsys.readouterr().err
+    (points / "ground_truth.tsv").unlink()
+    (points / "durations.tsv").unlink()
+    assert main(["audit", "--ref", str(ref), "--durations", str(durations), "--pred-scores",
+                 str(points)]) == 2
+    assert "this is a table of events (an operating point, or a system's output), not frame " \
+           "scores; give a folder of such tables with --pred-points" in capsys.readouterr().err
+
+
+def test_joined_overlaps_of_psds_from_points_are_warned_of_on_standard_error(tmp_path,
+                                                                           capsys):
+    """They were said only in the Markdown and JSON, where --pred warns on stderr."""
+    ref = EventList.from_rows([("x", 0.0, 2.0, "a"), ("x", 1.0, 3.0, "a"), ("x", 4.0, 6.0, "b")])
+    write_events(tmp_path / "ref.tsv", ref)
+    write_durations(tmp_path / "durations.tsv", {"x": 10.0})
+    (tmp_path / "points").mkdir()
+    write_events(tmp_path / "points" / "th.tsv",
+                 EventList.from_rows([("x", 0.0, 1.0, "a"), ("x", 0.5, 1.5, "a")]))
+    assert main(["scores", "--ref", str(tmp_path / "ref.tsv"), "--durations",
+                 str(tmp_path / "durations.tsv"), "--pred-points",
+                 str(tmp_path / "points")]) == 0
+    err = capsys.readouterr().err
+    assert "warning: 1 reference event(s) overlap or touch an earlier event of their clip and " \
+           f"class and are merged with it (first: {tmp_path / 'ref.tsv'}, row 3)" in err
+    assert "warning: 1 detection(s) of the operating points overlap an earlier one of their " \
+           "clip and class and are joined with it for PSDS (psds_eval refuses them)" in err

@@ -5,6 +5,7 @@ executor give the one process's result bit for bit; folders are read one clip at
 
 from __future__ import annotations
 
+import json
 import re
 import warnings
 from collections import Counter
@@ -487,3 +488,25 @@ def test_cross_triggers_are_rated_per_second_of_the_class_confused_with():
                                                alpha_st=0.0, max_efpr=2000.0))
     assert ours["value"] == pytest.approx(0.73, abs=1e-12)
     assert ours["roc"]["efpr"] == pytest.approx([0.0, 1080.0, 2000.0])
+
+
+def test_durations_that_add_up_to_no_audio_leave_psds_uncomputed_with_a_note(tmp_path,
+                                                                            capsys):
+    """Every duration 0 ended in an IndexError in the score-PSDS ROC; a rate per hour of no
+    audio is undefined, so PSDS says why it is missing."""
+    from sedcontract.cli import main
+    from sedcontract.traces import write_durations, write_events
+
+    ref = EventList.from_rows([("a", 0.0, 0.1, "x")], clips=("a",))
+    table = ScoreTable(np.array([0.0]), np.array([0.1]), ("x",), np.array([[0.9]]), None)
+    with pytest.raises(PsdsUnavailable, match="add up to 0 s"):
+        psds({"a": table}, ref, {"a": 0.0})
+    write_events(tmp_path / "ref.tsv", ref)
+    write_durations(tmp_path / "durations.tsv", {"a": 0.0})
+    (tmp_path / "s").mkdir()
+    (tmp_path / "s" / "a.tsv").write_text("onset\toffset\tx\n0\t0.1\t0.9\n")
+    assert main(["audit", "--ref", str(tmp_path / "ref.tsv"), "--durations",
+                 str(tmp_path / "durations.tsv"), "--pred-scores", str(tmp_path / "s"),
+                 "--with-scores", "--format", "json"]) == 0
+    note = json.loads(capsys.readouterr().out)["psds"]["note"]
+    assert "the durations of the 1 clip(s) add up to 0 s" in note

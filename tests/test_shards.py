@@ -272,8 +272,11 @@ def test_merge_refuses_deep_nesting_and_counts_that_ask_for_memory(tmp_path):
     for path, text in zip(paths, texts, strict=True):  # both shards say so
         path.write_text(text.replace('"count": 2,', f'"count": {10**12},'))
     with pytest.raises(SedContractError, match="shard\\(s\\) 2, 3, 4, 5, 6 and "
-                       f"{10**12 - 7} more of {10**12} missing"):
+                       f"{10**12 - 7} more of {10**12} missing") as info:
         merge_shards(paths)
+    # the files that state the impossible count are named
+    assert f"the count the given shard(s) state ({paths[0]} (0/{10**12}), {paths[1]} " \
+           f"(1/{10**12}))" in str(info.value)
     paths[0].write_text(texts[0])
     original = json.loads(texts[1])
     key, first = "typed/satisfied/onset", original["shard"]["clips"][0]

@@ -13,6 +13,8 @@ and class, so memory follows the overlapping pairs, never all pairs of a clip.""
 
 from __future__ import annotations
 
+import os
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,15 +27,18 @@ from sedcontract.errors import SedContractError, TraceFormatError
 from sedcontract.traces import EventList, read_events
 from sedcontract.traces.intervals import Intervals, expand_ranges, overlap_ranges
 from sedcontract.traces.overrun import cut_at_durations
-from sedcontract.traces.tsv import given_files
+from sedcontract.traces.tsv import EVENT_COLUMNS, first_line, given_files
 
 SECONDS_PER_HOUR = 3600.0
 POINT_SUFFIXES = (".tsv", ".csv")
 
 
-def point_files(paths: Sequence[str | Path]) -> list[Path]:
+def point_files(paths: Sequence[str | Path],
+                others: Mapping[str, str | Path | None] | None = None) -> list[Path]:
     """The operating-point tables: each path a table, or a folder of ``*.tsv`` / ``*.csv``
-    tables (sorted by name)."""
+    tables (sorted by name). A file that is no such table — the reference or durations given
+    with ``others`` (option → path), a score file, a durations table — is refused with the
+    others that do not fit, saying what each is and which option takes it."""
     out = given_files(
         paths, lambda folder: [p for p in folder.iterdir()
                                if p.suffix in POINT_SUFFIXES and p.is_file()],
@@ -41,7 +46,45 @@ def point_files(paths: Sequence[str | Path]) -> list[Path]:
         missing="no such operating-point table or folder")
     if not out:
         raise SedContractError("no operating-point tables given")
+    misfits = [f"{path.name} ({why})" for path in out
+               if (why := _not_a_point(path, others or {})) is not None]
+    if misfits:
+        where = ", ".join(str(p) for p in paths)
+        raise SedContractError(
+            f"{where}: {len(misfits)} file(s) here are not operating-point tables (a system's "
+            f"detections at one threshold): {'; '.join(misfits[:5])}"
+            f"{' …' if len(misfits) > 5 else ''}; give --pred-points the tables alone (the "
+            "files, or a folder holding only them)")
     return out
+
+
+def _not_a_point(path: Path, others: Mapping[str, str | Path | None]) -> str | None:
+    """What a file given as an operating-point table is instead (None: it may be one)."""
+    for option, other in others.items():
+        if other is not None and Path(other).is_file() and (
+                os.path.samefile(path, other) or _same_bytes(path, Path(other))):
+            return f"the same as {option} {other}"
+    first = first_line(path)
+    fields = [] if first is None else [f.strip().strip('"').lower()
+                                       for f in re.split("[\t,]", first[1])]
+    if fields[:2] == ["onset", "offset"]:
+        return "a score file (onset offset <class…>): give its folder with --pred-scores"
+    if set(fields) >= {"filename", "duration"} and "onset" not in fields:
+        return "a durations table: give it with --durations"
+    if not set(EVENT_COLUMNS[1:]) <= set(fields):
+        return f"its header names no {', '.join(EVENT_COLUMNS[1:])}"
+    return None
+
+
+def _same_bytes(a: Path, b: Path) -> bool:
+    """Two files of the same size and bytes (a copy of the reference among the points)."""
+    if a.stat().st_size != b.stat().st_size:
+        return False
+    with a.open("rb") as x, b.open("rb") as y:
+        for block in iter(lambda: x.read(1 << 20), b""):
+            if block != y.read(len(block)):
+                return False
+    return True
 
 
 def _joined(events: EventList) -> tuple[EventList, int]:
@@ -348,6 +391,8 @@ def psds_of_points(points: Sequence[EventList], ref: EventList, durations: Mappi
     return out
 
 
-def read_points(paths: Sequence[str | Path]) -> list[EventList]:
-    """Every operating-point table of ``paths`` (files or folders), read as they come."""
-    return [read_events(path) for path in point_files(paths)]
+def read_points(paths: Sequence[str | Path],
+                others: Mapping[str, str | Path | None] | None = None) -> list[EventList]:
+    """Every operating-point table of ``paths`` (files or folders), read as they come
+    (:func:`point_files` says which files are not tables)."""
+    return [read_events(path) for path in point_files(paths, others)]

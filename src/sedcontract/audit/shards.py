@@ -220,9 +220,12 @@ def merge_shards(paths: Sequence[str | Path]) -> GuardReport:
     if lacking:  # name the first few, never list them all: the count is a number in a file
         shown = [i for i in range(len(by_index) + 5) if i not in by_index][:min(5, lacking)]
         more = f" and {lacking - len(shown)} more" if lacking > len(shown) else ""
+        given = ", ".join(f"{p} ({i}/{first['count']})"
+                          for i, (_, p) in sorted(by_index.items())[:3])
+        given += " …" if len(by_index) > 3 else ""
         raise SedContractError(f"shard(s) {', '.join(map(str, shown))}{more} of "
-                               f"{first['count']} missing: a merged report covers the whole "
-                               "corpus")
+                               f"{first['count']} missing, the count the given shard(s) state "
+                               f"({given}): a merged report covers the whole corpus")
     parts = [by_index[i][0] for i in range(first["count"])]
     owner: dict[str, str] = {}
     for report, path in by_index.values():

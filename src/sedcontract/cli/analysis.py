@@ -14,6 +14,7 @@ from sedcontract.cli.command import Command, contract_read, given
 from sedcontract.errors import SedContractError
 from sedcontract.outputs import Named, Outputs
 from sedcontract.traces import MODES, read_events
+from sedcontract.traces.tsv import regular_file
 
 CALIBRATION = ("ref", "pred", "durations", "labels")  # the files of a pathology set
 REPORT_MARK = ".sedcontract-report"  # a report folder's mark: only such folders are replaced
@@ -187,7 +188,7 @@ def _run_report(args: argparse.Namespace, out: Outputs) -> int:
 
     rows = read_rows(args.rows, several_policies=args.several_policies)
     groups = read_groups(args.groups) if args.groups else None
-    timelines = [(str(p.relative_to(folder)), p.read_bytes())
+    timelines = [(str(p.relative_to(folder)), regular_file(p).read_bytes())
                  for folder, images in _timeline_images(args).items() for p in images]
     files = report_files(rows, groups, sweep=read_sweep(args.sweep) if args.sweep else None,
                          timelines=timelines, resamples=args.bootstrap,

@@ -4,7 +4,9 @@ of a system's output against a reference."""
 from __future__ import annotations
 
 import argparse
+import io
 import json
+import os
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -101,15 +103,48 @@ def _predictions(args: argparse.Namespace, ref: EventList, class_map: ClassMap |
     return pred, decision, folder if args.with_scores else None
 
 
+def _warn(text: str) -> None:
+    print(f"sedcontract: warning: {text}", file=sys.stderr)
+
+
 def _overlap_warnings(events: EventList, name: str) -> None:
     """Name the first of the events that overlap or touch an earlier one of their class: the
-    audit merges them (and counts them in its traces section)."""
+    audit merges them (and counts them in its traces section), PSDS joins them."""
     found = events.overlapping()
     if len(found):
         where = events.where(int(found[0]))
-        print(f"sedcontract: warning: {len(found)} {name} event(s) overlap or touch an earlier "
-              "event of their clip and class and are merged with it (first: "
-              f"{where['path']}, row {where['row']})", file=sys.stderr)
+        _warn(f"{len(found)} {name} event(s) overlap or touch an earlier event of their clip "
+              f"and class and are merged with it (first: {where['path']}, row {where['row']})")
+
+
+def _psds_warnings(result: dict | None) -> None:
+    """Say on standard error what PSDS from operating points joined in the tables (the
+    reference's overlaps are warned of with the reference)."""
+    if not result or "note" in result:
+        return
+    joined = next(iter(result.values())).get("joined") or {}
+    if joined.get("points"):
+        _warn(f"{joined['points']} detection(s) of the operating points overlap an earlier one "
+              "of their clip and class and are joined with it for PSDS (psds_eval refuses "
+              "them)")
+
+
+def _report_warnings(args: argparse.Namespace, report: GuardReport, source: str = "") -> None:
+    """The report's warnings on standard error, once: not when the Markdown report, which
+    shows them above the vector, goes to the same terminal or file."""
+    if args.out is None and args.format == "md" and not source and _one_stream():
+        return
+    for warning in report.traces["warnings"]:
+        _warn(f"{source}{warning}")
+
+
+def _one_stream() -> bool:
+    """Whether standard output and standard error are the same terminal, pipe or file."""
+    try:
+        out, err = os.fstat(sys.stdout.fileno()), os.fstat(sys.stderr.fileno())
+    except (OSError, ValueError, io.UnsupportedOperation):
+        return False
+    return (out.st_dev, out.st_ino) == (err.st_dev, err.st_ino)
 
 
 def _system(args: argparse.Namespace) -> str:
@@ -154,7 +189,7 @@ def _psds_request(args: argparse.Namespace, folder: ScoreFolder | None,
     """What PSDS to compute: from the score files (``--with-scores``) or ``--pred-points``
     (mapped through ``--class-map`` like the other predictions)."""
     if args.pred_points:
-        points = read_points(args.pred_points)
+        points = read_points(args.pred_points, _point_others(args))
         if class_map is not None:
             points = [class_map.events(table) for table in points]
         return PsdsRequest(points=points, settings=_psds_settings(args), cut=args.psds_cut)
@@ -195,7 +230,9 @@ def _points_only(args: argparse.Namespace, out: Outputs | None, ref: EventList,
     durations = read_durations(args.durations)
     fit_to_durations(ref, durations, "ref", tolerance=policy.duration_tolerance,
                      strict=policy.strict_durations)  # refused beyond the tolerance
+    _overlap_warnings(ref, "reference")
     result = _psds_request(args, None, class_map).compute(ref, durations, classes)
+    _psds_warnings(result)
     _psd_roc(args, out, result)
     if args.format == "json":
         return json.dumps({"psds": without_curves(result)}, indent=2, allow_nan=False) + "\n"
@@ -226,8 +263,8 @@ def _text(args: argparse.Namespace, policy: AuditPolicy, out: Outputs | None = N
         report = audit(ref, pred, policy, durations=args.durations, mode=args.mode,
                        coordinates=coordinates, psds=psds, classes=classes,
                        backend=args.backend, jobs=args.jobs, shard=shard)
-    for warning in report.traces["warnings"]:
-        print(f"sedcontract: warning: {warning}", file=sys.stderr)
+    _report_warnings(args, report)
+    _psds_warnings(report.psds)
     _psd_roc(args, out, report.psds)
     if shard is not None:
         durations = read_durations(args.durations) if args.durations else None
@@ -296,6 +333,7 @@ def _with_intervals(args: argparse.Namespace, report: GuardReport, text: str,
         other = audit(ref, args.compare, policy, durations=args.durations, mode=args.mode,
                       coordinates=coordinates, classes=classes or list(report.facts.classes),
                       backend=args.backend, jobs=args.jobs)
+        _report_warnings(args, other, f"--compare {args.compare}: ")
         sections["comparison"] = {
             mode: paired_bootstrap(report, other, mode=mode, resamples=resamples,
                                    seed=args.bootstrap_seed, level=args.level)
@@ -305,10 +343,19 @@ def _with_intervals(args: argparse.Namespace, report: GuardReport, text: str,
         data |= {name: intervals_dict(value) for name, value in sections.items()}
         return json.dumps(data, indent=2, allow_nan=False) + "\n"
     titles = {"intervals": "Bootstrap intervals",
-              "comparison": f"Paired difference, --pred minus {Path(args.compare or '').name}"}
+              "comparison": f"Paired difference, {_pair_title(args)}" if args.compare else ""}
     return text + "".join(intervals_markdown(value, args.bootstrap_seed, titles[name],
                                              signed=name == "comparison")
                           for name, value in sections.items())
+
+
+def _pair_title(args: argparse.Namespace) -> str:
+    """``--pred A minus --compare B``, by file name, or by path where the names are one."""
+    option, given = ("--pred", args.pred) if args.pred is not None else \
+        ("--pred-scores", args.pred_scores)
+    a, b = Path(given), Path(args.compare)
+    same = a.name == b.name
+    return f"{option} {a if same else a.name} minus --compare {b if same else b.name}"
 
 
 def _emit(args: argparse.Namespace, out: Outputs, text: str) -> int:
@@ -330,11 +377,16 @@ def _run_audit(args: argparse.Namespace, out: Outputs) -> int:
 
 def _reads(args: argparse.Namespace) -> Named:
     scores = score_files(args.pred_scores) if args.pred_scores is not None else []
-    points = point_files(args.pred_points) if args.pred_points else []
+    points = point_files(args.pred_points, _point_others(args)) if args.pred_points else []
     return {"--ref": args.ref, "--pred": args.pred, "--compare": getattr(args, "compare", None),
             "--durations": args.durations, "--pred-points": points,
             "--contract": contract_read(args), "--pred-scores": scores,
             "--class-map": args.class_map, "--soft": args.soft}
+
+
+def _point_others(args: argparse.Namespace) -> dict[str, str | None]:
+    """The inputs that must not stand among the operating-point tables."""
+    return {"--ref": args.ref, "--durations": args.durations}
 
 
 def _writes(args: argparse.Namespace) -> Named:

@@ -25,6 +25,7 @@ from sedcontract.data.perturb import FAMILIES, SEVERITIES
 from sedcontract.data.scenes import SceneConfig, SpeechSource, make_scene, synthetic_speech
 from sedcontract.errors import SedContractError
 from sedcontract.outputs import atomic_write
+from sedcontract.traces.tsv import regular_file
 
 FORMAT_VERSION = 1
 
@@ -132,7 +133,7 @@ def build_controlled(root: str | Path, *, seed: int = 0, sizes: Mapping[str, int
             data = wav_bytes(audio, config.sample_rate)
             digest = _sha256(data)
             path = out / "audio" / split / f"{item}.wav"
-            if path.exists() and _sha256(path.read_bytes()) == digest:
+            if path.is_file() and _sha256(path.read_bytes()) == digest:
                 skipped += 1
             else:
                 atomic_write(path, data)
@@ -187,7 +188,7 @@ def _read_manifest(path: Path, log: Callable[[str], None]) -> dict | None:
     if not path.exists():
         return None
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(regular_file(path).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError):
         data = None
     fields = {"config_hash": str, "manifest_hash": str, "splits": dict, "files": dict}
@@ -223,7 +224,7 @@ def read_jsonl(path: Path) -> list[dict]:
     """The objects of a JSON-lines manifest (blank lines skipped); a bad line is an error
     naming the file and line."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = regular_file(path).read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
         raise SedContractError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})"
                                ) from None

@@ -18,13 +18,14 @@ from sedcontract.data.scenes import CLASSES
 from sedcontract.errors import SedContractError
 from sedcontract.traces import EventList, TraceSet
 from sedcontract.traces.activity import offset, onset
+from sedcontract.traces.tsv import regular_file
 
 TARGETS: tuple[str, ...] = ("activity", "onset", "offset")  # frame targets = detector heads
 
 
 def read_wav(path: Path) -> tuple[np.ndarray, int]:
     """A 16-bit PCM mono wav as float32 in [−1, 1] and its sample rate."""
-    with wave.open(str(path)) as f:
+    with wave.open(str(regular_file(path))) as f:
         if f.getsampwidth() != 2 or f.getnchannels() != 1:
             raise SedContractError(f"{path}: expected 16-bit mono wav")
         data = np.frombuffer(f.readframes(f.getnframes()), dtype="<i2")

@@ -146,10 +146,12 @@ def sha256_of(path: Path) -> str:
 
 def read_record(path: Path) -> dict:
     """The JSON object in ``path`` ({} when there is none); a malformed one is an error."""
-    try:
-        text = path.read_bytes()
-    except FileNotFoundError:
+    if not os.path.lexists(path):
         return {}
+    try:
+        text = regular_file(path).read_bytes()  # a pipe would block the reader
+    except TraceFormatError as exc:
+        raise SedContractError(f"cannot read {path}: {exc.message}") from None
     except OSError as exc:
         raise SedContractError(f"cannot read {path}: {exc.strerror}") from None
     try:

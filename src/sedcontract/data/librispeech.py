@@ -16,6 +16,7 @@ import numpy as np
 
 from sedcontract.data.audio import MAX_AUDIO_SECONDS, audio_info, check_length
 from sedcontract.errors import SedContractError
+from sedcontract.traces.tsv import regular_file
 
 SUBSETS = {"train": "train-clean-5", "validation": "train-clean-5", "test": "dev-clean-2"}
 LAYOUT = ("<root>/LibriSpeech/<subset>/<speaker>/<chapter>/<speaker>-<chapter>-<n>.flac "
@@ -51,7 +52,8 @@ def index_subset(root: str | Path, subset: str) -> list[Utterance]:
         if not transcript_file.exists():
             raise SedContractError(f"{transcript_file} is missing; expected {LAYOUT}")
         transcripts = {}
-        for number, line in enumerate(transcript_file.read_text().splitlines(), start=1):
+        for number, line in enumerate(regular_file(transcript_file).read_text().splitlines(),
+                                      start=1):
             if line.strip():
                 key, _, text = line.partition(" ")
                 if not text:

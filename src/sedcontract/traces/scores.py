@@ -6,6 +6,7 @@ threshold, continues while the score stays at or above ``low``)."""
 from __future__ import annotations
 
 import math
+import re
 import warnings
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -20,6 +21,7 @@ from sedcontract.traces.classmap import ClassMap
 from sedcontract.traces.events import EventList
 from sedcontract.traces.grid import MAX_SECONDS, to_us
 from sedcontract.traces.tsv import (
+    EVENT_COLUMNS,
     clip_id,
     count_lines,
     first_line,
@@ -95,8 +97,13 @@ def read_score_header(path: str | Path) -> tuple[int, list[str]]:
     first = first_line(path)
     header = split_fields(first[1], path, first[0]) if first is not None else []
     if header[:2] != ["onset", "offset"] or len(header) < 3:
+        named = {f.strip().strip('"').lower() for f in re.split("[\t,]", first[1])} \
+            if first is not None else set()
+        hint = (": this is a table of events (an operating point, or a system's output), not "
+                "frame scores; give a folder of such tables with --pred-points, one table with "
+                "--pred") if set(EVENT_COLUMNS) <= named else ""
         raise TraceFormatError("a score file starts with the header 'onset offset <class…>' "
-                               "(tab-separated)", path=str(path),
+                               f"(tab-separated){hint}", path=str(path),
                                row=first[0] if first is not None else 1)
     header_row = first[0]
     counts = Counter(header)
@@ -354,6 +361,7 @@ class ScoreFolder:
                 if skipped is not None:
                     skipped.append(str(path))
                     continue
+                read_score_header(path)  # a table of events says so, naming --pred-points
                 raise TraceFormatError(f"scores of clip {owner!r}, which the reference does "
                                        "not list", path=str(path))
             if window is not None:
