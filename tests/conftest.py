@@ -63,3 +63,18 @@ def build(cfg, **options):
 
     return build_model(detector_parts(cfg), instantiate(cfg.contract), list(cfg.data.classes),
                        **options)
+
+
+@pytest.fixture(scope="session")
+def teacher_points(tmp_path_factory):
+    """The DCASE baseline's 50 operating-point tables on DESED validation
+    (``tests/data/real_dcase/teacher``), extracted once for the session."""
+    import tarfile
+    from pathlib import Path
+
+    folder = tmp_path_factory.mktemp("points")
+    archive = Path(__file__).parent / "data" / "real_dcase" / "teacher" / \
+        "operating_points.tar.xz"
+    with tarfile.open(archive) as opened:
+        opened.extractall(folder, filter="data")
+    return folder / "teacher"

@@ -382,3 +382,6 @@ def test_a_warning_is_printed_once_where_the_report_shows_it(tmp_path):
     json_out = subprocess.run([*args, "--format", "json"], stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT, text=True)
     assert json_out.stdout.count(warning) == 2  # in the JSON report and on standard error
+    args[3] = "scores"  # its tables do not show warnings: said on standard error even so
+    scores = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    assert scores.returncode == 0 and scores.stdout.count(warning) == 1

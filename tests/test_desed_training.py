@@ -28,6 +28,7 @@ from sedcontract.lightning.metric import ContractMonitor
 from sedcontract.traces import EventList
 from sedcontract.training import train
 from tests.corpora import write_desed
+from tests.limits import without_blocking
 from tests.test_fetch import script
 from tests.test_training import compose_config
 
@@ -403,7 +404,6 @@ def test_a_durations_row_past_the_audio_limit_is_refused_by_file_row_and_key(tre
 def test_a_pipe_named_wav_is_refused_not_read_when_durations_come_from_headers(tmp_path):
     """Reading a header from a FIFO blocks until a writer comes: never opened."""
     import os
-    import threading
 
     folder = tmp_path / "audio"
     folder.mkdir()
@@ -411,23 +411,10 @@ def test_a_pipe_named_wav_is_refused_not_read_when_durations_come_from_headers(t
     os.mkfifo(folder / "v1.wav")
     tsv = tmp_path / "set.tsv"
     tsv.write_text("filename\tonset\toffset\tevent_label\nv0.wav\t\t\t\nv1.wav\t\t\t\n")
-    outcome = []
-
-    def read() -> None:
-        try:
-            read_set("synth_val", folder, tsv, None)
-        except SedContractError as exc:
-            outcome.append(str(exc))
-
-    worker = threading.Thread(target=read, daemon=True)
-    worker.start()
-    worker.join(timeout=10)
-    if worker.is_alive():  # release the blocked reader before failing
-        os.close(os.open(folder / "v1.wav", os.O_WRONLY | os.O_NONBLOCK))
-        pytest.fail("reading the durations from a pipe's header blocked")
-    assert outcome and "v1.wav: not a regular file" in outcome[0]
-    with pytest.raises(SedContractError, match=r"v1\.wav: not a regular file"):
-        durations_of({"v1": folder / "v1.wav"})
+    for call in (lambda: read_set("synth_val", folder, tsv, None),
+                 lambda: durations_of({"v1": folder / "v1.wav"})):
+        with pytest.raises(SedContractError, match=r"v1\.wav: not a regular file"):
+            without_blocking(call, folder / "v1.wav")
 
 
 def test_archives_made_on_macos_are_read_without_their_hidden_copies(tmp_path):
@@ -449,3 +436,13 @@ def test_archives_made_on_macos_are_read_without_their_hidden_copies(tmp_path):
     assert write_durations_of(root / "audio" / "eval", tmp_path / "durations.tsv") == 2
     assert (tmp_path / "durations.tsv").read_text() == ("filename\tduration\nY1.wav\t0.1\n"
                                                         "Y2.wav\t0.1\n")
+
+
+def test_a_clip_reads_only_the_samples_its_length_needs(tmp_path):
+    """A file longer than data.max_seconds is fine when the clip's listed length is not: only
+    that many samples are read (a whole file was read, then refused, inside a worker)."""
+    soundfile.write(tmp_path / "long.wav", np.full(3 * 16_000, 0.25), 16_000)
+    clips = DesedClips({"long": tmp_path / "long.wav"}, EventList.from_rows([]),
+                       {"long": 1.0}, grid=HOP, classes=CLASSES, max_seconds=2.0)
+    wave = clips.audio("long")
+    assert wave.shape == (16_000,) and float(wave.abs().max()) == 0.25

@@ -501,24 +501,19 @@ def test_extraction_bounds_that_cannot_bound_are_refused_by_option(tmp_path, cap
 def test_an_archive_that_is_a_pipe_is_refused_not_read(tmp_path, capsys):
     """Hashing or opening a FIFO blocks until a writer comes: never opened."""
     import os
-    import threading
+
+    from tests.limits import without_blocking
 
     pipe = tmp_path / "desed.zip"
     os.mkfifo(pipe)
-    codes = []
-    worker = threading.Thread(target=lambda: codes.append(script("fetch_desed").main(
-        ["--dest", str(tmp_path / "d"), "--archive", str(pipe)])), daemon=True)
-    worker.start()
-    worker.join(timeout=10)
-    if worker.is_alive():
-        os.close(os.open(pipe, os.O_WRONLY | os.O_NONBLOCK))
-        pytest.fail("fetch_desed --archive <fifo> blocked")
-    assert codes == [2]
+    code = without_blocking(lambda: script("fetch_desed").main(
+        ["--dest", str(tmp_path / "d"), "--archive", str(pipe)]), pipe)
+    assert code == 2
     assert f"fetch_desed: {pipe}: not a regular file" in capsys.readouterr().err
-    with pytest.raises(SedContractError, match="not a regular file"):
-        fetch.extract(pipe, tmp_path / "d")
-    with pytest.raises(SedContractError, match="not a regular file"):
-        fetch.verify(pipe, "desed.zip", None, tmp_path / "record.json")
+    for call in (lambda: fetch.extract(pipe, tmp_path / "d"),
+                 lambda: fetch.verify(pipe, "desed.zip", None, tmp_path / "record.json")):
+        with pytest.raises(SedContractError, match="not a regular file"):
+            without_blocking(call, pipe)
 
 
 def test_every_script_ends_a_mistake_with_one_line_and_status_2(tmp_path, capsys):
@@ -533,6 +528,11 @@ def test_every_script_ends_a_mistake_with_one_line_and_status_2(tmp_path, capsys
         assert reported("some_script", failing, kind) == code
         assert capsys.readouterr().err == "some_script: bad input named here\n"
     assert reported("some_script", failing, KeyboardInterrupt) == 130
+    assert capsys.readouterr().err == "some_script: interrupted; no output was changed\n"
+    # sys.exit("why") of an experiment script is said, with status 1; sys.exit() is success
+    assert reported("some_script", sys.exit, "failed (3): see run.log") == 1
+    assert capsys.readouterr().err == "some_script: failed (3): see run.log\n"
+    assert reported("some_script", sys.exit) == 0 and reported("s", sys.exit, 4) == 4
     for name in ("audit_with_dask", "contract_losses", "contract_vs_baselines", "fetch_desed",
                  "fetch_desed_public_eval", "fetch_maestro_real", "fetch_mini_librispeech",
                  "relaxation_properties", "reproduce"):

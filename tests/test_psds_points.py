@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import tarfile
 from dataclasses import replace
 from pathlib import Path
 
@@ -42,14 +41,6 @@ def psds_eval(cases: list[dict]) -> list[dict]:
     done = subprocess.run([str(ORACLE), str(JOB)], input=json.dumps({"cases": cases}),
                           capture_output=True, text=True, check=True, timeout=600)
     return json.loads(done.stdout)
-
-
-@pytest.fixture(scope="module")
-def teacher_points(tmp_path_factory) -> Path:
-    folder = tmp_path_factory.mktemp("points")
-    with tarfile.open(DATA / "teacher" / "operating_points.tar.xz") as archive:
-        archive.extractall(folder, filter="data")
-    return folder / "teacher"
 
 
 def test_the_baselines_operating_points_give_psds_evals_psds_in_both_scenarios(
@@ -464,6 +455,11 @@ def test_files_that_are_not_operating_points_are_named_with_the_option_they_belo
         in capsys.readouterr().err
     (points / "ground_truth.tsv").unlink()
     (points / "durations.tsv").unlink()
+    # an empty table (no detection at a threshold) and one without a header are points
+    (points / "th_9.tsv").write_text("")
+    (points / "th_8.tsv").write_text("x.wav\t0.0\t0.5\ta\n")
+    assert main([*args, str(points), "--psds", "custom"]) == 0
+    assert "| custom | " in capsys.readouterr().out
     assert main(["audit", "--ref", str(ref), "--durations", str(durations), "--pred-scores",
                  str(points)]) == 2
     assert "this is a table of events (an operating point, or a system's output), not frame " \

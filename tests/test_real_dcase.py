@@ -136,14 +136,6 @@ HOP, FRAMES = 0.064, 156  # the baseline's CRNN output: 156 frames of 64 ms (9.9
 
 
 @pytest.fixture(scope="module")
-def teacher_points(tmp_path_factory) -> Path:
-    folder = tmp_path_factory.mktemp("points")
-    with tarfile.open(DATA / "teacher" / "operating_points.tar.xz") as archive:
-        archive.extractall(folder, filter="data")
-    return folder / "teacher"
-
-
-@pytest.fixture(scope="module")
 def teacher_scores(teacher_points, tmp_path_factory) -> Path:
     """The baseline's frame scores as its 50 operating points imply them, written as
     sed_scores_eval score files: on its 64 ms grid, a frame's score for a class is the highest

@@ -63,6 +63,7 @@ def corpus(seed: int, clips: int = 6, n_classes: int = 4, frames: int = 40, hop:
 
 
 def sse_psds(ref, tables, durations, settings):
+    """sed_scores_eval's PSDS of the tables: value, per-class values and (etpr, efpr)."""
     intersection_based = pytest.importorskip("sed_scores_eval.intersection_based")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -73,9 +74,10 @@ def sse_psds(ref, tables, durations, settings):
         frames = {clip: create_score_dataframe(
             t.scores, np.concatenate([t.onset, t.offset[-1:]]), list(t.classes))
             for clip, t in tables.items()}
-        value, per_class, *_ = intersection_based.psds(frames, ground_truth(ref), durations,
-                                                       **settings.sed_scores_eval())
-    return value, per_class
+        value, per_class, roc, _ = intersection_based.psds(frames, ground_truth(ref),
+                                                           durations,
+                                                           **settings.sed_scores_eval())
+    return value, per_class, roc
 
 
 @pytest.mark.parametrize("seed", range(12))
@@ -88,7 +90,7 @@ def test_psds_equals_sed_scores_eval(seed):
     ref, tables, durations, _ = corpus(seed, levels=levels, hop=hop)
     ours = psds(tables, ref, durations, SETTINGS)
     for name, chosen in SETTINGS.items():
-        value, per_class = sse_psds(ref, tables, durations, chosen)
+        value, per_class, _ = sse_psds(ref, tables, durations, chosen)
         assert ours[name]["value"] == pytest.approx(value, abs=1e-9), name
         for c, v in per_class.items():
             assert ours[name]["per_class"][c] == pytest.approx(v, abs=1e-9), (name, c)
@@ -365,18 +367,7 @@ def hand_case(classes, rows, columns, durations, chosen):
     tables = {clip: one_second_frames(classes, columns.get(clip, {}), int(seconds))
               for clip, seconds in durations.items()}
     ours = psds(tables, ref, durations, {"s": chosen})["s"]
-    intersection_based = pytest.importorskip("sed_scores_eval.intersection_based")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        from sed_scores_eval.base_modules.scores import create_score_dataframe
-
-        from sedcontract.audit.psds import ground_truth
-
-        frames = {clip: create_score_dataframe(
-            t.scores, np.concatenate([t.onset, t.offset[-1:]]), list(t.classes))
-            for clip, t in tables.items()}
-        value, per_class, (etpr, efpr), _ = intersection_based.psds(
-            frames, ground_truth(ref), durations, **chosen.sed_scores_eval())
+    value, per_class, (etpr, efpr) = sse_psds(ref, tables, durations, chosen)
     assert ours["value"] == pytest.approx(value, abs=1e-12)
     assert ours["per_class"] == pytest.approx(dict(per_class), abs=1e-12)
     np.testing.assert_allclose(ours["roc"]["efpr"], efpr, rtol=1e-12)
@@ -510,3 +501,14 @@ def test_durations_that_add_up_to_no_audio_leave_psds_uncomputed_with_a_note(tmp
                  "--with-scores", "--format", "json"]) == 0
     note = json.loads(capsys.readouterr().out)["psds"]["note"]
     assert "the durations of the 1 clip(s) add up to 0 s" in note
+
+
+def test_a_clip_the_cut_leaves_without_frames_is_named_with_the_cut():
+    """With --psds-cut, a clip of 0 s keeps no frame: PSDS says the cut did it, not that the
+    score file had none."""
+    ref = EventList.from_rows([("a", 0.0, 0.1, "x")], clips=("a", "b"))
+    table = ScoreTable(np.array([0.0]), np.array([0.1]), ("x",), np.array([[0.9]]), None)
+    with pytest.raises(PsdsUnavailable, match=r"clip 'b' lasts 0 s: cut there \(--psds-cut\), "
+                                              r"its score table keeps no frame"):
+        psds({"a": table, "b": table}, ref, {"a": 1.0, "b": 0.0}, cut=True)
+    assert psds({"a": table, "b": table}, ref, {"a": 1.0, "b": 0.0})["psds1"]["cut"] is None

@@ -17,7 +17,7 @@ from tests.examples import write_worked_example
 
 
 @pytest.mark.parametrize(("text", "value"), [("200ms", 0.2), ("0.2s", 0.2), ("0", 0.0),
-                                              ("0ms", 0.0), (".5s", 0.5), ("64ms", 0.064),
+                                              ("0ms", 0.0), ("0.5s", 0.5), ("64ms", 0.064),
                                               ("1.5ms", 0.0015), (" 20ms ", 0.02)])
 def test_times_with_a_unit_are_seconds(text, value):
     assert seconds(text, "--x") == value
@@ -27,6 +27,7 @@ def test_times_with_a_unit_are_seconds(text, value):
     ("200", "--x '200' has no unit; write 200ms, 200s"), ("0.2", "'0.2' has no unit"),
     ("10f", "unknown unit 'f'; the units are s or ms"), ("2h", "unknown unit 'h'"),
     ("-1s", "is not a time"), ("1e3ms", "is not a time"), ("nan", "is not a time"),
+    (".5s", "is not a time"), ("5.s", "is not a time"),
     ("", "is not a time"), ("1000000000001s", "longer than the longest supported time")])
 def test_a_time_without_its_unit_or_out_of_range_is_refused_naming_the_option(text, message):
     with pytest.raises(TimeError, match=r"^--x ") as caught:
@@ -121,3 +122,11 @@ def test_the_config_eps_needs_its_unit_and_other_times_may_be_spelled():
     with pytest.raises(TimeError, match=r"^contract\.hop '2' has no unit"):
         AuditPolicy.from_config(hop="2")
 
+
+def test_a_policy_mapping_of_the_python_api_keeps_frames_as_whole_numbers():
+    """The unit rule is the options' and configs'; in Python ``eps=10`` is ten frames, in a
+    mapping too (``audit(..., policy={"eps": 10})``)."""
+    from sedcontract.contracts.policy import policy_of
+
+    assert policy_of({"eps": 10}).eps == 10 and policy_of(eps=10).eps == 10
+    assert policy_of({"eps": "200ms", "hop": "20ms"}).hop == 0.02

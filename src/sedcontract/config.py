@@ -67,6 +67,15 @@ def check_overrides(overrides: Sequence[str]) -> None:
             raise SedContractError(f"{key} is not a key of the training configs{hint}")
 
 
+def refuse_renamed(overrides: Sequence[str]) -> None:
+    """Exit with status 2 and one line when an override names a renamed key."""
+    try:
+        check_overrides(overrides)
+    except SedContractError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        sys.exit(2)
+
+
 def check_config(cfg: DictConfig) -> None:
     """Refuse a key that the object its node builds does not take (``+model.no_such=1``), naming
     the key, the object's settings and, for a key that moved, its new name: before anything is
@@ -90,7 +99,8 @@ def check_config(cfg: DictConfig) -> None:
                 for key in node:
                     if str(key).startswith("_") or key in parameters:
                         continue
-                    known = ", ".join(k for k in parameters if k != "self")
+                    known = ", ".join(k for k in parameters  # not those set from parts
+                                      if k != "self" and not renamed(f"{path}.{k}"))
                     raise SedContractError(f"{path}.{key} is not a setting of "
                                            f"{str(target).rsplit('.', 1)[-1]} (its settings: "
                                            f"{known}){renamed(f'{path}.{key}')}")

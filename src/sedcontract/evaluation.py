@@ -19,6 +19,7 @@ from sedcontract.config import (
     callback_metrics,
     check_config,
     guard_run,
+    refuse_renamed,
     report_errors,
 )
 from sedcontract.errors import SedContractError
@@ -29,7 +30,6 @@ from sedcontract.training import (
     build_data,
     build_model,
     detector_parts,
-    refuse_renamed,
     run_inputs,
 )
 

@@ -21,10 +21,10 @@ from sedcontract.config import (
     callback_metrics,
     callbacks,
     check_config,
-    check_overrides,
     finish_wandb,
     guard_run,
     loggers,
+    refuse_renamed,
     report_errors,
 )
 from sedcontract.contracts.policy import AuditPolicy
@@ -36,15 +36,6 @@ log = logging.getLogger(__name__)
 
 
 LAYOUT = 2  # a checkpoint's detector config: the model, loss and augment groups
-
-
-def refuse_renamed(overrides: Sequence[str]) -> None:
-    """Exit with status 2 and one line when an override names a renamed key."""
-    try:
-        check_overrides(overrides)
-    except SedContractError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        sys.exit(2)
 
 
 def detector_parts(cfg: DictConfig | Mapping[str, Any]) -> dict[str, Any]:

@@ -14,7 +14,6 @@ and class, so memory follows the overlapping pairs, never all pairs of a clip.""
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,7 +26,7 @@ from sedcontract.errors import SedContractError, TraceFormatError
 from sedcontract.traces import EventList, read_events
 from sedcontract.traces.intervals import Intervals, expand_ranges, overlap_ranges
 from sedcontract.traces.overrun import cut_at_durations
-from sedcontract.traces.tsv import EVENT_COLUMNS, first_line, given_files
+from sedcontract.traces.tsv import given_files, header_names
 
 SECONDS_PER_HOUR = 3600.0
 POINT_SUFFIXES = (".tsv", ".csv")
@@ -64,15 +63,11 @@ def _not_a_point(path: Path, others: Mapping[str, str | Path | None]) -> str | N
         if other is not None and Path(other).is_file() and (
                 os.path.samefile(path, other) or _same_bytes(path, Path(other))):
             return f"the same as {option} {other}"
-    first = first_line(path)
-    fields = [] if first is None else [f.strip().strip('"').lower()
-                                       for f in re.split("[\t,]", first[1])]
+    fields = header_names(path)  # an empty table, or one without a header, may be a point
     if fields[:2] == ["onset", "offset"]:
         return "a score file (onset offset <class…>): give its folder with --pred-scores"
     if set(fields) >= {"filename", "duration"} and "onset" not in fields:
         return "a durations table: give it with --durations"
-    if not set(EVENT_COLUMNS[1:]) <= set(fields):
-        return f"its header names no {', '.join(EVENT_COLUMNS[1:])}"
     return None
 
 

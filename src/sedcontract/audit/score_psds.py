@@ -642,6 +642,9 @@ def _cut(tables: Iterable[ScoreTable], clips: Sequence[str], lengths: Mapping[st
     for clip, table in zip(clips, tables, strict=False):
         shorter = cut_table(table, lengths[clip])
         count[0] += shorter is not None
+        if shorter is not None and not len(shorter.onset):
+            raise PsdsUnavailable(f"clip {clip!r} lasts {lengths[clip]:g} s: cut there "
+                                  "(--psds-cut), its score table keeps no frame")
         yield table if shorter is None else shorter
 
 

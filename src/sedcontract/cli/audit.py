@@ -117,10 +117,11 @@ def _overlap_warnings(events: EventList, name: str) -> None:
               f"and class and are merged with it (first: {where['path']}, row {where['row']})")
 
 
-def _psds_warnings(result: dict | None) -> None:
+def _psds_warnings(args: argparse.Namespace, result: dict | None) -> None:
     """Say on standard error what PSDS from operating points joined in the tables (the
-    reference's overlaps are warned of with the reference)."""
-    if not result or "note" in result:
+    reference's overlaps are warned of with the reference), once: not when the Markdown
+    report, whose PSDS table says it, goes to the same terminal or file."""
+    if not result or "note" in result or _shown(args):
         return
     joined = next(iter(result.values())).get("joined") or {}
     if joined.get("points"):
@@ -130,16 +131,20 @@ def _psds_warnings(result: dict | None) -> None:
 
 
 def _report_warnings(args: argparse.Namespace, report: GuardReport, source: str = "") -> None:
-    """The report's warnings on standard error, once: not when the Markdown report, which
-    shows them above the vector, goes to the same terminal or file."""
-    if args.out is None and args.format == "md" and not source and _one_stream():
+    """The report's warnings on standard error, once: not when the audit's Markdown report,
+    which shows them above the vector, goes to the same terminal or file (the scores' tables
+    do not show them)."""
+    if not source and not args.scores_only and _shown(args):
         return
     for warning in report.traces["warnings"]:
         _warn(f"{source}{warning}")
 
 
-def _one_stream() -> bool:
-    """Whether standard output and standard error are the same terminal, pipe or file."""
+def _shown(args: argparse.Namespace) -> bool:
+    """Whether the Markdown report goes to standard output and that is standard error's
+    terminal, pipe or file: what it shows is not said again there."""
+    if args.out is not None or args.format != "md":
+        return False
     try:
         out, err = os.fstat(sys.stdout.fileno()), os.fstat(sys.stderr.fileno())
     except (OSError, ValueError, io.UnsupportedOperation):
@@ -232,7 +237,7 @@ def _points_only(args: argparse.Namespace, out: Outputs | None, ref: EventList,
                      strict=policy.strict_durations)  # refused beyond the tolerance
     _overlap_warnings(ref, "reference")
     result = _psds_request(args, None, class_map).compute(ref, durations, classes)
-    _psds_warnings(result)
+    _psds_warnings(args, result)
     _psd_roc(args, out, result)
     if args.format == "json":
         return json.dumps({"psds": without_curves(result)}, indent=2, allow_nan=False) + "\n"
@@ -264,7 +269,7 @@ def _text(args: argparse.Namespace, policy: AuditPolicy, out: Outputs | None = N
                        coordinates=coordinates, psds=psds, classes=classes,
                        backend=args.backend, jobs=args.jobs, shard=shard)
     _report_warnings(args, report)
-    _psds_warnings(report.psds)
+    _psds_warnings(args, report.psds)
     _psd_roc(args, out, report.psds)
     if shard is not None:
         durations = read_durations(args.durations) if args.durations else None

@@ -68,7 +68,10 @@ def reported(prog: str, run: Callable[..., int], *args: Any) -> int:
     try:
         return run(*args)
     except SystemExit as exc:  # argparse printed its usage and error (or the help)
-        return exc.code if isinstance(exc.code, int) else 2
+        if exc.code is None or isinstance(exc.code, int):
+            return exc.code or 0
+        print(f"{prog}: {exc.code}", file=sys.stderr)  # sys.exit("why"): said, status 1
+        return 1
     except (SedContractError, OSError) as exc:  # OSError: a path the user named
         print(f"{prog}: {exc}", file=sys.stderr)
         return 2

@@ -11,7 +11,12 @@ from typing import Any
 from sedcontract.audit import AuditPolicy, ScoreSettings
 from sedcontract.audit.bootstrap import MAX_RESAMPLES
 from sedcontract.contracts import ROUNDINGS
-from sedcontract.contracts.policy import AGGREGATIONS, EVENT_MATCHINGS, TIME_COMPARISONS
+from sedcontract.contracts.policy import (
+    AGGREGATIONS,
+    EVENT_MATCHINGS,
+    SECONDS_KEYS,
+    TIME_COMPARISONS,
+)
 from sedcontract.contracts.runs import BACKENDS
 from sedcontract.contracts.syntax import METHODS
 from sedcontract.traces import EDGES, PROJECTIONS
@@ -61,9 +66,8 @@ DECISION = {
             "while the score is at least this"),
 }
 # fields that hold a time: given with a unit (sedcontract.traces.times), refused without one
-TIMES: dict[str, Callable[[str, str], Any]] = {
-    "eps": bound, "hop": seconds, "duration_tolerance": seconds, "t_collar": seconds,
-    "segment": seconds, "median_filter": seconds}
+TIMES: dict[str, Callable[[str, str], Any]] = {"eps": bound,
+                                               **dict.fromkeys(SECONDS_KEYS, seconds)}
 GROUPS: dict[type, tuple[str, dict[str, tuple[str, Any, str]]]] = {
     AuditPolicy: ("policy", POLICY), ScoreSettings: ("scores", SCORES),
     DecisionPolicy: ("decision", DECISION)}

@@ -10,14 +10,12 @@ from typing import Literal
 from sedcontract.contracts.lexer import tokenize
 from sedcontract.contracts.syntax import Bound, Window
 from sedcontract.errors import ContractCheckError
-from sedcontract.traces.grid import MAX_SECONDS, Grid
+from sedcontract.traces.grid import MAX_FRAMES, MAX_SECONDS, Grid
 
 Rounding = Literal["nearest", "floor", "ceil", "exact"]
 ROUNDINGS: tuple[str, ...] = ("nearest", "floor", "ceil", "exact")
 _UNIT_US = {"s": 1_000_000, "ms": 1_000}
-# the largest bound: frames of the longest supported time on a 1 µs grid (far inside int64,
-# so no window arithmetic on frame numbers overflows)
-MAX_BOUND_FRAMES = int(MAX_SECONDS * 1_000_000)
+MAX_BOUND_FRAMES = MAX_FRAMES  # the largest bound (sedcontract.traces.grid.MAX_FRAMES)
 
 
 def bound_us(bound: Bound) -> int | None:

@@ -139,12 +139,19 @@ class AuditPolicy:
 
     @classmethod
     def from_config(cls, **values: Any) -> AuditPolicy:
-        """A policy from plain config values (Hydra's ``configs/contract/*.yaml``): the
-        ``decision`` and ``scores`` mappings become their objects, a null leaves them out.
-        ``eps`` is written with its unit (``100ms``, ``0.1s``, ``5f`` for frames; a bare number
-        other than 0 is refused); the other times are seconds, or texts with a unit."""
+        """A policy from Hydra's ``configs/contract/*.yaml`` values: as :meth:`from_mapping`,
+        with ``eps`` written with its unit (``100ms``, ``0.1s``, ``5f`` for frames; a bare
+        number other than 0 is refused, naming ``contract.eps``)."""
         if values.get("eps") is not None:
             values["eps"] = bound(str(values["eps"]), "contract.eps")
+        return cls.from_mapping(values, "contract")
+
+    @classmethod
+    def from_mapping(cls, values: Mapping[str, Any], prefix: str = "policy") -> AuditPolicy:
+        """A policy from plain values: the ``decision`` and ``scores`` mappings become their
+        objects, a null leaves them out; a time may be a number of seconds or a text with its
+        unit (``20ms``); ``eps`` as :class:`AuditPolicy` takes it. Errors name ``prefix.key``."""
+        values = dict(values)
         for name, kind in (("decision", DecisionPolicy), ("scores", ScoreSettings)):
             value = values.get(name)
             if isinstance(value, Mapping):
@@ -153,8 +160,8 @@ class AuditPolicy:
                 if unknown:
                     raise SedContractError(f"unknown {name} setting(s) {unknown}; the settings "
                                            f"are {', '.join(sorted(known))}")
-                values[name] = kind(**_in_seconds(value, f"contract.{name}"))
-        values = _in_seconds(values, "contract")
+                values[name] = kind(**_in_seconds(value, f"{prefix}.{name}"))
+        values = _in_seconds(values, prefix)
         unknown = sorted(set(values) - {f.name for f in fields(cls)})
         if unknown:
             raise SedContractError(f"unknown policy setting(s) {unknown}; the settings are "
@@ -238,6 +245,7 @@ class AuditPolicy:
         return out
 
 
+# the settings (of the policy, its decision and scores) that hold a time in seconds
 SECONDS_KEYS = ("hop", "duration_tolerance", "median_filter", "t_collar", "segment")
 
 
@@ -266,7 +274,7 @@ def policy_of(value: AuditPolicy | Mapping[str, Any] | None = None, /,
     elif isinstance(value, AuditPolicy):
         policy = value
     elif isinstance(value, Mapping):
-        policy = AuditPolicy.from_config(**dict(value))
+        policy = AuditPolicy.from_mapping(value)
     else:
         raise SedContractError(f"a policy is an AuditPolicy or a mapping of its settings, got "
                                f"{type(value).__name__}")

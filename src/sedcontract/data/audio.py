@@ -21,7 +21,7 @@ MAX_SAMPLE_RATE = 768_000  # the highest rate audio files use (DXD); a larger he
 # 600 s at 16 kHz is 38 MB of float32 samples, a batch of 16 such clips 614 MB
 MAX_AUDIO_SECONDS = 600.0
 # cells of the resampling kernel (float32): torchaudio's sinc kernel has (new / g) rows of about
-# (old / g) taps, g = gcd(old, new); 44.1 → 16 kHz needs 70,560, a prime rate billions
+# (old / g) taps, g = gcd(old, new); 44.1 → 16 kHz needs 76,000, a rate prime to 16 kHz billions
 MAX_KERNEL_CELLS = 1 << 22
 
 
@@ -60,12 +60,14 @@ def _reason(exc: Exception) -> str:
     return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
 
 
-def check_length(seconds: float, limit: float, where: str, option: str) -> None:
-    """Refuse audio longer than ``limit`` seconds before its samples are allocated."""
+def check_length(seconds: float, limit: float, where: str, option: str | None) -> None:
+    """Refuse audio longer than ``limit`` seconds before its samples are allocated
+    (``option`` raises the limit, where one does)."""
     if not math.isfinite(seconds) or seconds > limit:
         raise SedContractError(f"{where}: {seconds:g} s of audio is more than the limit of "
-                               f"{limit:g} s per clip ({option}); raise it if the clips are "
-                               "meant to be that long")
+                               f"{limit:g} s per clip" + (f" ({option}); raise it if the clips "
+                                                         "are meant to be that long"
+                                                         if option else ""))
 
 
 def check_resample(path: str | Path, rate: int, target: int) -> None:
@@ -85,7 +87,7 @@ def check_resample(path: str | Path, rate: int, target: int) -> None:
 
 def read_audio(path: str | Path, sample_rate: int, *, start: float = 0.0,
                stop: float | None = None, limit: float = MAX_AUDIO_SECONDS,
-               option: str = "data.max_seconds") -> torch.Tensor:
+               option: str | None = "data.max_seconds") -> torch.Tensor:
     """Samples ``[start, stop)`` seconds (default: all) of ``path``, mono, at ``sample_rate``;
     at most ``limit`` seconds (``option`` raises it), checked from the header first."""
     import soundfile

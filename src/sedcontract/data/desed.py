@@ -15,9 +15,14 @@ import numpy as np
 
 from sedcontract.data.audio import MAX_AUDIO_SECONDS, audio_info, check_length
 from sedcontract.errors import SedContractError, TraceFormatError
-from sedcontract.traces import EventList, read_durations, read_events
+from sedcontract.traces import EventList, read_events
 from sedcontract.traces.overrun import DURATION_TOLERANCE, fit_to_durations
-from sedcontract.traces.tsv import EVENT_COLUMNS, clip_id, read_fields, write_durations
+from sedcontract.traces.tsv import (
+    EVENT_COLUMNS,
+    read_duration_rows,
+    read_fields,
+    write_durations,
+)
 
 CLASSES = ("Alarm_bell_ringing", "Blender", "Cat", "Dishes", "Dog",
            "Electric_shaver_toothbrush", "Frying", "Running_water", "Speech", "Vacuum_cleaner")
@@ -144,14 +149,6 @@ def audio_files(folder: Path) -> dict[str, Path]:
             if p.suffix.lower() == ".wav" and not p.name.startswith(".")}
 
 
-def _row_of(path: Path, clip: str) -> int | None:
-    """The row of a durations tsv that names ``clip`` (for a message)."""
-    for row, fields in read_fields(path):
-        if fields and clip_id(fields[0]) == clip:
-            return row
-    return None
-
-
 def check_missing_audio(value: str) -> None:
     """Refuse a ``missing_audio`` that is not one of :data:`MISSING_AUDIO`."""
     if value not in MISSING_AUDIO:
@@ -172,7 +169,8 @@ def read_set(key: str, folder: Path | None, tsv: Path | None,
     events = read_events(_existing(tsv, f"{key}_tsv", folder=False))
     check_labels(events)
     if isinstance(durations, Path):
-        lengths = read_durations(_existing(durations, f"{key}_dur", folder=False))
+        rows = read_duration_rows(_existing(durations, f"{key}_dur", folder=False))
+        lengths = {clip: value for clip, (value, _) in rows.items()}
         unlisted = [c for c in events.clips if c not in lengths]
         if unlisted:
             raise TraceFormatError(f"clip {unlisted[0]!r} has no duration in {durations} "
@@ -203,7 +201,7 @@ def read_set(key: str, folder: Path | None, tsv: Path | None,
         lengths = dict.fromkeys(kept, float(durations))
     for clip, seconds in lengths.items():  # before any sample is allocated
         if seconds > max_seconds:
-            where = f"{durations}, row {_row_of(durations, clip)}, column 'duration'" \
+            where = f"{durations}, row {rows[clip][1]}, column 'duration'" \
                 if isinstance(durations, Path) else str(audio[clip])
             check_length(seconds, max_seconds, where, "data.max_seconds")
     # events of a clip past its (rounded) duration by at most the tolerance are cut there; a

@@ -51,7 +51,8 @@ class DesedClips(Dataset):
 
     def audio(self, clip: str) -> torch.Tensor:
         """The clip's samples, mono, at the dataset's rate, cut or zero-padded to its length."""
-        wave = read_audio(self.audio_of[clip], self.sample_rate, limit=self.max_seconds)
+        wave = read_audio(self.audio_of[clip], self.sample_rate, stop=self.lengths[clip],
+                          limit=self.max_seconds)  # only the samples the clip's length needs
         n = round(self.lengths[clip] * self.sample_rate)
         if len(wave) >= n:
             return wave[:n].contiguous()

@@ -91,7 +91,7 @@ def load(utterance: Utterance, sample_rate: int) -> np.ndarray:
     if info.rate != sample_rate:
         raise SedContractError(f"{utterance.path}: sample rate {info.rate}, expected "
                                f"{sample_rate}")
-    check_length(info.seconds, MAX_AUDIO_SECONDS, str(utterance.path), "an utterance")
+    check_length(info.seconds, MAX_AUDIO_SECONDS, str(utterance.path), None)
     try:
         audio, _ = soundfile.read(str(utterance.path), dtype="float64", always_2d=False)
     except RuntimeError as exc:

@@ -20,6 +20,9 @@ US_PER_SECOND = 1_000_000
 # the latest time a file or API may name (about 31.7 years): far inside int64 microseconds,
 # so no time overflows when it is compared on the microsecond grid
 MAX_SECONDS = 1e9
+# the most frames a bound may count: the longest supported time on a 1 µs grid (far inside
+# int64, so no window arithmetic on frame numbers overflows)
+MAX_FRAMES = int(MAX_SECONDS * US_PER_SECOND)
 
 
 def to_us(seconds: np.ndarray | float) -> np.ndarray:

@@ -52,11 +52,7 @@ def fit_to_durations(events: EventList, durations: Mapping[str, float], side: st
                                f"[0, {MAX_SECONDS:g}], got {tolerance!r}")
     if not len(events):
         return events, Cut(np.zeros(0, dtype=bool), None)
-    known = np.array([c in durations for c in events.clip], dtype=bool)
-    end = np.array([float(durations[c]) if k else 0.0
-                    for c, k in zip(events.clip, known, strict=True)], dtype=np.float64)
-    over_us = to_us(events.offset) - to_us(end)  # compared on the microsecond grid
-    late = known & (over_us > 0)
+    end, over_us, late = _overruns(events, durations)
     if not late.any():
         return events, Cut(late, None)
     name = SIDE_NAMES[side]
@@ -73,10 +69,25 @@ def fit_to_durations(events: EventList, durations: Mapping[str, float], side: st
             f"{rule}; the latest by {worst:.6g} s; the first: offset "
             f"{float(events.offset[i])!r} after the duration {float(end[i])!r}. Are the "
             "durations those of these clips?", **events.where(i), column="offset")
+    return _cut(events, end, late), Cut(late, _place(events, int(np.flatnonzero(late)[0])))
+
+
+def _overruns(events: EventList, durations: Mapping[str, float]
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each event's clip end (0 where the clip has no duration), how far its offset passes it
+    in microseconds, and whether it ends past a known duration."""
+    known = np.array([c in durations for c in events.clip], dtype=bool)
+    end = np.array([float(durations[c]) if k else 0.0
+                    for c, k in zip(events.clip, known, strict=True)], dtype=np.float64)
+    over_us = to_us(events.offset) - to_us(end)  # compared on the microsecond grid
+    return end, over_us, known & (over_us > 0)
+
+
+def _cut(events: EventList, end: np.ndarray, late: np.ndarray) -> EventList:
+    """The ``late`` events with onset and offset at most their clip's ``end``."""
     limit = np.where(late, end, np.inf)
-    cut = replace(events, onset=np.minimum(events.onset, limit),
-                  offset=np.minimum(events.offset, limit))
-    return cut, Cut(late, _place(events, int(np.flatnonzero(late)[0])))
+    return replace(events, onset=np.minimum(events.onset, limit),
+                   offset=np.minimum(events.offset, limit))
 
 
 def cut_at_durations(events: EventList, durations: Mapping[str, float]
@@ -87,16 +98,9 @@ def cut_at_durations(events: EventList, durations: Mapping[str, float]
     Clips without a duration are left as they are."""
     if not len(events):
         return events, 0
-    end = np.array([float(durations.get(c, np.inf)) for c in events.clip], dtype=np.float64)
-    finite = np.isfinite(end)
-    end_us = np.where(finite, to_us(np.where(finite, end, 0.0)), np.iinfo(np.int64).max)
-    late = to_us(events.offset) > end_us
+    end, _, late = _overruns(events, durations)
     if not late.any():
         return events, 0
-    limit = np.where(late, end, np.inf)
-    cut = replace(events, onset=np.minimum(events.onset, limit),
-                  offset=np.minimum(events.offset, limit))
-    empty = late & (to_us(events.onset) >= end_us)
-    if empty.any():
-        cut = cut.kept(~empty)
-    return cut, int(late.sum())
+    empty = late & (to_us(events.onset) >= to_us(end))
+    cut = _cut(events, end, late)
+    return (cut.kept(~empty) if empty.any() else cut), int(late.sum())

@@ -6,7 +6,6 @@ threshold, continues while the score stays at or above ``low``)."""
 from __future__ import annotations
 
 import math
-import re
 import warnings
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -23,11 +22,12 @@ from sedcontract.traces.grid import MAX_SECONDS, to_us
 from sedcontract.traces.tsv import (
     EVENT_COLUMNS,
     clip_id,
-    count_lines,
     first_line,
+    header_names,
     iter_lines,
     parse_number,
     read_durations,
+    scan_lines,
     split_fields,
 )
 from sedcontract.traces.windows import Piece, check_windows, overlap_average, parse_window_id
@@ -97,11 +97,9 @@ def read_score_header(path: str | Path) -> tuple[int, list[str]]:
     first = first_line(path)
     header = split_fields(first[1], path, first[0]) if first is not None else []
     if header[:2] != ["onset", "offset"] or len(header) < 3:
-        named = {f.strip().strip('"').lower() for f in re.split("[\t,]", first[1])} \
-            if first is not None else set()
         hint = (": this is a table of events (an operating point, or a system's output), not "
                 "frame scores; give a folder of such tables with --pred-points, one table with "
-                "--pred") if set(EVENT_COLUMNS) <= named else ""
+                "--pred") if set(EVENT_COLUMNS) <= set(header_names(path)) else ""
         raise TraceFormatError("a score file starts with the header 'onset offset <class…>' "
                                f"(tab-separated){hint}", path=str(path),
                                row=first[0] if first is not None else 1)
@@ -125,13 +123,14 @@ def read_scores(path: str | Path) -> ScoreTable:
     memory follows its numbers (8 bytes each), not its text."""
     path = Path(path)
     header_row, header = read_score_header(path)
-    frames = count_lines(path) - header_row  # at most: blank lines are not frames
+    lines, plain = scan_lines(path)
+    frames = lines - header_row  # at most: blank lines are not frames
     if frames * len(header) > MAX_SCORE_CELLS:
         raise TraceFormatError(f"{frames:,} frames × {len(header)} columns is more than the "
                                f"{MAX_SCORE_CELLS:,} numbers one score file may hold; score a "
                                "long recording in windows (--windows) or on a coarser grid",
                                path=str(path))
-    values = _fast_values(path, header_row, len(header), frames)
+    values = _fast_values(path, header_row, len(header), frames) if plain else None
     if values is not None and np.isfinite(values).all() and \
             (np.abs(values) <= MAX_SECONDS).all():
         lines_of = np.arange(header_row + 1, header_row + 1 + len(values), dtype=np.int64)
@@ -166,10 +165,11 @@ def read_scores(path: str | Path) -> ScoreTable:
 
 
 def _fast_values(path: Path, header_row: int, width: int, frames: int) -> np.ndarray | None:
-    """Every row below the header as numbers at once, by numpy's parser (which reads exactly
-    the decimal numbers of :func:`~sedcontract.traces.tsv.parse_number`, and ``inf``/``nan``,
-    refused after); None when a row is not ``width`` numbers, or when blank lines make the
-    rows' line numbers other than consecutive, so the line-by-line path names them."""
+    """Every row below the header of a plain file (:func:`~sedcontract.traces.tsv.scan_lines`)
+    as numbers at once, by numpy's parser (on such text it reads exactly the decimal numbers
+    of :func:`~sedcontract.traces.tsv.parse_number`, and ``inf``/``nan``, refused after);
+    None when a row is not ``width`` numbers, or when blank lines make the rows' line numbers
+    other than consecutive, so the line-by-line path names them."""
     if frames == 0:
         return np.empty((0, width))
     try:
@@ -237,7 +237,8 @@ def cut_table(table: ScoreTable, duration: float) -> ScoreTable | None:
     keep = to_us(table.onset) < end
     return replace(table, onset=table.onset[keep],
                    offset=np.minimum(table.offset[keep], float(duration)),
-                   scores=table.scores[keep], lines=table.lines[keep])
+                   scores=table.scores[keep],
+                   lines=None if table.lines is None else table.lines[keep])
 
 
 def filter_frames(policy: DecisionPolicy, hop: float, frames: int) -> int:

@@ -10,12 +10,13 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from sedcontract.errors import SedContractError
-from sedcontract.traces.grid import MAX_SECONDS, US_PER_SECOND
+from sedcontract.traces.grid import MAX_FRAMES, MAX_SECONDS, US_PER_SECOND
 
-_TIME = re.compile(r"\s*([0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*([a-zA-Zµ]*)\s*\Z")
+# the contract language's numbers (``0.2``, never ``.2`` or ``2.``), so an option's time is
+# always a bound the contract takes
+_TIME = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([a-zA-Zµ]*)\s*\Z")
 _US_PER = {"s": US_PER_SECOND, "ms": 1000}
 SPELLING = "200ms, 0.2s or 10f (frames)"
-MAX_FRAMES = int(MAX_SECONDS * US_PER_SECOND)  # the largest frame count (a 1 µs grid's)
 
 
 class TimeError(SedContractError, ValueError):

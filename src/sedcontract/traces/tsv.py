@@ -82,9 +82,12 @@ def read_fields(path: Path) -> list[tuple[int, list[str]]]:
 
 def split_fields(line: str, path: Path, row: int) -> list[str]:
     """One line's tab-separated fields, stripped and unquoted (:func:`read_fields`)."""
-    if '"' in line or " " in line:
+    if _TO_STRIP.search(line):
         return [_unquote(f, path, row) for f in line.split("\t")]
     return line.split("\t")  # nothing to strip or unquote (score files: all numbers)
+
+
+_TO_STRIP = re.compile(r'"|[^\S\t]')  # a quote, or whitespace other than the separator
 
 
 def read_lines(path: Path) -> list[tuple[int, str]]:
@@ -156,17 +159,33 @@ def first_line(path: Path) -> tuple[int, str] | None:
     return None
 
 
-def count_lines(path: Path) -> int:
-    """How many lines a file has (a last line without its newline counts), read in blocks:
-    what a reader checks against its bounds before it holds anything."""
-    count, last = 0, b"\n"
+def header_names(path: Path) -> list[str]:
+    """The lower-case names of a table's first line, split at tabs or commas and unquoted
+    (empty for an empty file): what a reader looks at to tell what kind of table it is."""
+    first = first_line(path)
+    return [] if first is None else [f.strip().strip('"').lower()
+                                     for f in re.split("[\t,]", first[1])]
+
+
+def scan_lines(path: Path) -> tuple[int, bool]:
+    """How many lines a file has (a last line without its newline counts), and whether it is
+    plain: printable ASCII, tabs and line ends only (``\\r`` only before ``\\n``), where
+    numpy's number parser reads exactly what :func:`parse_number` does. Read in blocks, held
+    nowhere: what a reader checks against its bounds before it holds anything."""
+    count, last, plain = 0, b"\n", True
     try:
         with open(regular_file(path), "rb") as f:
             for block in iter(lambda: f.read(1 << 20), b""):
                 count, last = count + block.count(b"\n"), block[-1:]
+                plain = plain and _UNPLAIN.search(block) is None
     except OSError as exc:
         raise TraceFormatError(f"cannot read ({exc.strerror})", path=str(path)) from None
-    return count + (last != b"\n")
+    return count + (last != b"\n"), plain
+
+
+# a byte outside printable ASCII, tabs and line ends, or a carriage return not ending a line
+# (one at a block's end reads as unplain: the careful path then reads the file)
+_UNPLAIN = re.compile(rb"[^\t\n\r\x20-\x7e]|\r(?!\n)")
 
 
 def _unquote(field: str, path: Path, row: int) -> str:
@@ -387,8 +406,14 @@ def write_events(path: str | Path, events: EventList, *, extension: str = ".wav"
 
 def read_durations(path: str | Path) -> dict[str, float]:
     """Read a durations tsv into ``{clip: seconds}``."""
+    return {clip: value for clip, (value, _) in read_duration_rows(path).items()}
+
+
+def read_duration_rows(path: str | Path) -> dict[str, tuple[float, int]]:
+    """Read a durations tsv into ``{clip: (seconds, row)}``: the row names a clip in a later
+    message."""
     path = Path(path)
-    durations: dict[str, float] = {}
+    durations: dict[str, tuple[float, int]] = {}
     clip_of = _ClipIds(path)
     for line, row in _read_table(path, DURATION_COLUMNS):
         name = row.get("filename", "")
@@ -399,10 +424,10 @@ def read_durations(path: str | Path) -> dict[str, float]:
             raise TraceFormatError(f"duration {value!r} is not a time in [0, {MAX_SECONDS:g}] s",
                                    path=str(path), row=line, column="duration")
         clip = clip_of(name, line)
-        if clip in durations and durations[clip] != value:
+        if clip in durations and durations[clip][0] != value:
             raise TraceFormatError(f"clip {clip!r} listed twice with different durations",
                                    path=str(path), row=line, column="duration")
-        durations[clip] = value
+        durations.setdefault(clip, (value, line))
     return durations
 
 
