@@ -121,6 +121,8 @@ def train_and_evaluate(args: argparse.Namespace, name: str, seed: int, threads: 
 
 def train_all(args: argparse.Namespace) -> None:
     jobs = [(name, seed) for seed in args.seeds for name in args.arms]
+    # the environment's threads share the cores among the jobs; each run fixes torch's own
+    # (the config's `threads`), so the rows do not depend on --jobs
     threads = max(1, (os.cpu_count() or 1) // args.jobs)
     start = time.time()
     with ThreadPoolExecutor(args.jobs) as pool:
