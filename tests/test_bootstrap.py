@@ -456,3 +456,54 @@ def test_a_resample_count_past_the_bound_is_refused_before_any_draw(tmp_path, ca
         paired_bootstrap(report, report, resamples=MAX_RESAMPLES + 1)
     assert bootstrap_intervals(report, resamples=MAX_RESAMPLES)["onset"].resamples == \
         MAX_RESAMPLES
+
+
+# ---- the two-stage (seed, clip) bootstrap of runs over training seeds ----
+
+def test_seed_clip_totals_are_the_counts_of_the_drawn_cells():
+    """Every resample's totals equal the sum, draw by draw, of the drawn seed's drawn clips'
+    counts (the draws of :func:`seed_clip_draws`, the same for any pair of systems)."""
+    rng = np.random.default_rng(4)
+    counts = rng.integers(0, 50, size=(3, 4, 2, 2, 2, 1))  # seeds, clips, systems, s/o, K, G
+    got = np.concatenate(list(bs._seed_clip_totals(counts, 40, seed=7)))
+    want = []
+    for seeds, clips in bs.seed_clip_draws(3, 4, 40, seed=7):
+        for r in range(len(seeds)):
+            want.append(sum(counts[seeds[r, j], clips[r, j, c]]
+                            for j in range(3) for c in range(4)))
+    np.testing.assert_array_equal(got, np.array(want))
+    again = [np.concatenate(x) for x in zip(*bs.seed_clip_draws(3, 4, 40, seed=7),
+                                            strict=True)]
+    first = [np.concatenate(x) for x in zip(*bs.seed_clip_draws(3, 4, 40, seed=7),
+                                            strict=True)]
+    assert all(np.array_equal(x, y) for x, y in zip(again, first, strict=True))
+
+
+def test_the_seed_clip_interval_widens_with_the_spread_over_training_seeds():
+    """Runs whose onsets differ from seed to seed: the clip bootstrap of the pooled runs holds
+    the models fixed and is narrow; the two-stage bootstrap also draws the seeds and is wider.
+    Both share the pooled point."""
+    ref = random_reference(3, 12)
+    rng = np.random.default_rng(5)
+
+    def run(shift: float) -> GuardReport:  # every event late by ``shift``, give or take 0.15 s
+        moved = ref.onset + shift + rng.normal(0, 0.15, len(ref))
+        moved = np.clip(moved, 0, ref.offset - 0.05)
+        return sedcontract.audit(ref, EventList(ref.clip, moved, ref.offset, ref.label,
+                                                clips=ref.clips))
+
+    shifts = (0.0, 0.3, 0.6, 0.05, 0.4)  # one run per training seed
+    runs_a = [run(s) for s in shifts]
+    runs_b = [run(0.25) for _ in shifts]
+    clips_only = paired_bootstrap(runs_a, runs_b, resamples=1000, seed=1)["onset"]
+    both = bs.hierarchical_bootstrap(runs_a, runs_b, resamples=1000, seed=1)["onset"]
+    assert both.point == pytest.approx(clips_only.point, abs=1e-12)
+    assert (both.hi - both.lo) > 2 * (clips_only.hi - clips_only.lo) > 0
+    # the clip interval calls the difference sure; over seeds and clips it is not
+    assert clips_only.excludes_zero and not both.excludes_zero
+    assert both.resamples == 1000 and both.level == 0.95
+    with pytest.raises(SedContractError, match="same number of runs"):
+        bs.hierarchical_bootstrap(runs_a, runs_b[:2])
+    same = bs.hierarchical_bootstrap(runs_a, runs_b, resamples=1000, seed=1)
+    assert same["onset"] == both and same["logic"].point == pytest.approx(
+        paired_bootstrap(runs_a, runs_b, resamples=10)["logic"].point, abs=1e-12)

@@ -1,6 +1,11 @@
 """Guard reports (aggregation, renderings) and the standard scores beside them."""
 
-from sedcontract.audit.bootstrap import Interval, bootstrap_intervals, paired_bootstrap
+from sedcontract.audit.bootstrap import (
+    Interval,
+    bootstrap_intervals,
+    hierarchical_bootstrap,
+    paired_bootstrap,
+)
 from sedcontract.audit.guard import (
     AGGREGATIONS,
     Cell,
@@ -16,5 +21,5 @@ from sedcontract.contracts.policy import AuditPolicy, ScoreSettings
 
 __all__ = ["AGGREGATIONS", "AuditPolicy", "Cell", "Counts", "GuardReport", "Interval",
            "MetricResult", "ModeReport", "ScoreSettings", "ScoresReport", "audit",
-           "bootstrap_intervals", "paired_bootstrap", "score", "standard_scores", "to_csv",
-           "to_dict", "to_json", "to_markdown", "to_rows"]
+           "bootstrap_intervals", "hierarchical_bootstrap", "paired_bootstrap", "score",
+           "standard_scores", "to_csv", "to_dict", "to_json", "to_markdown", "to_rows"]

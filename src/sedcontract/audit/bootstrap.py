@@ -24,8 +24,9 @@ from sedcontract.audit.guard import GuardReport
 from sedcontract.errors import SedContractError
 
 __all__ = ["POLICY_KEYS", "Interval", "bootstrap_intervals", "count_scores", "f1_scores",
-           "paired_bootstrap", "percentile_intervals", "resample_indices", "resampled_f1",
-           "resampled_scores", "resampling"]
+           "hierarchical_bootstrap", "paired_bootstrap", "percentile_intervals",
+           "resample_indices", "resampled_f1", "resampled_scores", "resampling",
+           "seed_clip_draws"]
 
 # The policy settings that decide what a count means; two reports compared clip by clip must
 # agree on all of them. (``decision`` and ``scores`` may differ: how each system's posteriors
@@ -242,6 +243,72 @@ def paired_bootstrap(a: GuardReport | Sequence[GuardReport],
         points = [x - y for x, y in zip(a.vector(mode).values(), b.vector(mode).values(),
                                         strict=True)] + [a.logic(mode) - b.logic(mode)]
     return percentile_intervals((*a.coordinates, "logic"), points, diff, level, resamples)
+
+
+def seed_clip_draws(seeds: int, clips: int, resamples: int = 2000, seed: int = 0
+                    ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """The draws of :func:`hierarchical_bootstrap`, in blocks of consecutive resamples: per
+    resample, ``seeds`` training-seed positions with replacement ``[rows, seeds]``, and for
+    each drawn seed ``clips`` clip positions with replacement ``[rows, seeds, clips]``; from
+    ``numpy.random.default_rng(seed)``, a pure function of the four numbers."""
+    seeds, clips = _whole(seeds, "seeds", 1), _whole(clips, "clips", 1)
+    resamples, seed = _whole(resamples, "resamples", 1), _whole(seed, "seed", 0)
+    rng = np.random.default_rng(seed)
+    rows = max(1, _CHUNK_CELLS // (seeds * clips))
+    for first in range(0, resamples, rows):
+        count = min(rows, resamples - first)
+        yield (rng.integers(0, seeds, size=(count, seeds)),
+               rng.integers(0, clips, size=(count, seeds, clips)))
+
+
+def hierarchical_bootstrap(a: Sequence[GuardReport], b: Sequence[GuardReport], *,
+                           mode: str = "typed", resamples: int = 2000, seed: int = 0,
+                           level: float = 0.95) -> dict[str, Interval]:
+    """The difference a − b of two systems trained on the same seeds (``a[i]`` and ``b[i]``
+    the runs of training seed ``i``, all of the same clips), per coordinate and ``logic``,
+    with a two-stage paired bootstrap: each resample draws the training seeds with
+    replacement, then within each drawn seed the clips with replacement — the same seeds and
+    clips for both systems — and scores each system on the counts of the drawn (seed, clip)
+    cells pooled, as :func:`paired_bootstrap` scores pooled runs. Its interval covers the
+    variance over training seeds as well as over test clips (:func:`paired_bootstrap` of the
+    pooled runs holds the trained models fixed). ``point`` is the difference of the vectors
+    pooled over every seed and clip. Draws: :func:`seed_clip_draws`."""
+    if not isinstance(mode, str):
+        raise SedContractError(f"mode must be 'typed' or 'union', got {mode!r}")
+    runs_a, runs_b = list(a), list(b)
+    if len(runs_a) != len(runs_b) or not runs_a:
+        raise SedContractError(f"a hierarchical bootstrap pairs the systems' runs seed by "
+                               f"seed: give both the same number of runs (>= 1), got "
+                               f"{len(runs_a)} and {len(runs_b)}")
+    for other in (*runs_a[1:], *runs_b):
+        _check_paired(runs_a[0], other, mode)
+    first = runs_a[0]
+    resamples, seed = resampling(resamples, seed, level, len(first.clips))
+    groups = first.aggregation == "macro" and mode == "typed"
+    counts = np.stack([np.stack([_counts(x, mode, groups), _counts(y, mode, groups)], axis=1)
+                       for x, y in zip(runs_a, runs_b, strict=True)])
+    # [seeds, clips, 2 systems, 2, K, G]
+    scores = np.concatenate([count_scores(t) for t in _seed_clip_totals(counts, resamples,
+                                                                        seed)])
+    totals = count_scores(counts.sum(axis=(0, 1)))
+    return percentile_intervals((*first.coordinates, "logic"), list(totals[0] - totals[1]),
+                                scores[:, 0] - scores[:, 1], level, resamples)
+
+
+def _seed_clip_totals(counts: np.ndarray, resamples: int, seed: int) -> Iterator[np.ndarray]:
+    """Per block of resamples, the ``counts`` ``[seeds, clips, …]`` summed over each
+    resample's drawn (seed, clip) cells (:func:`seed_clip_draws`): one matrix product per
+    block, exact in float64 for integer counts below 2**53."""
+    seeds, clips, shape = counts.shape[0], counts.shape[1], counts.shape[2:]
+    flat = counts.reshape(seeds * clips, -1)
+    exact = float(flat.max(initial=0)) * seeds * clips < 2.0 ** 53
+    matrix = flat.astype(np.float64) if exact else flat
+    for drawn_seeds, drawn_clips in seed_clip_draws(seeds, clips, resamples, seed):
+        rows = len(drawn_seeds)
+        cell = drawn_seeds[:, :, None] * clips + drawn_clips  # [rows, draws, clips]
+        where = (cell + seeds * clips * np.arange(rows)[:, None, None]).ravel()
+        weights = np.bincount(where, minlength=rows * seeds * clips).reshape(rows, -1)
+        yield (weights.astype(matrix.dtype) @ matrix).reshape(rows, *shape)
 
 
 def _resampled_totals(counts: np.ndarray, resamples: int, seed: int) -> Iterator[np.ndarray]:
