@@ -297,32 +297,32 @@ def hierarchical_bootstrap(a: Sequence[GuardReport], b: Sequence[GuardReport], *
 
 def _seed_clip_totals(counts: np.ndarray, resamples: int, seed: int) -> Iterator[np.ndarray]:
     """Per block of resamples, the ``counts`` ``[seeds, clips, …]`` summed over each
-    resample's drawn (seed, clip) cells (:func:`seed_clip_draws`): one matrix product per
-    block, exact in float64 for integer counts below 2**53."""
-    seeds, clips, shape = counts.shape[0], counts.shape[1], counts.shape[2:]
-    flat = counts.reshape(seeds * clips, -1)
-    exact = float(flat.max(initial=0)) * seeds * clips < 2.0 ** 53
-    matrix = flat.astype(np.float64) if exact else flat
-    for drawn_seeds, drawn_clips in seed_clip_draws(seeds, clips, resamples, seed):
-        rows = len(drawn_seeds)
-        cell = drawn_seeds[:, :, None] * clips + drawn_clips  # [rows, draws, clips]
-        where = (cell + seeds * clips * np.arange(rows)[:, None, None]).ravel()
-        weights = np.bincount(where, minlength=rows * seeds * clips).reshape(rows, -1)
-        yield (weights.astype(matrix.dtype) @ matrix).reshape(rows, *shape)
+    resample's drawn (seed, clip) cells (:func:`seed_clip_draws`)."""
+    seeds, clips = counts.shape[:2]
+    draws = (drawn_seeds[:, :, None] * clips + drawn_clips
+             for drawn_seeds, drawn_clips in seed_clip_draws(seeds, clips, resamples, seed))
+    return _drawn_totals(counts.reshape(seeds * clips, *counts.shape[2:]), draws)
 
 
 def _resampled_totals(counts: np.ndarray, resamples: int, seed: int) -> Iterator[np.ndarray]:
     """Per block of resamples, the per-clip ``counts`` ``[clips, …]`` summed over each
-    resample's drawn clips: ``[rows, …]``, one matrix product per block."""
+    resample's drawn clips (:func:`resample_indices`)."""
+    return _drawn_totals(counts, _index_chunks(counts.shape[0], resamples, seed))
+
+
+def _drawn_totals(counts: np.ndarray, draws: Iterator[np.ndarray]) -> Iterator[np.ndarray]:
+    """For each block of draws ``[rows, …]`` (positions along the first axis of ``counts``),
+    the counts summed over each row's drawn positions: ``[rows, counts.shape[1:]]``, one
+    matrix product of draw counts by the count matrix per block."""
     n, shape = counts.shape[0], counts.shape[1:]
     flat = counts.reshape(n, -1)
     # Integer-valued float64 sums are exact below 2**53 whatever BLAS's order; above, integers.
     exact = float(flat.max(initial=0)) * n < 2.0 ** 53
     matrix = flat.astype(np.float64) if exact else flat
-    for index in _index_chunks(n, resamples, seed):
-        rows = len(index)
-        weights = np.bincount((index + n * np.arange(rows)[:, None]).ravel(),
-                              minlength=rows * n).reshape(rows, n)
+    for drawn in draws:
+        rows = len(drawn)
+        where = (drawn.reshape(rows, -1) + n * np.arange(rows)[:, None]).ravel()
+        weights = np.bincount(where, minlength=rows * n).reshape(rows, n)
         yield (weights.astype(matrix.dtype) @ matrix).reshape(rows, *shape)
 
 
