@@ -507,3 +507,75 @@ def test_the_seed_clip_interval_widens_with_the_spread_over_training_seeds():
     same = bs.hierarchical_bootstrap(runs_a, runs_b, resamples=1000, seed=1)
     assert same["onset"] == both and same["logic"].point == pytest.approx(
         paired_bootstrap(runs_a, runs_b, resamples=10)["logic"].point, abs=1e-12)
+
+
+def scored_runs(seeds: int, shift: float, seed: int, scores: bool = True) -> list[GuardReport]:
+    """Runs over ``seeds`` training seeds, onsets late by ``shift`` give or take 0.15 s, with the
+    standard scores computed beside each guard vector (unless not ``scores``)."""
+    rng = np.random.default_rng(seed)
+    ref = random_reference(np.random.default_rng(11), 10)
+    out = []
+    for _ in range(seeds):
+        moved = np.clip(ref.onset + shift + rng.normal(0, 0.15, len(ref)), 0, ref.offset - 0.05)
+        out.append(sedcontract.audit(ref, EventList(ref.clip, moved, ref.offset, ref.label,
+                                                    clips=ref.clips),
+                                     AuditPolicy(scores=sedcontract.ScoreSettings() if scores
+                                                 else None)))
+    return out
+
+
+def test_the_seed_clip_bootstrap_scores_f1_on_the_drawn_cells_as_a_report_pools_them():
+    """The standard scores' F1 differences of the two-stage bootstrap: a plain-loop oracle
+    rebuilds each drawn (seed, clip) cell as a report and pools its counts; the point is the
+    F1 of the counts pooled over every run."""
+    runs_a, runs_b = scored_runs(3, 0.1, 1), scored_runs(3, 0.4, 2)
+    got = bs.hierarchical_bootstrap(runs_a, runs_b, resamples=60, seed=5)
+    assert {"event_f1", "segment_f1", "frame_f1"} <= set(got)
+
+    def pooled_f1(reports: list[GuardReport], score: str) -> float:
+        tp = sum(r.scores[score].overall.tp for r in reports)
+        return 2 * tp / sum(r.scores[score].overall.ref + r.scores[score].overall.sys
+                            for r in reports)
+
+    for score in ("event", "segment"):
+        assert got[f"{score}_f1"].point == pytest.approx(
+            pooled_f1(runs_a, score) - pooled_f1(runs_b, score), abs=1e-12)
+    drawn = {"a": [], "b": []}
+    for seeds, clips in bs.seed_clip_draws(3, len(runs_a[0].clips), 60, seed=5):
+        for r in range(len(seeds)):
+            for name, runs in (("a", runs_a), ("b", runs_b)):
+                cells = []
+                for j, s in enumerate(seeds[r]):
+                    report = runs[s]
+                    rows = clips[r, j]
+                    cells.append(report.rebuild([report.clips[i] for i in rows],
+                                                {k: v[rows] for k, v in report.arrays().items()}))
+                drawn[name].append(pooled_f1(cells, "event"))
+    diffs = np.array(drawn["a"]) - np.array(drawn["b"])
+    lo, hi = np.quantile(diffs, (0.025, 0.975))
+    assert got["event_f1"].lo == pytest.approx(lo, abs=1e-12)
+    assert got["event_f1"].hi == pytest.approx(hi, abs=1e-12)
+    assert got["event_f1"].lo > 0  # b's later onsets lose collar matches
+
+
+def test_a_stratified_interval_is_the_mean_of_the_benchmarks_drawn_differences():
+    """Pooling benchmarks: each stratum drawn within itself (stratum k from seed + k), the
+    mean of their differences. A stratum that differs by nothing halves the other's draws;
+    one stratum alone is the two-stage bootstrap; strata that score different names are
+    refused."""
+    runs_a, runs_b = scored_runs(3, 0.0, 3), scored_runs(3, 0.3, 4)
+    same = scored_runs(3, 0.2, 5)
+    alone = bs.hierarchical_bootstrap(runs_a, runs_b, resamples=300, seed=8)
+    assert bs.stratified_bootstrap([(runs_a, runs_b)], resamples=300, seed=8) == alone
+    other = bs.hierarchical_bootstrap(runs_a, runs_b, resamples=300, seed=9)
+    pooled = bs.stratified_bootstrap([(same, same), (runs_a, runs_b)], resamples=300, seed=8)
+    for name, iv in pooled.items():
+        assert iv.point == pytest.approx(other[name].point / 2, abs=1e-12), name
+        assert iv.lo == pytest.approx(other[name].lo / 2, abs=1e-12), name
+        assert iv.hi == pytest.approx(other[name].hi / 2, abs=1e-12), name
+    bare = scored_runs(3, 0.0, 3, scores=False)
+    assert "event_f1" not in bs.hierarchical_bootstrap(bare, bare, resamples=10)
+    with pytest.raises(SedContractError, match="at least one stratum"):
+        bs.stratified_bootstrap([])
+    with pytest.raises(SedContractError, match="must score the same"):
+        bs.stratified_bootstrap([(runs_a, runs_b), (bare, bare)])

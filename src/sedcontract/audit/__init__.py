@@ -5,6 +5,7 @@ from sedcontract.audit.bootstrap import (
     bootstrap_intervals,
     hierarchical_bootstrap,
     paired_bootstrap,
+    stratified_bootstrap,
 )
 from sedcontract.audit.guard import (
     AGGREGATIONS,
@@ -22,4 +23,5 @@ from sedcontract.contracts.policy import AuditPolicy, ScoreSettings
 __all__ = ["AGGREGATIONS", "AuditPolicy", "Cell", "Counts", "GuardReport", "Interval",
            "MetricResult", "ModeReport", "ScoreSettings", "ScoresReport", "audit",
            "bootstrap_intervals", "hierarchical_bootstrap", "paired_bootstrap", "score",
-           "standard_scores", "to_csv", "to_dict", "to_json", "to_markdown", "to_rows"]
+           "standard_scores", "stratified_bootstrap", "to_csv", "to_dict", "to_json",
+           "to_markdown", "to_rows"]

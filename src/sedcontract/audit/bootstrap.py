@@ -26,7 +26,7 @@ from sedcontract.errors import SedContractError
 __all__ = ["POLICY_KEYS", "Interval", "bootstrap_intervals", "count_scores", "f1_scores",
            "hierarchical_bootstrap", "paired_bootstrap", "percentile_intervals",
            "resample_indices", "resampled_f1", "resampled_scores", "resampling",
-           "seed_clip_draws"]
+           "seed_clip_draws", "stratified_bootstrap"]
 
 # The policy settings that decide what a count means; two reports compared clip by clip must
 # agree on all of them. (``decision`` and ``scores`` may differ: how each system's posteriors
@@ -265,14 +265,48 @@ def hierarchical_bootstrap(a: Sequence[GuardReport], b: Sequence[GuardReport], *
                            mode: str = "typed", resamples: int = 2000, seed: int = 0,
                            level: float = 0.95) -> dict[str, Interval]:
     """The difference a − b of two systems trained on the same seeds (``a[i]`` and ``b[i]``
-    the runs of training seed ``i``, all of the same clips), per coordinate and ``logic``,
-    with a two-stage paired bootstrap: each resample draws the training seeds with
-    replacement, then within each drawn seed the clips with replacement — the same seeds and
-    clips for both systems — and scores each system on the counts of the drawn (seed, clip)
-    cells pooled, as :func:`paired_bootstrap` scores pooled runs. Its interval covers the
-    variance over training seeds as well as over test clips (:func:`paired_bootstrap` of the
-    pooled runs holds the trained models fixed). ``point`` is the difference of the vectors
-    pooled over every seed and clip. Draws: :func:`seed_clip_draws`."""
+    the runs of training seed ``i``, all of the same clips), per coordinate and ``logic``
+    (and ``<score>_f1`` for the standard scores both carry), with a two-stage paired
+    bootstrap: each resample draws the training seeds with replacement, then within each
+    drawn seed the clips with replacement — the same seeds and clips for both systems — and
+    scores each system on the counts of the drawn (seed, clip) cells pooled, as
+    :func:`paired_bootstrap` scores pooled runs. Its interval covers the variance over
+    training seeds as well as over test clips (:func:`paired_bootstrap` of the pooled runs
+    holds the trained models fixed). ``point`` is the difference of the vectors pooled over
+    every seed and clip. Draws: :func:`seed_clip_draws`."""
+    names, points, diffs = _hierarchical(a, b, mode, resamples, seed, level)
+    return percentile_intervals(names, points, diffs, level, len(diffs))
+
+
+def stratified_bootstrap(strata: Sequence[tuple[Sequence[GuardReport], Sequence[GuardReport]]],
+                         *, mode: str = "typed", resamples: int = 2000, seed: int = 0,
+                         level: float = 0.95) -> dict[str, Interval]:
+    """The mean over strata (benchmarks) of the differences a − b, each stratum ``(a, b)`` as
+    in :func:`hierarchical_bootstrap`: every resample draws seeds and clips within each
+    stratum independently (stratum ``k`` from ``seed + k``) and averages the strata's
+    differences; a resample where a stratum's difference is undefined is left out. For a
+    handful of benchmarks, whose own resampling would say nothing, this is the pooled
+    interval: the variance of the mean over seeds and clips, the benchmarks held fixed."""
+    strata = list(strata)
+    if not strata:
+        raise SedContractError("a stratified bootstrap needs at least one stratum")
+    parts = [_hierarchical(a, b, mode, resamples, _whole(seed, "seed", 0) + k, level)
+             for k, (a, b) in enumerate(strata)]
+    names = parts[0][0]
+    for k, (other, _, _) in enumerate(parts[1:], start=1):
+        if other != names:
+            raise SedContractError(f"stratum {k} scores {', '.join(other)}, stratum 0 "
+                                   f"{', '.join(names)}: the strata must score the same")
+    points = np.mean([p for _, p, _ in parts], axis=0)
+    diffs = np.mean([d for _, _, d in parts], axis=0)  # NaN in any stratum: left out
+    return percentile_intervals(names, list(points), diffs, level, len(diffs))
+
+
+def _hierarchical(a: Sequence[GuardReport], b: Sequence[GuardReport], mode: str,
+                  resamples: int, seed: int, level: float
+                  ) -> tuple[list[str], list[float], np.ndarray]:
+    """Names, points and ``[resamples, names]`` drawn differences of
+    :func:`hierarchical_bootstrap`."""
     if not isinstance(mode, str):
         raise SedContractError(f"mode must be 'typed' or 'union', got {mode!r}")
     runs_a, runs_b = list(a), list(b)
@@ -291,8 +325,26 @@ def hierarchical_bootstrap(a: Sequence[GuardReport], b: Sequence[GuardReport], *
     scores = np.concatenate([count_scores(t) for t in _seed_clip_totals(counts, resamples,
                                                                         seed)])
     totals = count_scores(counts.sum(axis=(0, 1)))
-    return percentile_intervals((*first.coordinates, "logic"), list(totals[0] - totals[1]),
-                                scores[:, 0] - scores[:, 1], level, resamples)
+    names = [*first.coordinates, "logic"]
+    points = list(totals[0] - totals[1])
+    diffs = scores[:, 0] - scores[:, 1]
+    scored = [k for k in first.scores or {}
+              if all(k in (r.scores or {}) for r in (*runs_a, *runs_b))]
+    if scored:  # [seeds, clips, 2 systems, scores, 3]: tp, references, outputs per clip
+        parts = np.stack([np.stack([_score_parts(x, scored), _score_parts(y, scored)], axis=1)
+                          for x, y in zip(runs_a, runs_b, strict=True)])
+        f1 = np.concatenate([f1_scores(t) for t in _seed_clip_totals(parts, resamples, seed)])
+        total_f1 = f1_scores(parts.sum(axis=(0, 1)))
+        names += [f"{k}_f1" for k in scored]
+        points += list(total_f1[0] - total_f1[1])
+        diffs = np.concatenate([diffs, f1[:, 0] - f1[:, 1]], axis=1)
+    return names, points, diffs
+
+
+def _score_parts(report: GuardReport, scored: Sequence[str]) -> np.ndarray:
+    """``[clips, scores, 3]``: each standard score's tp, references and outputs per clip."""
+    return np.stack([np.stack([getattr(report.scores[k], part).sum(axis=1)
+                               for part in SCORE_PARTS], axis=1) for k in scored], axis=1)
 
 
 def _seed_clip_totals(counts: np.ndarray, resamples: int, seed: int) -> Iterator[np.ndarray]:
@@ -362,8 +414,7 @@ def bootstrap_intervals(report: GuardReport, *, mode: str = "typed", resamples: 
     points = [*report.vector(mode).values(), report.logic(mode)]
     out = percentile_intervals(names, points, vector, level, resamples)
     if report.scores:
-        parts = np.stack([np.stack([getattr(r, k).sum(axis=1) for k in SCORE_PARTS], axis=1)
-                          for r in report.scores.values()], axis=1)  # [clips, scores, 3]
+        parts = _score_parts(report, list(report.scores))  # [clips, scores, 3]
         scored = [f"{name}_f1" for name in report.scores]
         out |= percentile_intervals(scored, [r.overall.f1 for r in report.scores.values()],
                                     resampled_f1(parts, resamples, seed), level, resamples)
