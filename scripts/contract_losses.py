@@ -67,17 +67,19 @@ CONTROL = "bce_only"
 RISE = ["loss.contract.events=expected", "loss.contract.relaxation={onset: rise, offset: rise}"]
 
 
-def _only(*clauses: str) -> list[str]:
-    """The other clauses of the standard contract weighted 0 (not trained)."""
-    return [f"loss.contract.weights.{c}=0.0" for c in COORDINATES if c not in clauses]
+def _only(*clauses: str, weight: float = 0.3) -> list[str]:
+    """λ and every clause weight of the standard contract pinned: ``clauses`` 1, the others 0
+    (not trained), so an arm means the same whatever the config's defaults become."""
+    return [f"loss.contract.weight={weight}"] + [
+        f"loss.contract.weights.{c}={1.0 if c in clauses else 0.0}" for c in COORDINATES]
 
 
 ARMS: dict[str, list[str]] = {  # name → overrides on BASE: the candidates
     CONTROL: ["loss.contract.weight=0.0"],
-    "rise": RISE,                                   # the shipped default before the protocol
-    "rise_w1": [*RISE, "loss.contract.weight=1.0"],  # λ = 1 instead of 0.3
+    "rise": [*RISE, *_only(*COORDINATES)],          # the default before the protocol
+    "rise_w1": [*RISE, *_only(*COORDINATES, weight=1.0)],
     "rise_boundary": [*RISE, *_only("onset", "offset")],  # the boundary clauses only
-    "rise_boundary_w1": [*RISE, *_only("onset", "offset"), "loss.contract.weight=1.0"],
+    "rise_boundary_w1": [*RISE, *_only("onset", "offset", weight=1.0)],
     "rise_boundary_frag": [*RISE, *_only("onset", "offset", "fragmentation")],
     # the witness before rise, on the boundary clauses only
     "noisy_or_boundary": ["loss.contract.events=expected",
@@ -123,13 +125,14 @@ def build(args: argparse.Namespace, data_seeds: Iterable[int]) -> None:
 
 
 def train_and_evaluate(args: argparse.Namespace, data_seed: int, arm: str,
-                       overrides: Sequence[str], seed: int, threads: int) -> str:
+                       overrides: Sequence[str], seed: int, threads: int) -> bool:
     """One run: train (unless its checkpoint exists), then evaluate the best checkpoint on the
-    validation and test splits with the scores saved."""
+    validation and test splits with the scores saved; whether it was trained here."""
     python = sys.executable
     where = run_dir(args, data_seed, arm, seed)
     data = [f"paths.data_dir={benchmark(args, data_seed)}", f"data.seed={data_seed}"]
-    if not (where / "checkpoints" / "last.ckpt").exists():
+    trained = not (where / "checkpoints" / "last.ckpt").exists()
+    if trained:
         run([python, "train.py", *BASE, f"seed={seed}", f"hydra.run.dir={where}", *data,
              *overrides, *args.overrides], where.parent / f"seed_{seed}.train.log", threads)
     for split in ("validation", "test"):
@@ -138,20 +141,26 @@ def train_and_evaluate(args: argparse.Namespace, data_seed: int, arm: str,
             run([python, "evaluate.py", f"ckpt_path={best_checkpoint(where)}", f"split={split}",
                  f"hydra.run.dir={out}", "save_scores=true", *data, *args.overrides],
                 where.parent / f"seed_{seed}.{split}.log", threads)
-    return f"{role(data_seed)} {data_seed} {arm} seed {seed}"
+    return trained
 
 
 def train_all(args: argparse.Namespace, arms: Mapping[str, Sequence[str]],
-              data_seeds: Sequence[int], seeds: Sequence[int]) -> None:
+              data_seeds: Sequence[int], seeds: Sequence[int]) -> dict[str, int]:
+    """Every run of the arms on the benchmarks; how many there are and how many were trained
+    here (the others were found trained)."""
     build(args, data_seeds)
     jobs = [(d, name, arms[name], s) for d in data_seeds for s in seeds for name in arms]
     # the environment's threads share the cores among the jobs; each run fixes torch's own
     # (the config's `threads`), so the rows do not depend on --jobs
     threads = max(1, (os.cpu_count() or 1) // args.jobs)
-    start = time.time()
+    start, trained = time.time(), 0
     with ThreadPoolExecutor(args.jobs) as pool:
-        for done in pool.map(lambda job: train_and_evaluate(args, *job, threads), jobs):
-            print(f"done {done} ({time.time() - start:.0f} s)", flush=True)
+        for job, fresh in zip(jobs, pool.map(lambda job: train_and_evaluate(args, *job, threads),
+                                             jobs), strict=True):
+            trained += fresh
+            print(f"done {role(job[0])} {job[0]} {job[1]} seed {job[3]} "
+                  f"({time.time() - start:.0f} s)", flush=True)
+    return {"runs": len(jobs), "trained": trained}
 
 
 # -- reports ------------------------------------------------------------------------------------
@@ -367,7 +376,7 @@ def develop(args: argparse.Namespace) -> None:
     """The candidates on the development benchmarks' validation splits."""
     arms = {name: ARMS[name] for name in dict.fromkeys([CONTROL, *args.arms])}
     start = time.time()
-    train_all(args, arms, DEVELOPMENT, DEVELOPMENT_SEEDS)
+    runs = train_all(args, arms, DEVELOPMENT, DEVELOPMENT_SEEDS)
     if args.train_only:
         return
     reports, rows, psds_rows, choices = collect(args, list(arms), {a: a for a in arms},
@@ -377,7 +386,7 @@ def develop(args: argparse.Namespace) -> None:
                            (name, "none", CONTROL, "tuned"))]
     intervals = interval_rows(reports, DEVELOPMENT, contrasts, args.resamples)
     meta = {"command": "python scripts/contract_losses.py develop", "split": "validation",
-            "wall_s": round(time.time() - start), "commit": commit()}
+            "wall_s": round(time.time() - start), **runs, "commit": commit()}
     write_all(args, "contract_losses_development", rows, psds_rows, choices, intervals, meta)
 
 
@@ -387,7 +396,7 @@ def heldout(args: argparse.Namespace) -> None:
     name = chosen["contract"]["name"]
     arms = {CONTROL: chosen["control"]["overrides"], name: chosen["contract"]["overrides"]}
     start = time.time()
-    train_all(args, arms, HELDOUT, HELDOUT_SEEDS)
+    runs = train_all(args, arms, HELDOUT, HELDOUT_SEEDS)
     if args.train_only:
         return
     reports, rows, psds_rows, choices = collect(args, list(arms), {CONTROL: CONTROL,
@@ -395,7 +404,7 @@ def heldout(args: argparse.Namespace) -> None:
                                                 HELDOUT, HELDOUT_SEEDS, "test")
     intervals = interval_rows(reports, HELDOUT, CONTRASTS, args.resamples)
     meta = {"command": "python scripts/contract_losses.py heldout", "split": "test",
-            "contract": name, "wall_s": round(time.time() - start), "commit": commit(),
+            "contract": name, "wall_s": round(time.time() - start), **runs, "commit": commit(),
             "choices_sha256": json.loads((args.out / "heldout_lock.json").read_text())["sha256"]}
     write_all(args, "contract_losses", rows, psds_rows, choices, intervals, meta)
 
@@ -486,10 +495,15 @@ def render(rows: list[dict], psds_rows: list[dict], choices: list[dict],
     systems = list(dict.fromkeys(r["system"] for r in rows))
     seeds = sorted({int(r["seed"]) for r in rows})
     kind = "development" if split == "validation" else "held-out"
-    minutes = f"{meta['wall_s'] / 60:.0f} minutes" if "wall_s" in meta else "unknown"
+    minutes = (f"{meta['wall_s'] / 60:.0f} minutes on this machine's CPUs" if "wall_s" in meta
+               else "time unknown")
+    if "runs" in meta:
+        minutes += (f"; it trained {meta['trained']} of its {meta['runs']} runs, the others "
+                    "were found trained by an earlier call" if meta["trained"] < meta["runs"]
+                    else f"; it trained all {meta['runs']} runs")
     out.write(
         f"# The contract losses on the {kind} benchmarks ({split} splits)\n\n"
-        f"Generated by `{meta['command']}` ({minutes} on this machine's CPUs, commit "
+        f"Generated by `{meta['command']}` ({minutes}; commit "
         f"`{meta.get('commit', 'unknown')[:10]}`) — do not edit; `python scripts/"
         f"contract_losses.py render{' --development' if kind == 'development' else ''}` "
         "renders it again from the CSV files beside it. The protocol: "
@@ -559,9 +573,25 @@ def render(rows: list[dict], psds_rows: list[dict], choices: list[dict],
         out.write(f"| {c['benchmark']} | {c['system']} | {c['seed']} | "
                   f"{float(c['median_filter']):g} | {float(c['threshold']):g} | {low} | "
                   f"{float(c['validation_logic']):.3f} |\n")
-    if kind == "held-out":
-        out.write("\n" + verdict(intervals) + "\n")
+    out.write("\n" + (verdict(intervals) if kind == "held-out" else choice(intervals)) + "\n")
     return out.getvalue()
+
+
+def choice(intervals: list[dict]) -> str:
+    """The development rule: the arm whose tuned post-processing beats BCE's by the most
+    typed logic, pooled over the development benchmarks' validation splits."""
+    pooled = {r["system"]: r for r in intervals
+              if (r["benchmark"], r["post"], r["control_post"], r["mode"], r["coordinate"])
+              == ("pooled", "tuned", "tuned", "typed", "logic")}
+    if not pooled:
+        return ""
+    best = max(pooled, key=lambda name: float(pooled[name]["point"]))
+    ranked = sorted(pooled, key=lambda name: -float(pooled[name]["point"]))
+    return ("## The choice\n\nThe rule: the arm whose tuned "
+            "post-processing beats BCE's tuned post-processing by the most typed logic, pooled "
+            "over the development benchmarks' validation splits. Ranked: " + "; ".join(
+                f"`{name}` {diff_cell(pooled[name])}" for name in ranked)
+            + f". Chosen: `{best}` (`python scripts/contract_losses.py lock {best}`).")
 
 
 def verdict(intervals: list[dict]) -> str:

@@ -174,3 +174,36 @@ def test_the_held_out_command_refuses_to_run_without_a_lock(tmp_path):
                           capture_output=True, text=True, cwd=ROOT)
     assert done.returncode != 0 and "lock the choices first" in done.stderr
     assert not (tmp_path / "runs").exists() and not (tmp_path / "d").exists()
+
+
+def test_the_development_page_ranks_the_candidates_by_the_pooled_tuned_difference(tmp_path):
+    """The choice on development data is read from the pooled validation intervals (tuned
+    against tuned), not typed in, and the page says it makes no claim."""
+    rows = []
+    for system, base in (("bce_only", 80), ("wide", 81), ("narrow", 84)):
+        for post in ("none", "tuned"):
+            rows += rows_of(0, system, post, 0, base + (post == "tuned"))
+    stem = "contract_losses_development"
+    write(tmp_path / f"{stem}.csv", rows)
+    write(tmp_path / f"{stem}_psds.csv", [{"benchmark": 0, "system": s, "seed": 0, "psds1": 0.5}
+                                          for s in ("bce_only", "wide", "narrow")])
+    write(tmp_path / f"{stem}_post.csv", [{"benchmark": 0, "system": "wide", "seed": 0,
+                                           "median_filter": 0, "threshold": 0.5, "low": 0.3,
+                                           "validation_logic": 0.8}])
+    ivs = []
+    for system, point in (("wide", 0.002), ("narrow", 0.004)):
+        ivs += [{**interval(where, system, "tuned", "tuned", "typed", "logic", point, -0.01,
+                            0.02), "benchmark": where} for where in ("0", "pooled")]
+    ivs[-1]["point"] = -0.001  # narrow: ahead on benchmark 0, behind pooled
+    write(tmp_path / f"{stem}_intervals.csv", ivs)
+    (tmp_path / f"{stem}_run.json").write_text(json.dumps({
+        "command": "python scripts/contract_losses.py develop", "split": "validation",
+        "wall_s": 600}))
+    done = subprocess.run([sys.executable, str(SCRIPT), "render", "--development", "--out",
+                           str(tmp_path)], capture_output=True, text=True, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    text = (tmp_path / f"{stem}.md").read_text()
+    assert "on the development benchmarks (validation splits)" in text
+    assert "it makes no claim" in text and "The goal" not in text
+    assert "Ranked: `wide` +0.002 [-0.010, +0.020]; `narrow` -0.001 [-0.010, +0.020]. " \
+           "Chosen: `wide` (`python scripts/contract_losses.py lock wide`)." in text
