@@ -13,7 +13,8 @@ best typed logic over median filter × threshold × hysteresis).
    (``contract_losses_development.md``).
 2. ``lock ARM``: the choice frozen before any held-out run — the arms' overrides, the
    post-processing grid, the seeds — in ``heldout_choices.json``, its sha256 in
-   ``heldout_lock.json``; refused once held-out runs exist (their results could be seen).
+   ``heldout_lock.json``; refused once held-out runs exist (their results could be seen) and
+   while the code has changes not committed.
 3. ``heldout``: BCE and the locked arm on the held-out benchmarks (data seeds 2–4, training
    seeds 0–4), the test split; refused unless the choices file matches the lock's digest and
    the choices this script would make now. Rows, intervals (two-stage seed × clip bootstrap,
@@ -23,7 +24,7 @@ best typed logic over median filter × threshold × hysteresis).
 Runs are deterministic (the run's ``threads``), so ``--jobs`` changes the wall time only::
 
     python scripts/contract_losses.py develop --jobs 1
-    python scripts/contract_losses.py lock rise
+    python scripts/contract_losses.py lock rise_boundary_frag
     python scripts/contract_losses.py heldout --jobs 1
     python scripts/contract_losses.py render
 """
@@ -32,13 +33,12 @@ from __future__ import annotations
 
 import argparse
 import csv
-import hashlib
 import io
 import itertools
 import json
 import math
 import os
-import statistics
+import shlex
 import subprocess
 import sys
 import time
@@ -47,7 +47,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from contract_vs_baselines import best_checkpoint, run  # the same run and checkpoint rules
+import numpy as np
+from contract_vs_baselines import best_checkpoint, cell, run  # the same rules and cells
 
 from sedcontract.cli.command import reported
 
@@ -92,9 +93,6 @@ MEDIAN = (0.0, 0.06, 0.12, 0.2)
 THRESHOLD = (0.3, 0.4, 0.5, 0.6, 0.7)
 LOW_BELOW = (None, 0.2)
 POSTS = ("none", "tuned")
-# held-out comparisons: (system, post) − (control, post)
-CONTRASTS = (("contract", "tuned", CONTROL, "tuned"), ("contract", "none", CONTROL, "none"),
-             ("contract", "none", CONTROL, "tuned"), (CONTROL, "tuned", CONTROL, "none"))
 
 
 # -- runs ---------------------------------------------------------------------------------------
@@ -124,22 +122,96 @@ def build(args: argparse.Namespace, data_seeds: Iterable[int]) -> None:
         build_controlled(benchmark(args, data_seed), seed=data_seed, log=lambda _: None)
 
 
+def data_overrides(args: argparse.Namespace, data_seed: int) -> list[str]:
+    return [f"paths.data_dir={benchmark(args, data_seed)}", f"data.seed={data_seed}"]
+
+
+def train_overrides(args: argparse.Namespace, data_seed: int, overrides: Sequence[str],
+                    seed: int) -> list[str]:
+    """Everything a run of one arm is trained with (but its folder)."""
+    return [*BASE, f"seed={seed}", *data_overrides(args, data_seed), *overrides,
+            *getattr(args, "overrides", [])]
+
+
+# what decides the weights a run trains; the saved config of a run found trained must agree
+TRAINED_BY = ("model", "loss", "augment", "trainer", "data", "contract", "seed", "threads")
+
+
+def effective(cfg: Mapping[str, Any]) -> dict[str, Any]:
+    """The settings of a composed config that decide what a run trains. With λ = 0 the contract
+    loss adds 0 × its value to the total, so its other settings are left out."""
+    out = {key: cfg.get(key) for key in TRAINED_BY}
+    contract = (out.get("loss") or {}).get("contract")
+    if isinstance(contract, Mapping) and contract.get("weight") == 0:
+        out["loss"] = {**out["loss"], "contract": {"weight": contract["weight"]}}
+    return out
+
+
+def composed(overrides: Sequence[str]) -> dict[str, Any]:
+    """:func:`effective` of the training config these overrides compose (not resolved)."""
+    from hydra import compose, initialize_config_module
+    from hydra.core.global_hydra import GlobalHydra
+    from omegaconf import OmegaConf
+
+    GlobalHydra.instance().clear()
+    with initialize_config_module("sedcontract.configs", version_base="1.3"):
+        cfg = compose("train", overrides=list(overrides))
+    GlobalHydra.instance().clear()
+    return effective(OmegaConf.to_container(cfg, resolve=False))
+
+
+def first_difference(a: Any, b: Any, path: str = "") -> str | None:
+    """The dotted path of the first setting where ``a`` and ``b`` differ, with both values."""
+    if isinstance(a, Mapping) and isinstance(b, Mapping):
+        for key in sorted(set(a) | set(b), key=str):
+            found = first_difference(a.get(key), b.get(key), f"{path}.{key}" if path else
+                                     str(key))
+            if found:
+                return found
+        return None
+    return None if a == b else f"{path}: trained {json.dumps(a)}, now {json.dumps(b)}"
+
+
+def check_reused(where: Path, overrides: Sequence[str]) -> None:
+    """Refuse a run found trained whose saved config is not what this arm composes now (so
+    a table never mixes runs trained otherwise)."""
+    from omegaconf import OmegaConf
+
+    saved = where / ".hydra" / "config.yaml"
+    if not saved.is_file():
+        raise SystemExit(f"{where} has a checkpoint but no .hydra/config.yaml: how it was "
+                         "trained cannot be checked; remove the run to train it again")
+    found = first_difference(effective(OmegaConf.to_container(OmegaConf.load(saved),
+                                                              resolve=False)),
+                             composed(overrides))
+    if found:
+        raise SystemExit(f"{where} was trained with other settings ({found}); remove the run "
+                         "to train it again, or give the arm its old settings")
+
+
+def training_seconds(where: Path) -> float:
+    """How long a run trained: from its saved config to its last checkpoint (file times)."""
+    return (where / "checkpoints" / "last.ckpt").stat().st_mtime - \
+        (where / ".hydra" / "config.yaml").stat().st_mtime
+
+
 def train_and_evaluate(args: argparse.Namespace, data_seed: int, arm: str,
                        overrides: Sequence[str], seed: int, threads: int) -> bool:
     """One run: train (unless its checkpoint exists), then evaluate the best checkpoint on the
     validation and test splits with the scores saved; whether it was trained here."""
     python = sys.executable
     where = run_dir(args, data_seed, arm, seed)
-    data = [f"paths.data_dir={benchmark(args, data_seed)}", f"data.seed={data_seed}"]
     trained = not (where / "checkpoints" / "last.ckpt").exists()
     if trained:
-        run([python, "train.py", *BASE, f"seed={seed}", f"hydra.run.dir={where}", *data,
-             *overrides, *args.overrides], where.parent / f"seed_{seed}.train.log", threads)
+        run([python, "train.py", f"hydra.run.dir={where}",
+             *train_overrides(args, data_seed, overrides, seed)],
+            where.parent / f"seed_{seed}.train.log", threads)
     for split in ("validation", "test"):
         out = where / split
         if not (out / f"{split}_report.csv").exists():
             run([python, "evaluate.py", f"ckpt_path={best_checkpoint(where)}", f"split={split}",
-                 f"hydra.run.dir={out}", "save_scores=true", *data, *args.overrides],
+                 f"hydra.run.dir={out}", "save_scores=true", *data_overrides(args, data_seed),
+                 *getattr(args, "overrides", [])],
                 where.parent / f"seed_{seed}.{split}.log", threads)
     return trained
 
@@ -150,6 +222,10 @@ def train_all(args: argparse.Namespace, arms: Mapping[str, Sequence[str]],
     here (the others were found trained)."""
     build(args, data_seeds)
     jobs = [(d, name, arms[name], s) for d in data_seeds for s in seeds for name in arms]
+    for d, name, overrides, s in jobs:  # before any training: a stale run stops the call
+        where = run_dir(args, d, name, s)
+        if (where / "checkpoints" / "last.ckpt").exists():
+            check_reused(where, train_overrides(args, d, overrides, s))
     # the environment's threads share the cores among the jobs; each run fixes torch's own
     # (the config's `threads`), so the rows do not depend on --jobs
     threads = max(1, (os.cpu_count() or 1) // args.jobs)
@@ -160,7 +236,8 @@ def train_all(args: argparse.Namespace, arms: Mapping[str, Sequence[str]],
             trained += fresh
             print(f"done {role(job[0])} {job[0]} {job[1]} seed {job[3]} "
                   f"({time.time() - start:.0f} s)", flush=True)
-    return {"runs": len(jobs), "trained": trained}
+    training = sum(training_seconds(run_dir(args, d, name, s)) for d, name, _, s in jobs)
+    return {"runs": len(jobs), "trained": trained, "training_s": round(training)}
 
 
 # -- reports ------------------------------------------------------------------------------------
@@ -190,9 +267,11 @@ def tuned(args: argparse.Namespace, data_seed: int, where: Path, split: str
         decision = DecisionPolicy(threshold=threshold, median_filter=median, low=low)
         logic = audited(args, data_seed, events("validation", decision), "validation").logic(
             "typed")
-        if best is None or logic > best[0] + 1e-12:
-            best = (logic, decision)
-    assert best is not None
+        if not math.isnan(logic) and (best is None or logic > best[0] + 1e-12):
+            best = (logic, decision)  # the first best in grid order
+    if best is None:
+        raise SystemExit(f"{where}: every decision on the grid leaves the validation split's "
+                         "typed logic vacuous")
     logic, decision = best
     report = audited(args, data_seed, events(split, decision), split)
     return report, {"median_filter": decision.median_filter, "threshold": decision.threshold,
@@ -237,8 +316,10 @@ def count_rows(report: Any, keys: Mapping[str, Any]) -> list[dict[str, Any]]:
                          "obligations": int(cells.obligations[coordinate].sum())})
     for score in SCORES:
         counts = report.scores[score.removesuffix("_f1")].overall
+        # F1 = 2·tp / (references + outputs), vacuous (0 / 0) without references
         rows.append({**keys, "mode": "scores", "coordinate": score,
-                     "satisfied": 2 * int(counts.tp), "obligations": int(counts.ref + counts.sys)})
+                     "satisfied": 2 * int(counts.tp),
+                     "obligations": int(counts.ref + counts.sys) if counts.ref else 0})
     return rows
 
 
@@ -268,22 +349,24 @@ def collect(args: argparse.Namespace, arms: Sequence[str], names: Mapping[str, s
 
 
 def interval_rows(reports: Mapping[tuple, Any], data_seeds: Sequence[int],
-                  contrasts: Iterable[tuple[str, str, str, str]], resamples: int
-                  ) -> list[dict]:
-    """Per contrast and mode, the two-stage (seed, clip) interval on each benchmark and the
-    stratified one pooled over them (the mean of the benchmarks' differences)."""
+                  contrasts: Iterable[tuple[str, str, str, str]], resamples: int,
+                  level: float = 0.95) -> list[dict]:
+    """Per contrast and mode, the two-stage (seed, clip) interval on each benchmark (the k-th
+    drawn from seed k) and the stratified one pooled over them, the mean of the benchmarks'
+    differences (stratum k drawn from seed k too: the same draws)."""
     from sedcontract.audit import hierarchical_bootstrap, stratified_bootstrap
 
     out = []
     for system, post, control, control_post in contrasts:
-        pairs = {d: (reports[(d, system, post)], reports[(d, control, control_post)])
-                 for d in data_seeds}
+        pairs = [(reports[(d, system, post)], reports[(d, control, control_post)])
+                 for d in data_seeds]
         for mode in MODES:
-            found = {str(d): hierarchical_bootstrap(a, b, mode=mode, resamples=resamples, seed=d)
-                     for d, (a, b) in pairs.items()}
+            found = {str(d): hierarchical_bootstrap(a, b, mode=mode, resamples=resamples,
+                                                    seed=k, level=level)
+                     for k, (d, (a, b)) in enumerate(zip(data_seeds, pairs, strict=True))}
             if len(pairs) > 1:
-                found["pooled"] = stratified_bootstrap(list(pairs.values()), mode=mode,
-                                                       resamples=resamples, seed=0)
+                found["pooled"] = stratified_bootstrap(pairs, mode=mode, resamples=resamples,
+                                                       seed=0, level=level)
             for where, intervals in found.items():
                 for coordinate, iv in intervals.items():
                     out.append({"benchmark": where, "system": system, "post": post,
@@ -310,14 +393,21 @@ def choices_now(arm: str) -> dict[str, Any]:
             "training_seeds": list(HELDOUT_SEEDS), "resamples": RESAMPLES, "level": 0.95}
 
 
-def digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+def lock_paths(out: Path) -> tuple[Path, Path]:
+    """The choices file and the lock holding its digest."""
+    return out / "heldout_choices.json", out / "heldout_lock.json"
 
 
-def commit() -> str:
-    done = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True,
-                          text=True)
-    return done.stdout.strip() if done.returncode == 0 else "unknown"
+def commit() -> tuple[str, bool]:
+    """HEAD and whether the code that makes the choices (``scripts/``, ``src/``: the configs
+    are ``src/sedcontract/configs``) has changes not committed."""
+    def git(*argv: str) -> str:
+        done = subprocess.run(["git", *argv], cwd=ROOT, capture_output=True, text=True)
+        if done.returncode:
+            raise SystemExit(f"git {' '.join(argv)} failed: {done.stderr.strip()}")
+        return done.stdout.strip()
+
+    return git("rev-parse", "HEAD"), bool(git("status", "--porcelain", "--", "scripts", "src"))
 
 
 def heldout_runs(args: argparse.Namespace) -> list[Path]:
@@ -326,43 +416,73 @@ def heldout_runs(args: argparse.Namespace) -> list[Path]:
 
 
 def lock(args: argparse.Namespace) -> None:
-    """Freeze the choices: refused once held-out runs exist, or over another lock."""
-    from sedcontract.outputs import atomic_write, guard
+    """Freeze the choices: refused over another lock, once held-out runs or tables exist, and
+    while the code that makes the choices has changes not committed."""
+    from sedcontract.data.fetch import sha256_of
+    from sedcontract.outputs import Outputs
 
-    choices_path, lock_path = args.out / "heldout_choices.json", args.out / "heldout_lock.json"
+    choices_path, lock_path = lock_paths(args.out)
     chosen = choices_now(args.arm)
-    seen = heldout_runs(args)
+    seen = heldout_runs(args) + [p for p in (paths_of(args.out, "contract_losses")["rows"],)
+                                 if p.exists()]
     if seen:
-        raise SystemExit(f"held-out runs exist ({seen[0]}, {len(seen)} in all): a lock made now "
-                         "could follow their results; the protocol allows one lock before any "
+        raise SystemExit(f"held-out results exist ({seen[0]}, {len(seen)} in all): a lock made "
+                         "now could follow them; the protocol allows one lock before any "
                          "held-out run")
-    if lock_path.exists():
-        raise SystemExit(f"{lock_path} exists: the choices are locked already (a new lock "
-                         "would be a choice made again; remove it only if no held-out run "
-                         "was ever made)")
-    guard(writes={"choices": choices_path, "lock": lock_path})
-    text = json.dumps({**chosen, "commit": commit()}, indent=2) + "\n"
-    atomic_write(choices_path, text)
-    atomic_write(lock_path, json.dumps({"choices": choices_path.name,
-                                        "sha256": digest(choices_path)}, indent=2) + "\n")
-    print(f"locked {args.arm}: {choices_path} sha256 {digest(choices_path)}")
+    for path in (lock_path, choices_path):
+        if path.exists():
+            raise SystemExit(f"{path} exists: the choices are locked already (a new lock would "
+                             "be a choice made again; remove it only if no held-out run was "
+                             "ever made)")
+    head, dirty = commit()
+    if dirty:
+        raise SystemExit("scripts/ or src/ (with the configs) have changes not committed: "
+                         "commit the code that makes the choices, so the lock names it")
+    text = json.dumps({**chosen, "commit": head}, indent=2) + "\n"
+    with Outputs(writes={"choices": choices_path, "lock": lock_path}) as out:
+        out.write(choices_path, text)
+        out.write(lock_path, json.dumps({"choices": choices_path.name, "sha256":
+                                         text_sha256(text)}, indent=2) + "\n")
+    print(f"locked {args.arm}: {choices_path} sha256 {sha256_of(choices_path)}")
+
+
+def text_sha256(text: str) -> str:
+    """The sha256 of a text's UTF-8 bytes (what the file written from it holds)."""
+    import hashlib
+
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def read_json(path: Path, what: str) -> dict[str, Any]:
+    """A JSON object from a file, or one line naming the file."""
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise SystemExit(f"{path}: cannot read {what} ({exc})") from None
+    if not isinstance(value, dict):
+        raise SystemExit(f"{path}: {what} must be a JSON object, not {type(value).__name__}")
+    return value
 
 
 def locked(args: argparse.Namespace) -> dict[str, Any]:
     """The locked choices, refused unless the file's digest is the lock's and every choice is
     the one this script makes now (a choice changed after the lock is named)."""
-    choices_path, lock_path = args.out / "heldout_choices.json", args.out / "heldout_lock.json"
+    from sedcontract.data.fetch import sha256_of
+
+    choices_path, lock_path = lock_paths(args.out)
     for path in (choices_path, lock_path):
         if not path.is_file():
             raise SystemExit(f"{path} does not exist: lock the choices first "
                              "(python scripts/contract_losses.py lock ARM)")
-    recorded = json.loads(lock_path.read_text())["sha256"]
-    if digest(choices_path) != recorded:
-        raise SystemExit(f"{choices_path} has sha256 {digest(choices_path)}, the lock "
+    recorded = read_json(lock_path, "the lock").get("sha256")
+    if sha256_of(choices_path) != recorded:
+        raise SystemExit(f"{choices_path} has sha256 {sha256_of(choices_path)}, the lock "
                          f"{recorded}: the choices were changed after the lock")
-    chosen = json.loads(choices_path.read_text())
-    now = choices_now(chosen["contract"]["name"])
-    differ = [k for k in sorted(set(now) | set(chosen) - {"commit"})
+    chosen = read_json(choices_path, "the locked choices")
+    name = (chosen.get("contract") or {}).get("name") if isinstance(chosen.get("contract"),
+                                                                     dict) else None
+    now = choices_now(str(name))
+    differ = [k for k in sorted((set(now) | set(chosen)) - {"commit"})
               if now.get(k) != chosen.get(k)]
     if differ:
         raise SystemExit("the script's choices differ from the lock's in " + "; ".join(
@@ -372,8 +492,28 @@ def locked(args: argparse.Namespace) -> dict[str, Any]:
 
 
 # -- commands -----------------------------------------------------------------------------------
+def contrasts_of(system: str) -> list[tuple[str, str, str, str]]:
+    """(system, post) − (control, post): with post-processing on both sides, with none, and
+    the system as it decides against the control post-processed."""
+    return [(system, "tuned", CONTROL, "tuned"), (system, "none", CONTROL, "none"),
+            (system, "none", CONTROL, "tuned")]
+
+
+# the held-out table's: the three above for the locked arm, and what post-processing buys BCE
+CONTRASTS = (*contrasts_of("contract"), (CONTROL, "tuned", CONTROL, "none"))
+
+
+def command_line(args: argparse.Namespace) -> str:
+    return shlex.join(["python", "scripts/contract_losses.py", *args.argv])
+
+
 def develop(args: argparse.Namespace) -> None:
     """The candidates on the development benchmarks' validation splits."""
+    from sedcontract.audit.bootstrap import resampling
+    from sedcontract.outputs import guard
+
+    resampling(args.resamples, 0, 0.95, 1)  # refused now, not after hours of training
+    guard(writes=paths_of(args.out, "contract_losses_development"))
     arms = {name: ARMS[name] for name in dict.fromkeys([CONTROL, *args.arms])}
     start = time.time()
     runs = train_all(args, arms, DEVELOPMENT, DEVELOPMENT_SEEDS)
@@ -381,18 +521,22 @@ def develop(args: argparse.Namespace) -> None:
         return
     reports, rows, psds_rows, choices = collect(args, list(arms), {a: a for a in arms},
                                                 DEVELOPMENT, DEVELOPMENT_SEEDS, "validation")
-    contrasts = [c for name in arms if name != CONTROL
-                 for c in ((name, "tuned", CONTROL, "tuned"), (name, "none", CONTROL, "none"),
-                           (name, "none", CONTROL, "tuned"))]
+    contrasts = [c for name in arms if name != CONTROL for c in contrasts_of(name)]
     intervals = interval_rows(reports, DEVELOPMENT, contrasts, args.resamples)
-    meta = {"command": "python scripts/contract_losses.py develop", "split": "validation",
-            "wall_s": round(time.time() - start), **runs, "commit": commit()}
-    write_all(args, "contract_losses_development", rows, psds_rows, choices, intervals, meta)
+    meta = {"command": command_line(args), "split": "validation",
+            "wall_s": round(time.time() - start), **runs, "commit": commit()[0]}
+    write_all(args.out, "contract_losses_development", rows, psds_rows, choices, intervals,
+              meta)
 
 
 def heldout(args: argparse.Namespace) -> None:
-    """BCE and the locked arm on the held-out benchmarks' test splits, once."""
+    """BCE and the locked arm on the held-out benchmarks' test splits, once: nothing but the
+    locked choices (no overrides, the locked resamples)."""
+    from sedcontract.data.fetch import sha256_of
+    from sedcontract.outputs import guard
+
     chosen = locked(args)
+    guard(writes=paths_of(args.out, "contract_losses"))
     name = chosen["contract"]["name"]
     arms = {CONTROL: chosen["control"]["overrides"], name: chosen["contract"]["overrides"]}
     start = time.time()
@@ -402,11 +546,12 @@ def heldout(args: argparse.Namespace) -> None:
     reports, rows, psds_rows, choices = collect(args, list(arms), {CONTROL: CONTROL,
                                                                    name: "contract"},
                                                 HELDOUT, HELDOUT_SEEDS, "test")
-    intervals = interval_rows(reports, HELDOUT, CONTRASTS, args.resamples)
-    meta = {"command": "python scripts/contract_losses.py heldout", "split": "test",
-            "contract": name, "wall_s": round(time.time() - start), **runs, "commit": commit(),
-            "choices_sha256": json.loads((args.out / "heldout_lock.json").read_text())["sha256"]}
-    write_all(args, "contract_losses", rows, psds_rows, choices, intervals, meta)
+    intervals = interval_rows(reports, HELDOUT, CONTRASTS, chosen["resamples"],
+                              chosen["level"])
+    meta = {"command": command_line(args), "split": "test", "contract": name,
+            "wall_s": round(time.time() - start), **runs, "commit": commit()[0],
+            "choices_sha256": sha256_of(lock_paths(args.out)[0])}
+    write_all(args.out, "contract_losses", rows, psds_rows, choices, intervals, meta)
 
 
 def paths_of(out: Path, stem: str) -> dict[str, Path]:
@@ -415,62 +560,82 @@ def paths_of(out: Path, stem: str) -> dict[str, Path]:
             "meta": out / f"{stem}_run.json", "page": out / f"{stem}.md"}
 
 
-def write_all(args: argparse.Namespace, stem: str, rows: list[dict], psds_rows: list[dict],
-              choices: list[dict], intervals: list[dict], meta: dict[str, Any]) -> None:
-    from sedcontract.outputs import atomic_write, guard
+# the columns of each source file
+COLUMNS = {"rows": ("benchmark", "system", "seed", "post", "mode", "coordinate", "satisfied",
+                    "obligations"),
+           "psds": ("benchmark", "system", "seed", "psds1"),
+           "post": ("benchmark", "system", "seed", "median_filter", "threshold", "low",
+                    "validation_logic"),
+           "intervals": ("benchmark", "system", "post", "control", "control_post", "mode",
+                         "coordinate", "point", "lo", "hi", "level", "defined", "resamples")}
 
-    paths = paths_of(args.out, stem)
-    guard(writes=paths)
-    for key, table in (("rows", rows), ("psds", psds_rows), ("post", choices),
-                       ("intervals", intervals)):
-        atomic_write(paths[key], csv_text(table))
-    atomic_write(paths["meta"], json.dumps(meta, indent=2) + "\n")
-    render_to(args.out, stem)
+
+def write_all(out: Path, stem: str, rows: list[dict], psds_rows: list[dict],
+              choices: list[dict], intervals: list[dict], meta: dict[str, Any]) -> None:
+    """The source files and the page rendered from their text, all put in place together."""
+    from sedcontract.outputs import Outputs
+
+    paths = paths_of(out, stem)
+    texts = {"rows": csv_text(rows), "psds": csv_text(psds_rows), "post": csv_text(choices),
+             "intervals": csv_text(intervals), "meta": json.dumps(meta, indent=2) + "\n"}
+    tables = {key: [dict(zip(COLUMNS[key], (r[c] for c in COLUMNS[key]), strict=True))
+                    for r in csv.DictReader(io.StringIO(texts[key]))] for key in COLUMNS}
+    page = render(tables["rows"], tables["psds"], tables["post"], tables["intervals"], meta)
+    with Outputs(writes=paths) as staged:
+        for key, text in texts.items():
+            staged.write(paths[key], text)
+        staged.write(paths["page"], page)
+    print(page)
+
+
+def read_rows(path: Path, key: str) -> list[dict[str, str]]:
+    """A source file's records (one line naming the file, row and column otherwise)."""
+    from sedcontract.audit.render import read_csv
+
+    if not path.is_file():
+        raise SystemExit(f"{path} does not exist (the {key} of the table)")
+    return [record for _, record in read_csv(path, COLUMNS[key], f"the {key} of "
+                                              "scripts/contract_losses.py")]
 
 
 def render_to(out: Path, stem: str) -> None:
+    """The page again from its source files."""
     from sedcontract.outputs import atomic_write
 
     paths = paths_of(out, stem)
-    reads = {k: p for k, p in paths.items() if k != "page"}
-    for key, path in reads.items():
-        if not path.is_file():
-            raise SystemExit(f"{path} does not exist ({key} of {stem})")
-    text = render(read_csv(paths["rows"]), read_csv(paths["psds"]), read_csv(paths["post"]),
-                  read_csv(paths["intervals"]), json.loads(paths["meta"].read_text()))
-    atomic_write(paths["page"], text, inputs=reads.values())
+    tables = {key: read_rows(paths[key], key) for key in COLUMNS}
+    if not tables["rows"] or not tables["intervals"]:
+        raise SystemExit(f"{paths['rows' if not tables['rows'] else 'intervals']} has no rows")
+    meta = read_json(paths["meta"], "the run's record") if paths["meta"].is_file() else None
+    if meta is None or not isinstance(meta.get("command"), str) or \
+            meta.get("split") not in ("validation", "test"):
+        raise SystemExit(f"{paths['meta']}: the run's record (its command and split) is "
+                         "missing or incomplete")
+    text = render(tables["rows"], tables["psds"], tables["post"], tables["intervals"], meta)
+    atomic_write(paths["page"], text, inputs=[p for k, p in paths.items() if k != "page"])
     print(text)
 
 
 # -- rendering ----------------------------------------------------------------------------------
 def per_seed(rows: list[dict], benchmark: str, system: str, post: str, mode: str,
              coordinate: str) -> list[float]:
-    """Per training seed: satisfied / obligations (NaN when vacuous); ``logic``: the mean of
-    the non-vacuous coordinates."""
+    """Per training seed, as a report scores its counts (:func:`count_scores`): satisfied /
+    obligations, NaN when vacuous; ``logic`` the mean of the non-vacuous coordinates."""
+    from sedcontract.audit.bootstrap import count_scores
+
     mine: dict[int, dict[str, tuple[int, int]]] = {}
     for r in rows:
         if (r["benchmark"], r["system"], r["post"], r["mode"]) == (benchmark, system, post, mode):
             mine.setdefault(int(r["seed"]), {})[r["coordinate"]] = (int(r["satisfied"]),
                                                                     int(r["obligations"]))
+    names = list(COORDINATES) if coordinate == "logic" or mode != "scores" else [coordinate]
     out = []
     for seed in sorted(mine):
-        if coordinate == "logic":
-            cells = [s / o for s, o in (mine[seed][c] for c in COORDINATES) if o]
-            out.append(statistics.mean(cells) if cells else math.nan)
-        else:
-            s, o = mine[seed][coordinate]
-            out.append(s / o if o else math.nan)
+        totals = np.array([[[mine[seed][c][k]] for c in names] for k in (0, 1)])  # [2, K, 1]
+        scores = count_scores(totals)  # the coordinates, then logic
+        out.append(float(scores[-1] if coordinate == "logic" else
+                         scores[names.index(coordinate)]))
     return out
-
-
-def cell(values: Sequence[float]) -> str:
-    """Mean ± sample standard deviation over seeds (— when vacuous)."""
-    kept = [v for v in values if not math.isnan(v)]
-    if not kept:
-        return "—"
-    if len(kept) == 1:
-        return f"{kept[0]:.3f}"
-    return f"{statistics.mean(kept):.3f} ± {statistics.stdev(kept):.3f}"
 
 
 def diff_cell(row: Mapping[str, str] | None) -> str:
@@ -501,6 +666,9 @@ def render(rows: list[dict], psds_rows: list[dict], choices: list[dict],
         minutes += (f"; it trained {meta['trained']} of its {meta['runs']} runs, the others "
                     "were found trained by an earlier call" if meta["trained"] < meta["runs"]
                     else f"; it trained all {meta['runs']} runs")
+    if "training_s" in meta:
+        minutes += (f"; training the {meta['runs']} runs took "
+                    f"{meta['training_s'] / 60:.0f} minutes in all, from their files' times")
     out.write(
         f"# The contract losses on the {kind} benchmarks ({split} splits)\n\n"
         f"Generated by `{meta['command']}` ({minutes}; commit "
@@ -630,11 +798,6 @@ def csv_text(rows: list[dict]) -> str:
     return out.getvalue()
 
 
-def read_csv(path: Path) -> list[dict]:
-    with open(path, newline="") as f:
-        return list(csv.DictReader(f))
-
-
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -663,12 +826,14 @@ def main(argv: Sequence[str] | None = None) -> None:
             continue
         sub.add_argument("--jobs", type=int, default=1, help="runs trained at once")
         sub.add_argument("--train-only", action="store_true", help="train; write no tables")
-        sub.add_argument("--resamples", type=int, default=RESAMPLES)
-        if name == "develop":
+        if name == "develop":  # held-out runs take the locked choices and nothing else
+            sub.add_argument("--resamples", type=int, default=RESAMPLES)
             sub.add_argument("--arms", nargs="+", default=[a for a in ARMS if a != CONTROL],
                              choices=[a for a in ARMS if a != CONTROL])
-        sub.add_argument("overrides", nargs="*", help="Hydra overrides for every run")
+            sub.add_argument("overrides", nargs="*", help="Hydra overrides for every run")
+    argv = list(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(argv)
+    args.argv = argv
     for key in ("out", "runs", "data"):
         if hasattr(args, key):
             setattr(args, key, getattr(args, key).resolve())

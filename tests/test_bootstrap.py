@@ -579,3 +579,36 @@ def test_a_stratified_interval_is_the_mean_of_the_benchmarks_drawn_differences()
         bs.stratified_bootstrap([])
     with pytest.raises(SedContractError, match="must score the same"):
         bs.stratified_bootstrap([(runs_a, runs_b), (bare, bare)])
+
+
+def test_a_resample_where_one_benchmark_is_vacuous_is_left_out_of_the_pool():
+    """Fragmentation obliged in one clip of one benchmark: the draws without that clip have no
+    difference there, so the pooled mean is undefined in exactly those draws (not the other
+    benchmark's difference alone)."""
+    rng = np.random.default_rng(12)
+    rare = [synthetic(6, random_counts(rng, 6, rare=0))], [synthetic(6, random_counts(rng, 6,
+                                                                                      rare=0))]
+    common = [synthetic(6, random_counts(rng, 6, vacuous=0.0))], \
+        [synthetic(6, random_counts(rng, 6, vacuous=0.0))]
+    alone = bs.hierarchical_bootstrap(*rare, resamples=400, seed=3)["fragmentation"]
+    pooled = bs.stratified_bootstrap([rare, common], resamples=400, seed=3)["fragmentation"]
+    assert 0 < alone.defined < 400 and pooled.defined == alone.defined
+    other = bs.hierarchical_bootstrap(*common, resamples=400, seed=4)["fragmentation"]
+    assert other.defined == 400
+
+
+def test_f1_differences_need_the_same_score_settings():
+    """Identical events scored under two collars differ in F1 by the settings alone: refused,
+    naming them, rather than reported as a difference of the systems."""
+    runs = scored_runs(2, 0.1, 1)
+    rng = np.random.default_rng(11)
+    ref = random_reference(np.random.default_rng(11), 10)
+    moved = []
+    for _ in range(2):
+        onset = np.clip(ref.onset + 0.1 + rng.normal(0, 0.15, len(ref)), 0, ref.offset - 0.05)
+        moved.append(sedcontract.audit(ref, EventList(ref.clip, onset, ref.offset, ref.label,
+                                                      clips=ref.clips),
+                                       AuditPolicy(scores=sedcontract.ScoreSettings(
+                                           t_collar=0.01))))
+    with pytest.raises(SedContractError, match="score settings"):
+        bs.hierarchical_bootstrap(runs, moved)

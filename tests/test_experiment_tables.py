@@ -5,6 +5,7 @@ table for choices changed after it, or made after held-out runs exist."""
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
 import subprocess
 import sys
@@ -119,61 +120,211 @@ def test_render_names_a_missing_source_file(tmp_path):
     assert not (tmp_path / "contract_losses.md").exists()
 
 
-def lock_args(script, tmp_path: Path, arm: str = "rise"):
+def lock_args(tmp_path: Path, arm: str = "rise_boundary_frag"):
     import argparse
 
-    return argparse.Namespace(out=tmp_path / "results", runs=tmp_path / "runs",
-                              data=tmp_path / "data", arm=arm)
+    out = tmp_path / "results"
+    out.mkdir(exist_ok=True)
+    return argparse.Namespace(out=out, runs=tmp_path / "runs", data=tmp_path / "data", arm=arm)
 
 
-def test_the_lock_freezes_the_choices_and_refuses_late_ones(script, tmp_path):
-    args = lock_args(script, tmp_path)
-    args.out.mkdir()
+@pytest.fixture
+def clean(script, monkeypatch):
+    """The lock as on a clean checkout (the tests run in one that may have changes)."""
+    monkeypatch.setattr(script, "commit", lambda: ("0" * 40, False))
+
+
+def test_the_lock_freezes_the_choices_and_refuses_late_ones(script, tmp_path, clean,
+                                                            monkeypatch):
+    args = lock_args(tmp_path)
     script.lock(args)
     chosen = script.locked(args)
-    assert chosen["contract"] == {"name": "rise", "overrides": script.ARMS["rise"]}
+    arm = script.ARMS["rise_boundary_frag"]
+    assert chosen["contract"] == {"name": "rise_boundary_frag", "overrides": arm}
+    assert "loss.contract.weight=0.3" in arm and "loss.contract.weights.silence=0.0" in arm
     assert chosen["heldout"] == [2, 3, 4] and chosen["training_seeds"] == [0, 1, 2, 3, 4]
     assert chosen["development"] == [0, 1] and not set(chosen["heldout"]) & {0, 1}
-    lock = json.loads((args.out / "heldout_lock.json").read_text())
-    assert lock["sha256"] == script.digest(args.out / "heldout_choices.json")
+    path, lock = script.lock_paths(args.out)
+    assert json.loads(lock.read_text())["sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()
     # a second lock is a choice made again
     with pytest.raises(SystemExit, match="locked already"):
         script.lock(args)
     # the choices file edited after the lock: its digest is not the lock's
-    path = args.out / "heldout_choices.json"
     original = path.read_text()
     path.write_text(original.replace("0.2", "0.25", 1))
     with pytest.raises(SystemExit, match="changed after the lock"):
         script.locked(args)
+    # a key added to the file and the lock made to match: the script does not make it
+    added = json.loads(original) | {"epochs": 10}
+    path.write_text(json.dumps(added))
+    lock.write_text(json.dumps({"sha256": hashlib.sha256(path.read_bytes()).hexdigest()}))
+    with pytest.raises(SystemExit, match="differ from the lock's in epochs: locked 10, now "
+                                         "null"):
+        script.locked(args)
     path.write_text(original)
+    lock.write_text(json.dumps({"sha256": hashlib.sha256(path.read_bytes()).hexdigest()}))
     # the script's arm changed after the lock (a choice made after seeing held-out results)
-    script.ARMS["rise"] = [*script.ARMS["rise"], "loss.contract.weight=2.0"]
-    try:
-        with pytest.raises(SystemExit, match=r"differ from the lock's in contract: locked .*"
-                                             r"now .*weight=2\.0"):
-            script.locked(args)
-    finally:
-        script.ARMS["rise"] = script.ARMS["rise"][:-1]
+    monkeypatch.setitem(script.ARMS, "rise_boundary_frag", [*arm, "trainer.max_epochs=10"])
+    with pytest.raises(SystemExit, match=r"differ from the lock's in contract: locked .*"
+                                         r"now .*max_epochs=10"):
+        script.locked(args)
+    monkeypatch.setitem(script.ARMS, "rise_boundary_frag", arm)
     assert script.locked(args) == chosen
+    lock.write_text("{not json")
+    with pytest.raises(SystemExit, match=r"heldout_lock\.json: cannot read the lock"):
+        script.locked(args)
 
 
-def test_no_lock_once_held_out_runs_exist(script, tmp_path):
-    args = lock_args(script, tmp_path)
-    args.out.mkdir()
-    (args.runs / "heldout_3" / "bce_only" / "seed_0").mkdir(parents=True)
-    with pytest.raises(SystemExit, match="held-out runs exist"):
+def test_no_lock_after_held_out_results_over_a_file_or_on_uncommitted_code(script, tmp_path,
+                                                                           monkeypatch):
+    monkeypatch.setattr(script, "commit", lambda: ("0" * 40, True))
+    args = lock_args(tmp_path)
+    with pytest.raises(SystemExit, match="changes not committed"):
         script.lock(args)
-    assert not (args.out / "heldout_lock.json").exists()
+    monkeypatch.setattr(script, "commit", lambda: ("0" * 40, False))
+    (args.runs / "heldout_3" / "bce_only" / "seed_0").mkdir(parents=True)
+    with pytest.raises(SystemExit, match="held-out results exist"):
+        script.lock(args)
+    (args.runs / "heldout_3" / "bce_only" / "seed_0").rmdir()
+    (args.out / "contract_losses.csv").write_text("table\n")
+    with pytest.raises(SystemExit, match="held-out results exist"):
+        script.lock(args)
+    (args.out / "contract_losses.csv").unlink()
+    choices, lock = script.lock_paths(args.out)
+    choices.write_text("mine\n")  # a file the command did not make: kept
+    with pytest.raises(SystemExit, match=r"heldout_choices\.json exists"):
+        script.lock(args)
+    assert choices.read_text() == "mine\n" and not lock.exists()
     with pytest.raises(SystemExit, match="no contract arm 'bce_only'"):
         script.choices_now("bce_only")
 
 
-def test_the_held_out_command_refuses_to_run_without_a_lock(tmp_path):
-    done = subprocess.run([sys.executable, str(SCRIPT), "heldout", "--out", str(tmp_path),
-                           "--runs", str(tmp_path / "runs"), "--data", str(tmp_path / "d")],
-                          capture_output=True, text=True, cwd=ROOT)
+def test_the_held_out_command_takes_the_locked_choices_and_nothing_else(tmp_path):
+    def held_out(*extra: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, str(SCRIPT), "heldout", "--out", str(tmp_path),
+                               "--runs", str(tmp_path / "runs"), "--data", str(tmp_path / "d"),
+                               *extra], capture_output=True, text=True, cwd=ROOT)
+
+    done = held_out()
     assert done.returncode != 0 and "lock the choices first" in done.stderr
+    for extra in (["trainer.max_epochs=10"], ["--resamples", "10"]):
+        done = held_out(*extra)
+        assert done.returncode == 2 and "unrecognized arguments" in done.stderr
     assert not (tmp_path / "runs").exists() and not (tmp_path / "d").exists()
+
+
+def saved_config(where: Path, overrides: list[str]) -> None:
+    """A run folder's .hydra/config.yaml as train.py saves it, composed from ``overrides``."""
+    from hydra import compose, initialize_config_module
+    from hydra.core.global_hydra import GlobalHydra
+    from omegaconf import OmegaConf
+
+    GlobalHydra.instance().clear()
+    with initialize_config_module("sedcontract.configs", version_base="1.3"):
+        cfg = compose("train", overrides=overrides)
+    GlobalHydra.instance().clear()
+    (where / ".hydra").mkdir(parents=True)
+    OmegaConf.save(cfg, where / ".hydra" / "config.yaml")
+
+
+def test_a_run_found_trained_is_used_only_if_it_was_trained_as_the_arm_says(script, tmp_path):
+    """A stale run (another λ) is refused, naming the setting; the λ = 0 control does not
+    depend on the contract loss's other settings, so a control trained under other clause
+    weights is the same run."""
+    args = lock_args(tmp_path)
+    args.overrides = []
+    arm = script.ARMS["rise_boundary_frag"]
+    expected = script.train_overrides(args, 2, arm, 0)
+    stale = tmp_path / "stale"
+    saved_config(stale, [*expected, "loss.contract.weight=1.0"])
+    with pytest.raises(SystemExit, match=r"stale was trained with other settings "
+                                         r"\(loss\.contract\.weight: trained 1\.0, now 0\.3\)"):
+        script.check_reused(stale, expected)
+    fresh = tmp_path / "fresh"
+    saved_config(fresh, expected)
+    script.check_reused(fresh, expected)
+    control = script.train_overrides(args, 2, script.ARMS["bce_only"], 0)
+    other = tmp_path / "control"
+    saved_config(other, [*control, "loss.contract.weights.silence=1.0"])
+    script.check_reused(other, control)
+    saved_config(tmp_path / "seed1", [o.replace("seed=0", "seed=1") for o in control])
+    with pytest.raises(SystemExit, match=r"seed: trained 1, now 0"):
+        script.check_reused(tmp_path / "seed1", control)
+    with pytest.raises(SystemExit, match=r"no \.hydra/config\.yaml"):
+        script.check_reused(tmp_path / "nothing", control)
+
+
+def test_interval_rows_label_each_contrast_and_pool_the_benchmarks_with_their_own_draws(script):
+    """Each benchmark's interval is its two-stage bootstrap (benchmark k from seed k), the
+    pooled one the stratified mean with the same draws; every row names its system, control
+    and the post-processing of each."""
+    from sedcontract.audit import hierarchical_bootstrap, stratified_bootstrap
+    from tests.test_bootstrap import scored_runs
+
+    reports = {}
+    for k, d in enumerate((2, 3)):
+        reports[(d, "contract", "tuned")] = scored_runs(2, 0.05, 10 + k)
+        reports[(d, "contract", "none")] = scored_runs(2, 0.1, 20 + k)
+        reports[(d, "bce_only", "tuned")] = scored_runs(2, 0.3, 30 + k)
+        reports[(d, "bce_only", "none")] = scored_runs(2, 0.2, 40 + k)
+    rows = script.interval_rows(reports, (2, 3), script.CONTRASTS, 200)
+    labels = {(r["system"], r["post"], r["control"], r["control_post"]) for r in rows}
+    assert labels == set(script.CONTRASTS)
+
+    def row(where: str, contrast: tuple, coordinate: str) -> dict:
+        (found,) = [r for r in rows if (r["benchmark"], r["system"], r["post"], r["control"],
+                                        r["control_post"], r["mode"], r["coordinate"])
+                    == (where, *contrast, "typed", coordinate)]
+        return found
+
+    contrast = ("contract", "none", "bce_only", "tuned")
+    pairs = [(reports[(d, "contract", "none")], reports[(d, "bce_only", "tuned")])
+             for d in (2, 3)]
+    for k, where in enumerate(("2", "3")):
+        want = hierarchical_bootstrap(*pairs[k], resamples=200, seed=k)
+        for name in ("onset", "logic", "event_f1"):
+            got = row(where, contrast, name)
+            assert (float(got["point"]), float(got["lo"]), float(got["hi"])) == pytest.approx(
+                (want[name].point, want[name].lo, want[name].hi), abs=1e-6), (where, name)
+    pooled = stratified_bootstrap(pairs, resamples=200, seed=0)["onset"]
+    got = row("pooled", contrast, "onset")
+    assert (float(got["lo"]), float(got["hi"])) == pytest.approx((pooled.lo, pooled.hi),
+                                                                 abs=1e-6)
+
+
+def test_the_post_processing_search_keeps_the_first_best_and_skips_vacuous_points(
+        script, tmp_path, monkeypatch):
+    """Grid order decides ties; a decision whose validation logic is vacuous (NaN) is never
+    chosen, even first; a grid without any defined value is refused."""
+    import math
+
+    import sedcontract.traces.scores as scores
+
+    values = iter([math.nan, 0.5, 0.9, 0.9] + [0.1] * 36)
+    seen = []
+
+    class Report:
+        def __init__(self, logic: float) -> None:
+            self.value = logic
+
+        def logic(self, mode: str) -> float:
+            return self.value
+
+    monkeypatch.setattr(scores, "read_score_dir", lambda folder: {})
+    monkeypatch.setattr(scores, "tables_to_events",
+                        lambda tables, decision, folder: seen.append(decision) or decision)
+    monkeypatch.setattr(script, "audited", lambda args, d, events, split:
+                        Report(next(values)) if split == "validation" else Report(-1.0))
+    report, choice = script.tuned(None, 2, tmp_path, "test")
+    grid = [(m, t, b) for m in script.MEDIAN for t in script.THRESHOLD for b in script.LOW_BELOW]
+    median, threshold, below = grid[2]  # the first of the two 0.9s
+    assert choice == {"median_filter": median, "threshold": threshold,
+                      "low": None if below is None else round(threshold - below, 6),
+                      "validation_logic": 0.9}
+    assert seen[-1].threshold == threshold and report.value == -1.0
+    monkeypatch.setattr(script, "audited", lambda *a: Report(math.nan))
+    with pytest.raises(SystemExit, match="leaves the validation split's typed logic vacuous"):
+        script.tuned(None, 2, tmp_path, "test")
 
 
 def test_the_development_page_ranks_the_candidates_by_the_pooled_tuned_difference(tmp_path):

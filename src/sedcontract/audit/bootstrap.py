@@ -330,6 +330,11 @@ def _hierarchical(a: Sequence[GuardReport], b: Sequence[GuardReport], mode: str,
     diffs = scores[:, 0] - scores[:, 1]
     scored = [k for k in first.scores or {}
               if all(k in (r.scores or {}) for r in (*runs_a, *runs_b))]
+    settings = {repr(r.policy.get("scores")) for r in (*runs_a, *runs_b)}
+    if scored and len(settings) > 1:
+        raise SedContractError(f"the reports' standard scores were computed with other score "
+                               f"settings ({' and '.join(sorted(settings))}); their F1 "
+                               "differences would be the settings', not the systems'")
     if scored:  # [seeds, clips, 2 systems, scores, 3]: tp, references, outputs per clip
         parts = np.stack([np.stack([_score_parts(x, scored), _score_parts(y, scored)], axis=1)
                           for x, y in zip(runs_a, runs_b, strict=True)])

@@ -88,10 +88,12 @@ class ContractLoss:
     ``events``: the relaxation of the event clauses (``EVENT_RELAXATIONS``, see
     :mod:`~sedcontract.contracts.soft.events`): ``expected`` (default) counts under
     independent frames, ``decided`` the exact values of the thresholded prediction with repair
-    gradients, ``straight`` the decided values with both gradients. The defaults are what
-    trained best (``scripts/contract_losses.py``); ``decided`` has the better properties
-    (``scripts/relaxation_properties.py``) and moved the balance toward activity in training
-    (docs/training.md).
+    gradients, ``straight`` the decided values with both gradients. The ``rise`` witness
+    trained better than ``noisy_or`` on the development benchmarks
+    (``scripts/contract_losses.py``, docs/results/protocol.md); ``decided`` has the better
+    properties (``scripts/relaxation_properties.py``). Which clauses the training config
+    weights is chosen there too (``configs/loss/contract.yaml``); here every guard
+    coordinate gets 1, for any contract.
     """
 
     def __init__(self, policy: AuditPolicy, classes: Sequence[str],
