@@ -385,3 +385,26 @@ def test_a_warning_is_printed_once_where_the_report_shows_it(tmp_path):
     args[3] = "scores"  # its tables do not show warnings: said on standard error even so
     scores = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     assert scores.returncode == 0 and scores.stdout.count(warning) == 1
+
+
+def test_version_is_written_once_and_printed_by_the_cli(capsys):
+    """``sedcontract --version`` prints the package's version; the build reads the same
+    attribute (no second copy in pyproject.toml), and the licence file it names exists."""
+    from pathlib import Path
+
+    import pytest
+
+    import sedcontract
+
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11 on
+
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out == f"sedcontract {sedcontract.__version__}\n"
+    root = Path(__file__).resolve().parents[1]
+    project = tomllib.loads((root / "pyproject.toml").read_text())
+    assert "version" not in project["project"] and "version" in project["project"]["dynamic"]
+    assert project["tool"]["setuptools"]["dynamic"]["version"] == {
+        "attr": "sedcontract.__version__"}
+    assert project["project"]["license"] == "MIT"
+    assert all((root / name).is_file() and "MIT License" in (root / name).read_text()
+               for name in project["project"]["license-files"])

@@ -13,6 +13,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from sedcontract import __version__
 from sedcontract.cli import analysis, audit, check, data, merge
 from sedcontract.cli.audit import EXAMPLES
 from sedcontract.cli.command import execute, reported
@@ -24,6 +25,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="sedcontract", description="Executable boundary contracts for sound event "
         "detection: guard vectors, standard scores and contract checks.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="name", required=True)
     for module in (audit, merge, analysis, check):
         for command in module.COMMANDS:
