@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import hashlib
 import io
 import itertools
 import json
@@ -257,9 +258,13 @@ def tuned(args: argparse.Namespace, data_seed: int, where: Path, split: str
     on the grid (the first best, in grid order), and that choice."""
     from sedcontract.traces.scores import DecisionPolicy, read_score_dir, tables_to_events
 
+    tables: dict[str, Any] = {}  # each split's score files, read once for the whole grid
+
     def events(name: str, decision: DecisionPolicy) -> Any:
         folder = where / name / f"{name}_report_scores"
-        return tables_to_events(read_score_dir(folder), decision, folder)
+        if name not in tables:
+            tables[name] = read_score_dir(folder)
+        return tables_to_events(tables[name], decision, folder)
 
     best: tuple[float, DecisionPolicy] | None = None
     for median, threshold, below in itertools.product(MEDIAN, THRESHOLD, LOW_BELOW):
@@ -418,7 +423,6 @@ def heldout_runs(args: argparse.Namespace) -> list[Path]:
 def lock(args: argparse.Namespace) -> None:
     """Freeze the choices: refused over another lock, once held-out runs or tables exist, and
     while the code that makes the choices has changes not committed."""
-    from sedcontract.data.fetch import sha256_of
     from sedcontract.outputs import Outputs
 
     choices_path, lock_path = lock_paths(args.out)
@@ -439,18 +443,12 @@ def lock(args: argparse.Namespace) -> None:
         raise SystemExit("scripts/ or src/ (with the configs) have changes not committed: "
                          "commit the code that makes the choices, so the lock names it")
     text = json.dumps({**chosen, "commit": head}, indent=2) + "\n"
+    digest = hashlib.sha256(text.encode()).hexdigest()  # of the bytes the file will hold
     with Outputs(writes={"choices": choices_path, "lock": lock_path}) as out:
         out.write(choices_path, text)
-        out.write(lock_path, json.dumps({"choices": choices_path.name, "sha256":
-                                         text_sha256(text)}, indent=2) + "\n")
-    print(f"locked {args.arm}: {choices_path} sha256 {sha256_of(choices_path)}")
-
-
-def text_sha256(text: str) -> str:
-    """The sha256 of a text's UTF-8 bytes (what the file written from it holds)."""
-    import hashlib
-
-    return hashlib.sha256(text.encode()).hexdigest()
+        out.write(lock_path, json.dumps({"choices": choices_path.name, "sha256": digest},
+                                        indent=2) + "\n")
+    print(f"locked {args.arm}: {choices_path} sha256 {digest}")
 
 
 def read_json(path: Path, what: str) -> dict[str, Any]:
