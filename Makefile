@@ -13,7 +13,7 @@ ORACLE_STAMP := $(ORACLE)/.installed
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[test]'
+	$(BIN)/pip install --quiet -e '.[train,test]'
 	$(BIN)/pip install --quiet --no-deps rtamt==0.4.10  # see pyproject.toml
 	touch $(STAMP)
 
@@ -55,6 +55,7 @@ bench: $(STAMP)            ## speed side by side with the reference tools
 	$(BIN)/python -W ignore benchmarks/score_folders.py
 	$(BIN)/python benchmarks/psds_points.py
 	$(BIN)/python benchmarks/startup.py
+	$(BIN)/python benchmarks/light_install.py
 	$(BIN)/python -W ignore benchmarks/device.py
 
 clean:

@@ -148,7 +148,7 @@ def sse_inputs(ref, pred, labels, durations, dense: bool = False):
     """sed_scores_eval's inputs: score DataFrames, ground truth (merged), durations."""
     from sed_scores_eval.base_modules.scores import create_score_dataframe
 
-    from sedcontract.audit.psds import ground_truth
+    from sedcontract.scores.psds.settings import ground_truth
 
     times = np.round(np.arange(FRAMES + 1) * FRAME, 6)
     tables = ScoreTables(pred, labels, dense=dense)
@@ -179,7 +179,8 @@ def run_case(case: str, clips: int, sliced: bool = False, dense: bool = False) -
     classes sed_scores_eval can evaluate on these clips, for the side-by-side; PSDS always
     scores those, as a class without reference events has no TPR)."""
     import sedcontract
-    from sedcontract.audit.psds import PRESETS, psds
+    from sedcontract.scores.psds.request import psds
+    from sedcontract.scores.psds.settings import PRESETS
 
     ref, pred, durations, labels = corpus(clips)
     if sliced or case.startswith(("sse", "psds", "folder")):

@@ -14,8 +14,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from sedcontract.audit.operating_points import psds_of_points, read_points
-from sedcontract.audit.psds import PRESETS
+from sedcontract.scores.psds.operating_points import psds_of_points, read_points
+from sedcontract.scores.psds.settings import PRESETS
 from sedcontract.traces import read_durations, read_events
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -11,7 +11,8 @@ import warnings
 
 from _memory import peak_mb
 from audit_vector import CLASSES, workload
-from sedcontract.audit.scores import event_metrics, segment_metrics
+from sedcontract.scores.collar_based import event_metrics
+from sedcontract.scores.segment_based import segment_metrics
 
 
 def timed(fn, repeat: int):

@@ -7,24 +7,13 @@ sed_scores_eval, each the median of fresh processes; then the slowest imports un
 from __future__ import annotations
 
 import argparse
-import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
 
+from _timing import wall
+
 CLI = Path(sys.executable).with_name("sedcontract")
-
-
-def wall(command: list[str], repeats: int) -> float:
-    """Median wall time of ``command`` in fresh processes (one warm-up run first)."""
-    subprocess.run(command, capture_output=True, check=True)
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        subprocess.run(command, capture_output=True, check=True)
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def slowest_imports(count: int) -> list[tuple[int, str]]:

@@ -24,12 +24,12 @@ from typing import Any
 
 import sedcontract
 from sedcontract.audit import GuardReport, to_json
-from sedcontract.audit.psds import PsdsRequest
 from sedcontract.cli.command import given, reported
 from sedcontract.cli.options import whole_number
 from sedcontract.contracts import contract_file
 from sedcontract.errors import SedContractError
 from sedcontract.outputs import Outputs
+from sedcontract.scores.psds.request import PsdsRequest
 from sedcontract.traces import EventList, read_events
 from sedcontract.traces.scores import DecisionPolicy, ScoreFolder, score_files, tables_to_events
 

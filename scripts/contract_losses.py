@@ -299,7 +299,8 @@ def as_decided(args: argparse.Namespace, data_seed: int, where: Path, split: str
 
 def psds1(args: argparse.Namespace, data_seed: int, where: Path, split: str) -> float:
     """PSDS1 (DCASE's scenario 1, sed_scores_eval's rule) of the run's saved scores."""
-    from sedcontract.audit.psds import PRESETS, psds
+    from sedcontract.scores.psds.request import psds
+    from sedcontract.scores.psds.settings import PRESETS
     from sedcontract.traces.tsv import read_durations, read_events
 
     folder = benchmark(args, data_seed) / "controlled"

@@ -343,7 +343,7 @@ def test_coordinates_and_classes_are_checked_not_iterated():
 
 
 @pytest.mark.parametrize(("kwargs", "fragment"), [
-    ({"ref": [("c", 0.5, 1.5, "speech")]}, "ref must be an EventList or the path"),
+    ({"ref": [("c", 0.5, 1.5, "speech")]}, "ref must be an event file, an EventList"),
     ({"contract": None}, "a contract is a shipped name"),
     ({"hop": "0.02"}, "grid hop must be a number of seconds, got str"),
     ({"durations": 4.0}, "durations must map clips to seconds"),

@@ -402,7 +402,7 @@ def test_the_cli_compares_two_systems_on_the_same_clips(tmp_path, capsys):
 def test_f1_from_counts_is_the_standard_scores_f1():
     """Every (tp, references, outputs) of a small grid: the resampled F1 is Counts.f1 —
     undefined (NaN, left out of the interval) without references, 0 without a hit."""
-    from sedcontract.audit.scores import Counts
+    from sedcontract.scores.counts import Counts
 
     grid = [(tp, ref, sys) for ref in range(5) for sys in range(5)
             for tp in range(min(ref, sys) + 1)]

@@ -408,3 +408,29 @@ def test_version_is_written_once_and_printed_by_the_cli(capsys):
     assert project["project"]["license"] == "MIT"
     assert all((root / name).is_file() and "MIT License" in (root / name).read_text()
                for name in project["project"]["license-files"])
+
+
+def test_option_clashes_are_refused_in_one_place_before_any_file_is_read(tmp_path, capsys):
+    """``audit`` and ``scores`` turn their options into one request that refuses every clash
+    before anything is read: the files named here do not exist, and the clash is what is
+    said, with status 2."""
+    missing = str(tmp_path / "missing.tsv")
+    inputs = ["--ref", missing, "--pred", missing]
+    for args, message in [
+        (["audit", *inputs, "--pred-scores", str(tmp_path)], "not both"),
+        (["audit", "--ref", missing, "--pred-scores", str(tmp_path), "--pred-points", missing],
+         "from --pred-scores or from --pred-points, not both"),
+        (["audit", *inputs, "--shard", "0/2"], "add --format json"),
+        (["audit", *inputs, "--soft", missing, "--format", "json"], "--soft adds"),
+        (["audit", *inputs, "--format", "csv", "--bootstrap", "10"], "csv rows are"),
+        (["audit", *inputs, "--format", "csv", "--compare", missing], "csv rows are"),
+        (["scores", *inputs, "--psds", "psds1"], "which these inputs do not give"),
+        (["audit", "--ref", missing], "needs one system output"),
+        (["scores", "--ref", missing], "give --pred (event tsv)"),
+        (["scores", "--ref", missing, "--pred-points", missing], "add --durations"),
+        (["audit", *inputs, "--windows"], "--windows merges score files"),
+        (["audit", *inputs, "--clips", "durations"], "--clips durations needs --durations"),
+    ]:
+        assert main(args) == 2, args
+        err = capsys.readouterr().err
+        assert message in err and "No such file" not in err, (args, err)

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 import soundfile
 
+from sedcontract.analysis.confidence import STRATA, by_confidence
 from sedcontract.audit import AuditPolicy, audit
-from sedcontract.audit.confidence import STRATA, by_confidence
 from sedcontract.cli import main
 from sedcontract.data.dcase_baseline import CLASS_MAPS
 from sedcontract.data.desed import CLASSES as DESED_CLASSES
@@ -619,7 +619,7 @@ def test_confidence_strata_cost_the_rows_and_runs_not_the_span(tmp_path):
                     "0.6\nf.wav\t5\t6\tcar\t0.4\n")
     code = (
         "from sedcontract.audit import AuditPolicy, audit\n"
-        "from sedcontract.audit.confidence import by_confidence\n"
+        "from sedcontract.analysis.confidence import by_confidence\n"
         "from sedcontract.traces import EventList\n"
         "from sedcontract.traces.soft import read_soft_tsv\n"
         f"soft = read_soft_tsv({str(soft)!r})\n"

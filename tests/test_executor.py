@@ -12,9 +12,10 @@ import numpy as np
 import pytest
 
 from sedcontract.audit import AuditPolicy, ScoreSettings, audit, to_csv, to_json, to_markdown
-from sedcontract.audit.operating_points import psds_of_points
-from sedcontract.audit.psds import PRESETS, PsdsRequest
 from sedcontract.errors import ContractCheckError, TraceFormatError
+from sedcontract.scores.psds.operating_points import psds_of_points
+from sedcontract.scores.psds.request import PsdsRequest
+from sedcontract.scores.psds.settings import PRESETS
 from sedcontract.traces import EventList
 
 

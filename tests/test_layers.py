@@ -1,6 +1,7 @@
-"""Imports point down the layers of DESIGN.md: traces → contracts → audit → data / models →
-lightning → the Hydra edge and the CLI. The core needs numpy only (torch only in the torch
-backend of the monitor and in contracts/soft); the networks in ``models`` never import
+"""Imports point down the layers of DESIGN.md: traces → contracts → scores → audit → analysis
+→ data / models → lightning → the Hydra edge and the CLI, and no module imports itself through
+others (no cycle, function-level imports included). The core needs numpy only (torch only in
+the torch backend of the monitor and in contracts/soft); the networks in ``models`` never import
 Lightning; Lightning code never imports Hydra; Hydra only at the edge (``config``,
 ``training``, ``evaluation``); ``import sedcontract`` imports neither torch nor Lightning nor
 Hydra."""
@@ -15,8 +16,11 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "sedcontract"
-ORDER = ["errors", "outputs", "traces", "contracts", "audit", "data", "models", "lightning",
-         "config", "training", "evaluation", "cli"]
+ORDER = ["errors", "requires", "outputs", "figures", "blocks", "traces", "contracts", "scores",
+         "audit", "analysis", "data", "models", "lightning", "config", "training", "evaluation",
+         "cli"]
+CORE = ("errors", "requires", "outputs", "figures", "blocks", "traces", "contracts", "scores",
+        "audit", "analysis")
 EDGE = {"config", "training", "evaluation"}
 HEAVY = {"torch", "torchaudio", "lightning", "torchmetrics", "hydra", "omegaconf", "wandb",
          "transformers"}
@@ -49,7 +53,7 @@ def test_imports_point_down(path):
         if target in ORDER:
             assert ORDER.index(target) <= ORDER.index(own), f"{relative} imports {module}"
         top = module.split(".")[0]
-        if own in ("errors", "outputs", "traces", "contracts", "audit"):
+        if own in CORE:
             allowed = {"torch"} if relative.parts[:2] in TORCH_IN_CORE else set()
             assert top not in HEAVY - allowed, f"{relative} imports {module}"
         if own in ("data", "models"):  # plain torch: no Lightning, no metrics, no Hydra
@@ -66,8 +70,10 @@ def test_the_layer_check_sees_real_imports():
 
 
 def test_importing_the_package_stays_light():
-    code = ("import sys, sedcontract, sedcontract.audit, sedcontract.contracts; "
-            "print(sorted(m for m in {'torch', 'lightning', 'hydra', 'omegaconf', 'wandb'} "
+    code = ("import sys, sedcontract, sedcontract.audit, sedcontract.contracts, "
+            "sedcontract.scores, sedcontract.scores.psds, sedcontract.analysis; "
+            "print(sorted(m for m in {'torch', 'lightning', 'hydra', 'omegaconf', 'wandb', "
+            "'pandas'} "
             "if m in sys.modules))")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             check=True)
@@ -92,3 +98,73 @@ def test_data_models_and_losses_receive_the_policy_rather_than_build_one(path):
             func = node.func
             name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
             assert name not in builders, f"{path.name}:{node.lineno} calls {name}"
+
+
+def module_of(path: Path) -> str:
+    relative = path.relative_to(PACKAGE.parent).with_suffix("")
+    parts = relative.parts[:-1] if relative.name == "__init__" else relative.parts
+    return ".".join(parts)
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Module → the project's modules it imports anywhere in its text (function-level
+    imports too); ``from package import name`` is the submodule when ``name`` is one."""
+    modules = {module_of(p): p for p in PACKAGE.rglob("*.py")}
+    graph: dict[str, set[str]] = {name: set() for name in modules}
+    for name, path in modules.items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                targets = [f"{node.module}.{alias.name}" if f"{node.module}.{alias.name}"
+                           in modules else node.module for alias in node.names]
+            else:
+                continue
+            graph[name] |= {t for t in targets if t in modules and t != name}
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_no_module_imports_itself_through_others():
+    graph = import_graph()
+    # the package roots re-export their modules; a module importing its own package root
+    # would close a cycle through it, and is a cycle too
+    assert cycles(graph) == []
+
+
+def test_the_cycle_check_finds_a_cycle():
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert cycles({"a": {"b"}, "b": set()}) == []
+    graph = import_graph()
+    assert "sedcontract.blocks" in graph["sedcontract.scores.psds.score_tables"]

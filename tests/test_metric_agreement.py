@@ -10,7 +10,9 @@ import warnings
 import numpy as np
 import pytest
 
-from sedcontract.audit.scores import event_metrics, intersection_metrics, segment_metrics
+from sedcontract.scores.collar_based import event_metrics
+from sedcontract.scores.intersection_based import intersection_metrics
+from sedcontract.scores.segment_based import segment_metrics
 from sedcontract.traces import EventList
 
 with warnings.catch_warnings():

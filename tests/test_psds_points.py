@@ -15,10 +15,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sedcontract.audit.operating_points import point_rates, psds_of_points, read_points
-from sedcontract.audit.psds import PRESETS, PsdsSettings
 from sedcontract.cli import main
 from sedcontract.errors import SedContractError, TraceFormatError
+from sedcontract.scores.psds.operating_points import point_rates, psds_of_points, read_points
+from sedcontract.scores.psds.settings import PRESETS, PsdsSettings
 from sedcontract.traces import (
     EventList,
     read_durations,

@@ -16,12 +16,7 @@ import pytest
 from sedcontract.audit import AuditPolicy, audit
 from sedcontract.errors import TraceFormatError
 from sedcontract.traces import read_durations, read_events
-
-DATA = Path(__file__).parent / "data" / "real_dcase"
-REF, DURATIONS = DATA / "validation.tsv", DATA / "validation_durations.tsv"
-PRED = DATA / "teacher" / "predictions0.5.csv"
-CLASSES = ("Alarm_bell_ringing", "Blender", "Cat", "Dishes", "Dog", "Electric_shaver_toothbrush",
-           "Frying", "Running_water", "Speech", "Vacuum_cleaner")
+from tests.real_dcase import CLASSES, DATA, DURATIONS, PRED, REF
 
 
 def test_the_files_are_read_as_they_come():
@@ -132,45 +127,13 @@ def test_the_default_rule_counts_the_collar_ties_as_hits(capsys):
 
 # ---- PSDS: one cut rule (as the files come by default, --psds-cut cuts both sides) ----
 
-HOP, FRAMES = 0.064, 156  # the baseline's CRNN output: 156 frames of 64 ms (9.984 s)
-
-
-@pytest.fixture(scope="module")
-def teacher_scores(teacher_points, tmp_path_factory) -> Path:
-    """The baseline's frame scores as its 50 operating points imply them, written as
-    sed_scores_eval score files: on its 64 ms grid, a frame's score for a class is the highest
-    threshold at which the frame lies in a detection (0 elsewhere). Every clip has 156 frames,
-    so frames run past the clips shorter than 9.984 s, as the baseline writes them."""
-    import pandas as pd
-
-    durations = read_durations(DURATIONS)
-    clips = {c: i for i, c in enumerate(durations)}
-    column = {c: k for k, c in enumerate(CLASSES)}
-    scores = np.zeros((len(clips), FRAMES, len(CLASSES)))
-    for path in sorted(teacher_points.glob("predictions_th_*.tsv")):
-        threshold = float(path.stem.rsplit("_", 1)[1])
-        table = pd.read_csv(path, sep="\t")
-        for label, on, off, name in zip(table.event_label, table.onset, table.offset,
-                                        table.filename, strict=True):
-            cell = scores[clips[name.removesuffix(".wav")], round(on / HOP):round(off / HOP),
-                          column[label]]
-            np.maximum(cell, threshold, out=cell)
-    folder = tmp_path_factory.mktemp("scores")
-    for clip, table in zip(clips, scores, strict=True):
-        rows = [f"{k * HOP:.3f}\t{(k + 1) * HOP:.3f}\t" + "\t".join(f"{v:g}" for v in row)
-                for k, row in enumerate(table)]
-        (folder / f"{clip}.tsv").write_text("\t".join(("onset", "offset", *CLASSES)) + "\n"
-                                            + "\n".join(rows) + "\n")
-    return folder
-
-
 def _sed_scores_eval_psds(folder: Path, cut: bool) -> dict[str, float]:
     """sed_scores_eval's PSDS1 and PSDS2 on the score files and the ground truth as they come,
     or with both cut at the durations by hand (frames starting at or after a clip's end
     dropped, the last one ending there; events likewise)."""
     from sed_scores_eval import intersection_based, io
 
-    from sedcontract.audit.psds import PRESETS
+    from sedcontract.scores.psds.settings import PRESETS
 
     durations = read_durations(DURATIONS)
     scores = io.read_sed_scores(str(folder))
@@ -238,7 +201,7 @@ def test_psds_of_operating_points_cut_at_the_durations_equals_psds_eval_on_cut_t
     points = [cut(list(pd.read_csv(p, sep="\t")[["filename", "onset", "offset",
                                                   "event_label"]].itertuples(index=False)))
               for p in sorted(teacher_points.glob("*.tsv"))]
-    from sedcontract.audit.psds import PRESETS
+    from sedcontract.scores.psds.settings import PRESETS
 
     theirs = psds_eval([{"truth": cut(truth), "durations": durations, "points": points,
                          "settings": PRESETS[name].as_dict()} for name in ("psds1", "psds2")])

@@ -17,17 +17,7 @@ import numpy as np
 import pytest
 
 import sedcontract
-from sedcontract.audit import (
-    ScoreSettings,
-    bootstrap_intervals,
-    paired_bootstrap,
-    to_csv,
-    to_markdown,
-)
-from sedcontract.audit import bootstrap as bs
-from sedcontract.audit.figures import pyplot
-from sedcontract.audit.render import table_text
-from sedcontract.audit.report import (
+from sedcontract.analysis.report import (
     colour,
     overview,
     overview_csv,
@@ -38,9 +28,19 @@ from sedcontract.audit.report import (
     vectors_figure,
     vectors_png,
 )
+from sedcontract.audit import (
+    ScoreSettings,
+    bootstrap_intervals,
+    paired_bootstrap,
+    to_csv,
+    to_markdown,
+)
+from sedcontract.audit import bootstrap as bs
+from sedcontract.audit.render import table_text
 from sedcontract.cli import main
 from sedcontract.data import pathology_set, write_pathology_set
 from sedcontract.errors import SedContractError, TraceFormatError
+from sedcontract.figures import pyplot
 from tests.test_selection import DURATION, reference
 
 
@@ -217,7 +217,7 @@ def test_standard_scores_and_the_matching_audit_come_from_the_rows(systems, tmp_
 def test_the_sweep_and_timelines_join_the_report(systems, tmp_path):
     """A sweep's rows and a folder of timelines go into report.html (figures embedded) and
     the sweep's tables beside it, regenerated from its rows."""
-    from sedcontract.audit.sweep import read_sweep, sweep_csv
+    from sedcontract.analysis.sweep import read_sweep, sweep_csv
 
     root, _ = systems
     cal = root / "cal"
@@ -596,9 +596,9 @@ def test_the_overview_of_ten_systems_over_420_clips_is_the_audits_bootstrap():
 def test_a_difference_whose_interval_ends_exactly_at_zero_gets_no_direction_mark():
     """↑/↓ (and the HTML cell's green/orange) mark an interval strictly on one side of 0:
     [0, x] and [x, 0] include 0, so they are not marked; a hair past 0 is."""
+    from sedcontract.analysis.report import _html_cell
     from sedcontract.audit import Interval
     from sedcontract.audit.render import direction, interval_text
-    from sedcontract.audit.report import _html_cell
 
     def iv(lo: float, hi: float) -> Interval:
         return Interval((lo + hi) / 2, lo, hi, 0.95, 100, 100)

@@ -1,4 +1,4 @@
-"""PSDS from score tables (audit.score_psds) against two oracles: sed_scores_eval's
+"""PSDS from score tables (scores.psds.score_tables) against two oracles: sed_scores_eval's
 intersection-based PSDS on the same tables, and a brute-force count of true positives, false
 positives and cross-triggers at every threshold straight from the definitions. Blocks on an
 executor give the one process's result bit for bit; folders are read one clip at a time."""
@@ -16,9 +16,10 @@ from multiprocessing import get_context
 import numpy as np
 import pytest
 
-from sedcontract.audit.psds import PRESETS, PsdsRequest, PsdsSettings, PsdsUnavailable, psds
-from sedcontract.audit.score_psds import ClipTruth, block_counts
 from sedcontract.errors import SedContractError, TraceFormatError
+from sedcontract.scores.psds.request import PsdsRequest, psds
+from sedcontract.scores.psds.score_tables import ClipTruth, block_counts
+from sedcontract.scores.psds.settings import PRESETS, PsdsSettings, PsdsUnavailable
 from sedcontract.traces import EventList, write_durations, write_events
 from sedcontract.traces import scores as score_io
 from sedcontract.traces.scores import ScoreFolder, ScoreTable, scores_tsv
@@ -69,7 +70,7 @@ def sse_psds(ref, tables, durations, settings):
         warnings.simplefilter("ignore")
         from sed_scores_eval.base_modules.scores import create_score_dataframe
 
-        from sedcontract.audit.psds import ground_truth
+        from sedcontract.scores.psds.settings import ground_truth
 
         frames = {clip: create_score_dataframe(
             t.scores, np.concatenate([t.onset, t.offset[-1:]]), list(t.classes))
@@ -312,7 +313,7 @@ def test_counts_at_shared_scores_are_kept_once(monkeypatch):
     """Scores on a few levels (as score files written with few digits are): the counts of
     many clips are joined, and what is kept follows the distinct (class, score) pairs, not
     the clips; the value stays sed_scores_eval's."""
-    from sedcontract.audit import score_psds
+    from sedcontract.scores.psds import score_tables as score_psds
 
     monkeypatch.setattr(score_psds, "JOIN_ROWS", 50)
     monkeypatch.setattr(score_psds, "BATCH_SEGMENTS", 10)

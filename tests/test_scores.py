@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 
 import sedcontract
-from sedcontract.audit.psds import PsdsRequest
 from sedcontract.audit.render import to_markdown
-from sedcontract.audit.scores import ScoreSettings
 from sedcontract.cli import main
+from sedcontract.contracts.policy import ScoreSettings
+from sedcontract.scores.psds.request import PsdsRequest
 from sedcontract.traces import EventList, write_durations, write_events
 from tests.examples import worked_example, write_worked_example
 
@@ -188,7 +188,7 @@ def collar_case() -> tuple[EventList, EventList]:
 
 @pytest.mark.parametrize(("matching", "tp"), [("optimal", 2), ("greedy", 1)])
 def test_collar_matching_is_the_declared_one(matching, tp):
-    from sedcontract.audit.scores import event_metrics
+    from sedcontract.scores.collar_based import event_metrics
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -209,7 +209,7 @@ def test_collar_matching_is_the_declared_one(matching, tp):
 def test_without_time_conditions_substitutions_are_the_fewer_leftovers():
     """Onset and offset both off: per clip and class min(refs, outputs) hit; the leftovers of
     a clip pair up across labels, so S = min(leftover refs, leftover outputs) per clip."""
-    from sedcontract.audit.scores import event_metrics
+    from sedcontract.scores.collar_based import event_metrics
 
     ref = EventList.from_rows([("a", 0.5, 1.0, "speech"), ("a", 2.0, 2.5, "speech"),
                                ("a", 3.0, 3.2, "tone"), ("b", 0.1, 0.2, "tone")])
@@ -230,7 +230,7 @@ def test_boundary_and_intersection_criteria_hold_at_their_limits():
     report = sedcontract.audit(ref, pred, durations={"a": 4.0}, scores=ScoreSettings())
     assert report.policy["scores"]["boundary_frames"] == 10
     assert report.scores["onset_boundary"].overall.tp == 1
-    from sedcontract.audit.scores import intersection_metrics
+    from sedcontract.scores.intersection_based import intersection_metrics
 
     # the detection overlaps the reference for exactly dtc = 0.5 of its length: relevant; the
     # reference is covered for exactly gtc = 0.5 of its length: a true positive
@@ -244,7 +244,7 @@ def test_boundary_and_intersection_criteria_hold_at_their_limits():
 
 
 def test_a_zero_length_detection_is_neither_relevant_nor_a_false_positive():
-    from sedcontract.audit.scores import intersection_metrics
+    from sedcontract.scores.intersection_based import intersection_metrics
 
     ref = EventList.from_rows([("a", 0.5, 1.5, "x")])
     pred = EventList.from_rows([("a", 0.5, 1.5, "x"), ("a", 3.0, 3.0, "x")])
@@ -259,7 +259,7 @@ def test_closed_edges_put_an_offset_at_the_clip_end_on_the_last_frame():
     """A reference running to the end of a 2 s clip (100 frames) has its closed-edge offset on
     frame 99, where a prediction that stops one frame early (first inactive frame 99) has its
     own: a hit with no tolerance. Open edges drop the reference offset."""
-    from sedcontract.audit.scores import boundary_metrics
+    from sedcontract.scores.boundary import boundary_metrics
     from sedcontract.traces import TraceSet
 
     ref = EventList.from_rows([("a", 1.0, 2.0, "x"), ("a", 0.0, 0.5, "y")])
@@ -278,7 +278,7 @@ def test_segment_scores_cost_what_the_events_cost():
     from tests.limits import run_limited
 
     code = ("from sedcontract.traces import EventList\n"
-            "from sedcontract.audit.scores import segment_metrics\n"
+            "from sedcontract.scores.segment_based import segment_metrics\n"
             "ref = EventList.from_rows([('a', 0.5, 2.5, 'x'), ('a', 9e8, 9e8 + 1, 'y')])\n"
             "pred = EventList.from_rows([('a', 1.5, 3.5, 'x'), ('a', 5e8, 5e8 + 1, 'y')])\n"
             "r = segment_metrics(ref, pred, classes=['x', 'y'], durations={'a': 1e9})\n"
@@ -298,7 +298,7 @@ def test_boundary_scores_are_a_maximum_matching_within_the_tolerance(seed):
     from scipy.sparse import csr_matrix
     from scipy.sparse.csgraph import maximum_bipartite_matching
 
-    from sedcontract.audit.scores import boundary_metrics
+    from sedcontract.scores.boundary import boundary_metrics
     from sedcontract.traces import TraceSet
 
     rng = np.random.default_rng(seed)

@@ -10,7 +10,7 @@ from itertools import combinations
 import pytest
 
 import sedcontract
-from sedcontract.audit.selection import (
+from sedcontract.analysis.selection import (
     RiskOrder,
     read_labels,
     read_risk_order,
@@ -117,7 +117,7 @@ def test_coordinates_that_flag_nothing_are_not_chosen(tmp_path):
     """When no coordinate flags a single high-risk case, the best subset of size one flags
     nothing: nothing is chosen, and the written contract has no clause (not the top-ranked
     coordinate that flags nothing)."""
-    from sedcontract.audit.selection import selected_contract
+    from sedcontract.analysis.selection import selected_contract
     from sedcontract.contracts.policy import AuditPolicy
 
     folder, data = calibration(tmp_path, {"late_onset": [0.1], "missed": [1.0]})

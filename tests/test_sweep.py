@@ -10,8 +10,8 @@ from itertools import pairwise
 import numpy as np
 import pytest
 
+from sedcontract.analysis.sweep import parse_radii, sweep, sweep_csv, sweep_markdown
 from sedcontract.audit import AuditPolicy
-from sedcontract.audit.sweep import parse_radii, sweep, sweep_csv, sweep_markdown
 from sedcontract.cli import main
 from sedcontract.errors import SedContractError
 from sedcontract.traces import EventList, write_durations, write_events
@@ -188,7 +188,7 @@ def test_sweep_rows_are_the_same_bytes_for_the_same_inputs():
 def test_sweep_rows_are_checked_naming_the_row(tmp_path):
     """read_sweep (report --sweep) refuses counts out of range, a score other than
     satisfied/obligations, a repeated or a missing row, a bad radius and non-UTF-8 bytes."""
-    from sedcontract.audit.sweep import read_sweep
+    from sedcontract.analysis.sweep import read_sweep
     from sedcontract.errors import TraceFormatError
 
     ref, durations = reference(0, clips=2)

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 import sedcontract
+from sedcontract.analysis.timeline import timeline, timeline_png, timeline_text
 from sedcontract.audit import AuditPolicy
-from sedcontract.audit.timeline import timeline, timeline_png, timeline_text
 from sedcontract.cli import main
 from sedcontract.data import pathology_set, write_pathology_set
 from sedcontract.errors import SedContractError

@@ -1,6 +1,20 @@
 """sedcontract: executable boundary contracts for sound event detection traces."""
 
-from sedcontract.audit import AuditPolicy, GuardReport, ScoreSettings, audit, score
+from sedcontract import analysis, scores
+from sedcontract.audit import (
+    AuditPolicy,
+    GuardReport,
+    ScoreSettings,
+    ScoresReport,
+    audit,
+    bootstrap_intervals,
+    hierarchical_bootstrap,
+    paired_bootstrap,
+    score,
+    to_csv,
+    to_json,
+    to_markdown,
+)
 from sedcontract.contracts import (
     check_contract,
     evaluate_contract,
@@ -19,33 +33,51 @@ from sedcontract.errors import (
     SignalError,
     TraceFormatError,
 )
-from sedcontract.traces import EventList, Grid, TraceSet, read_events, write_events
+from sedcontract.scores.psds import PRESETS, PsdsRequest, PsdsSettings, psds, psds_of_points
+from sedcontract.traces import EventList, Grid, TraceSet, read_durations, read_events, write_events
+from sedcontract.traces.scores import DecisionPolicy
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "PRESETS",
     "AuditPolicy",
     "ContractCheckError",
     "ContractError",
     "ContractSyntaxError",
+    "DecisionPolicy",
     "EventList",
     "Grid",
     "GuardReport",
+    "PsdsRequest",
+    "PsdsSettings",
     "ScoreSettings",
+    "ScoresReport",
     "SedContractError",
     "SignalError",
     "TraceFormatError",
     "TraceSet",
+    "analysis",
     "audit",
+    "bootstrap_intervals",
     "check_contract",
     "evaluate_contract",
     "evaluate_formula",
     "format_contract",
     "format_formula",
+    "hierarchical_bootstrap",
     "load_contract",
+    "paired_bootstrap",
     "parse_contract",
     "parse_formula",
+    "psds",
+    "psds_of_points",
+    "read_durations",
     "read_events",
     "score",
+    "scores",
+    "to_csv",
+    "to_json",
+    "to_markdown",
     "write_events",
 ]

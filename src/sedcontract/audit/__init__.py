@@ -1,4 +1,4 @@
-"""Guard reports (aggregation, renderings) and the standard scores beside them."""
+"""The guard vector: report types, the audit pipeline, shards, the bootstrap and the renderings."""
 
 from sedcontract.audit.bootstrap import (
     Interval,
@@ -17,11 +17,9 @@ from sedcontract.audit.guard import (
     score,
 )
 from sedcontract.audit.render import to_csv, to_dict, to_json, to_markdown, to_rows
-from sedcontract.audit.scores import Counts, MetricResult, standard_scores
 from sedcontract.contracts.policy import AuditPolicy, ScoreSettings
 
-__all__ = ["AGGREGATIONS", "AuditPolicy", "Cell", "Counts", "GuardReport", "Interval",
-           "MetricResult", "ModeReport", "ScoreSettings", "ScoresReport", "audit",
-           "bootstrap_intervals", "hierarchical_bootstrap", "paired_bootstrap", "score",
-           "standard_scores", "stratified_bootstrap", "to_csv", "to_dict", "to_json",
-           "to_markdown", "to_rows"]
+__all__ = ["AGGREGATIONS", "AuditPolicy", "Cell", "GuardReport", "Interval", "ModeReport",
+           "ScoreSettings", "ScoresReport", "audit", "bootstrap_intervals",
+           "hierarchical_bootstrap", "paired_bootstrap", "score", "stratified_bootstrap",
+           "to_csv", "to_dict", "to_json", "to_markdown", "to_rows"]

@@ -10,7 +10,7 @@ matrix product per block of resamples.
 
 The core works on plain per-clip count arrays (:func:`resampled_scores`, :func:`resampled_f1`,
 :func:`percentile_intervals`), so the report's intervals from source rows
-(:mod:`sedcontract.audit.report`) are computed by the same code as an audit's."""
+(:mod:`sedcontract.analysis.report`) are computed by the same code as an audit's."""
 
 from __future__ import annotations
 
@@ -176,7 +176,7 @@ def count_scores(totals: np.ndarray) -> np.ndarray:
 
 def f1_scores(totals: np.ndarray) -> np.ndarray:
     """``[…, 3]`` totals (tp, references, outputs) → ``[…]``: micro F1 ``2 tp / (ref + sys)``,
-    as :attr:`~sedcontract.audit.scores.Counts.f1`, NaN without references."""
+    as :attr:`~sedcontract.scores.counts.Counts.f1`, NaN without references."""
     tp, ref, sys = totals[..., 0], totals[..., 1], totals[..., 2]
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(ref > 0, 2 * tp / np.maximum(ref + sys, 1), np.nan)

@@ -13,7 +13,7 @@ from sedcontract.errors import TraceFormatError
 from sedcontract.traces import EventList, TraceSet
 from sedcontract.traces.names import SIDES, shorten
 
-__all__ = ["TraceFacts", "check_visible", "class_warnings"]
+__all__ = ["TraceFacts", "class_warnings", "refuse_unseen"]
 
 
 @dataclass(frozen=True)
@@ -108,13 +108,9 @@ class TraceFacts:
                           if "cut/ref" in arrays else None, self.cut_first)
 
 
-def check_visible(traces: TraceSet, ref: EventList) -> None:
-    """Refuse a grid on which no reference event is left (every score would be vacuous)."""
-    refuse_unseen(ref, bool(len(traces.runs["ref"])), traces.hop, traces.projection)
-
-
 def refuse_unseen(ref: EventList, seen: bool, hop: float, projection: str) -> None:
-    """:func:`check_visible`'s refusal, given whether the grid sees any reference event."""
+    """Refuse a grid on which no reference event is left (every score would be vacuous),
+    given whether the grid sees any reference event."""
     positive = int(np.count_nonzero(ref.offset > ref.onset))
     if positive and not seen:
         raise TraceFormatError(f"none of the {positive} reference events covers a frame at hop "

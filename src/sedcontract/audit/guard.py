@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 import os
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from multiprocessing import get_context
@@ -15,9 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from sedcontract.audit.facts import TraceFacts, check_visible, refuse_unseen
-from sedcontract.audit.psds import PsdsRequest, PsdsUnavailable
-from sedcontract.audit.scores import SCORE_NAMES, MetricResult, standard_scores
+from sedcontract.audit.facts import TraceFacts, refuse_unseen
+from sedcontract.blocks import EXECUTOR_BLOCKS, block_results, clip_range
 from sedcontract.contracts.bounds import BoundResolver, Conversion
 from sedcontract.contracts.contract import (
     ContractResult,
@@ -30,18 +29,30 @@ from sedcontract.contracts.policy import AGGREGATIONS, AuditPolicy, ScoreSetting
 from sedcontract.contracts.runs import BACKENDS, RunTable
 from sedcontract.contracts.syntax import Contract, EventClause
 from sedcontract.errors import ContractCheckError, SedContractError
-from sedcontract.traces import MODES, EventList, TraceSet, read_durations, read_events
+from sedcontract.scores.counts import MetricResult
+from sedcontract.scores.psds.request import PsdsRequest
+from sedcontract.scores.psds.settings import PsdsUnavailable
+from sedcontract.scores.standard import SCORE_NAMES, standard_scores
+from sedcontract.traces import MODES, EventList, TraceSet
 from sedcontract.traces.events import index_of
+from sedcontract.traces.given import (
+    detections,
+    durations_of,
+    events_of,
+    is_score_tables,
+    score_source,
+)
 from sedcontract.traces.intervals import Intervals
 from sedcontract.traces.names import SIDES
 from sedcontract.traces.overrun import Cut, fit_to_durations
+from sedcontract.traces.scores import DecisionPolicy
 from sedcontract.traces.traceset import (
     RowLabels,
     row_labels,
 )
 
 __all__ = ["AGGREGATIONS", "Cell", "GuardReport", "MatchingCounts", "ModeReport",
-           "ScoresReport", "audit", "clip_counts", "clip_range", "count_layout", "empty_report",
+           "ScoresReport", "audit", "clip_counts", "count_layout", "empty_report",
            "mode_reports", "prepare_contract", "score"]
 
 
@@ -278,13 +289,20 @@ def _check_joinable(first: GuardReport, other: GuardReport) -> None:
                                "settings cannot be joined")
 
 
-def _load(value: EventList | str | Path, what: str) -> EventList:
-    if isinstance(value, EventList):
-        return value
-    if isinstance(value, str | os.PathLike):
-        return read_events(value)
-    raise SedContractError(f"{what} must be an EventList or the path of a DCASE event tsv, got "
-                           f"{type(value).__name__}")
+def system_events(ref: EventList, pred: Any, policy: AuditPolicy,
+                  classes: Sequence[str] | None) -> tuple[Any, AuditPolicy]:
+    """The system's events and the policy that says how they were made: score tables in
+    memory (clip → DataFrame in sed_scores_eval's layout, or a table source such as a
+    :class:`~sedcontract.traces.scores.ScoreFolder`) become events under the policy's decision
+    (the default one when it has none), which the report then names, by the command line's
+    rule (:func:`~sedcontract.traces.given.detections`); events, and a path (always an event
+    file), are taken as they are."""
+    if isinstance(pred, str | os.PathLike) or not is_score_tables(pred):
+        return pred, policy
+    decision = policy.decision or DecisionPolicy()
+    source = score_source(pred, ref.clips)
+    events = detections(source, ref, decision, "scores", declared=classes)
+    return events, policy.but(decision=decision)
 
 
 def _coordinates(coordinates: Sequence[str] | str | None, guard: tuple[str, ...]
@@ -340,32 +358,53 @@ class Prepared:
                 first[side] = cut.first
         return counts, first
 
-    def clips_between(self, first: int, stop: int) -> Prepared:
-        """The clips ``[first, stop)`` of the corpus, events and traces."""
-        clips = self.traces.clips[first:stop]
-        if (first, stop) == (0, len(self.traces.clips)):
+
+@dataclass(frozen=True)
+class Corpus:
+    """A reference/prediction pair checked once, whole, before any trace is made: the events
+    (cut at their clips' durations when known), the durations, the clips and classes every
+    block shares, the cuts and the events as given. A block of it needs no check again."""
+
+    ref: EventList
+    pred: EventList
+    durations: Mapping[str, float] | None
+    clips: tuple[str, ...]
+    classes: tuple[str, ...]
+    cut: Mapping[str, Cut] | None = None  # side → events cut at their clip's end
+    given: tuple[EventList, EventList] | None = None  # the events before the cut
+
+    def block(self, first: int, stop: int) -> Corpus:
+        """The clips ``[first, stop)``: their events, cuts and durations."""
+        if (first, stop) == (0, len(self.clips)):
             return self
+        clips = self.clips[first:stop]
         cut = None if self.cut is None else {
             side: Cut(self.cut[side].cut[np.isin(events.clip, clips)], self.cut[side].first)
             for side, events in (("ref", self.ref), ("pred", self.pred))}
         given = None if self.given is None else tuple(e.select(clips=clips)
                                                      for e in self.given)
-        return Prepared(self.ref.select(clips=clips), self.pred.select(clips=clips),
-                        self.durations, self.traces.clips_between(first, stop), cut, given)
+        durations = None if self.durations is None else {
+            c: self.durations[c] for c in clips if c in self.durations}
+        return Corpus(self.ref.select(clips=clips), self.pred.select(clips=clips), durations,
+                      clips, self.classes, cut, given)
+
+    def project(self, policy: AuditPolicy) -> Prepared:
+        """The events' traces on the policy's grid."""
+        traces = TraceSet.from_events(self.ref, self.pred, hop=policy.hop,
+                                      durations=self.durations, classes=self.classes,
+                                      projection=policy.projection,
+                                      max_frames=policy.max_frames)
+        return Prepared(self.ref, self.pred, self.durations, traces, self.cut, self.given)
 
 
-def prepare_traces(ref: EventList | str | Path, pred: EventList | str | Path,
-                   policy: AuditPolicy, *,
-                   durations: Mapping[str, float] | str | Path | None = None,
-                   classes: Sequence[str] | None = None, visible: bool = True) -> Prepared:
-    """Read the events (files or event lists) and durations and project them on the policy's
-    grid."""
-    ref_events, pred_events = _load(ref, "ref"), _load(pred, "pred")
-    if durations is not None and not isinstance(durations, Mapping):
-        if not isinstance(durations, str | os.PathLike):
-            raise SedContractError(f"durations must map clips to seconds or be the path of a "
-                                   f"durations tsv, got {type(durations).__name__}")
-        durations = read_durations(durations)
+def check_corpus(ref: Any, pred: Any, policy: AuditPolicy, *, durations: Any = None,
+                 classes: Sequence[str] | None = None) -> Corpus:
+    """Every check of a reference/prediction pair, in one place and once for the whole
+    corpus, without projecting it: the events and durations read, events past their clip's
+    end cut and counted (or refused), clips and classes settled, and a grid that sees no
+    reference event refused. Every path of an audit starts here."""
+    ref_events, pred_events = events_of(ref, "ref"), events_of(pred, "pred")
+    durations = durations_of(durations)
     cut, given = None, (ref_events, pred_events)
     if durations is not None:  # events past their clip's end: cut, counted, or refused
         ref_events, ref_cut = fit_to_durations(ref_events, durations, "ref",
@@ -375,36 +414,34 @@ def prepare_traces(ref: EventList | str | Path, pred: EventList | str | Path,
                                                  tolerance=policy.duration_tolerance,
                                                  strict=policy.strict_durations)
         cut = {"ref": ref_cut, "pred": pred_cut}
-    traces = TraceSet.from_events(ref_events, pred_events, hop=policy.hop, durations=durations,
-                                  classes=classes, projection=policy.projection,
-                                  max_frames=policy.max_frames)
-    if visible:  # refuse a grid that sees no reference event (not asked of a corpus's block)
-        check_visible(traces, ref_events)
-    return Prepared(ref_events, pred_events, durations, traces, cut, given)
+    clips, declared, lengths, rows = TraceSet.layout(ref_events, pred_events, hop=policy.hop,
+                                                     durations=durations, classes=classes,
+                                                     max_frames=policy.max_frames)
+    refuse_unseen(ref_events, TraceSet.sees(ref_events, rows["ref"], lengths, policy.hop,
+                                            policy.projection), policy.hop, policy.projection)
+    return Corpus(ref_events, pred_events, durations, clips, tuple(declared), cut, given)
 
 
-def standard_and_psds(prepared: Prepared, policy: AuditPolicy, psds: PsdsRequest | None,
-                      classes: Sequence[str] | None = None
-                      ) -> tuple[dict[str, MetricResult] | None, dict[str, Any] | None]:
-    """The standard scores the policy asks for, on the prepared traces, and PSDS (or a note
-    why not)."""
+def prepare_traces(ref: Any, pred: Any, policy: AuditPolicy, *, durations: Any = None,
+                   classes: Sequence[str] | None = None) -> Prepared:
+    """Read and check the events (:func:`check_corpus`) and project them on the policy's
+    grid."""
+    return check_corpus(ref, pred, policy, durations=durations, classes=classes).project(policy)
+
+
+def standard_results(prepared: Prepared, policy: AuditPolicy
+                     ) -> dict[str, MetricResult] | None:
+    """The standard scores the policy asks for, on the prepared traces (None when it asks
+    for none)."""
     settings = policy.score_settings()
-    standard = None if settings is None else standard_scores(
+    return None if settings is None else standard_scores(
         prepared.ref, prepared.pred, prepared.traces, settings, durations=prepared.durations,
         edges=policy.edges, given=prepared.given)
-    result = None
-    if psds is not None:  # the reference as given: PSDS has its own cut rule
-        given_ref = prepared.given[0] if prepared.given is not None else prepared.ref
-        try:
-            result = psds.compute(given_ref, prepared.durations, classes)
-        except PsdsUnavailable as exc:
-            result = {"note": str(exc)}
-    return standard, result
 
 
-def audit(ref: EventList | str | Path, pred: EventList | str | Path,
+def audit(ref: EventList | str | Path | Any, pred: EventList | str | Path | Any,
           policy: AuditPolicy | Mapping[str, Any] | None = None, *,
-          durations: Mapping[str, float] | str | Path | None = None, mode: str = "both",
+          durations: Mapping[str, float] | str | Path | Any = None, mode: str = "both",
           coordinates: Sequence[str] | str | None = None,
           classes: Sequence[str] | None = None,
           psds: PsdsRequest | None = None,
@@ -413,6 +450,11 @@ def audit(ref: EventList | str | Path, pred: EventList | str | Path,
           **settings: Any) -> GuardReport:
     """Run a contract on reference and prediction events; typed and union side by side.
 
+    ``ref`` and ``pred``: event files, event lists, clip → [(onset, offset, label)] or
+    DataFrames of DCASE rows; ``pred`` may be score tables instead (clip → DataFrame in
+    sed_scores_eval's layout, or ``ScoreFolder.open(folder)``), made events by the policy's
+    ``decision`` (threshold 0.5 when it has none). ``durations``: clip → seconds, a file or
+    a DataFrame.
     ``policy`` (an :class:`AuditPolicy`, a mapping of its settings, or the defaults) decides
     every number; keywords such as ``contract=``, ``eps='100ms'``, ``hop=``, ``matching=``,
     ``decision=``, ``scores=ScoreSettings()`` change single settings of it. ``coordinates``
@@ -423,7 +465,8 @@ def audit(ref: EventList | str | Path, pred: EventList | str | Path,
     a pool of that many processes as the executor (below; the same report for any number).
     ``shard=(i, n)``: the report of the i-th of n consecutive, nearly equal blocks of the
     corpus's clips (numbered from 0); :meth:`GuardReport.concat` of all n is the corpus's
-    report. Inputs are read and projected whole (checks and classes are the corpus's).
+    report. Inputs are read and checked whole (:func:`check_corpus`: checks and classes are
+    the corpus's); each block is projected alone, and one process is one block.
     ``executor``: anything with ``submit(fn, *args, **kwargs)`` returning a future (a
     ``concurrent.futures`` pool, a Dask ``distributed.Client``, …) audits ``blocks``
     consecutive blocks of the clips, each given only its clips' events; the joined report is
@@ -444,135 +487,73 @@ def audit(ref: EventList | str | Path, pred: EventList | str | Path,
     if blocks is not None and (isinstance(blocks, bool) or not isinstance(blocks, int)
                                or blocks < 1):
         raise ContractCheckError(f"blocks must be a whole number >= 1, got {blocks!r}")
-    if executor is None and jobs > 1:  # the process-pool case of an executor
-        with ProcessPoolExecutor(jobs, mp_context=get_context("spawn")) as pool:
-            return _audit_on(pool, blocks or jobs, ref, pred, policy, durations=durations,
-                             mode=mode, coordinates=coordinates, classes=classes, psds=psds,
-                             backend=backend, shard=shard)
-    if executor is not None:
-        return _audit_on(executor, blocks or EXECUTOR_BLOCKS, ref, pred, policy,
-                         durations=durations, mode=mode, coordinates=coordinates,
-                         classes=classes, psds=psds, backend=backend)
-    return _audit_here(ref, pred, policy, durations=durations, mode=mode,
-                       coordinates=coordinates, classes=classes, psds=psds, backend=backend,
-                       shard=shard)
+    ref = events_of(ref, "ref")
+    pred, policy = system_events(ref, pred, policy, classes)
+    corpus = check_corpus(ref, pred, policy, durations=durations, classes=classes)
+    chosen = _coordinates(coordinates, clause_names(policy.parsed)[0])
+    clips = len(corpus.clips)
+    first, stop = (0, clips) if shard is None else clip_range(clips, *shard)
+    if shard is not None and psds is not None:
+        raise ContractCheckError("PSDS is a curve over the whole corpus, not a sum of counts: "
+                                 "audit without shards to compute it")
+    corpus_blocks = corpus.block(first, stop)
+    if executor is None and jobs == 1:  # one process is one block
+        report = audit_block(corpus_blocks, policy, mode, chosen, backend)
+    else:
+        pool = None
+        if executor is None:  # the process-pool case of an executor
+            pool = ProcessPoolExecutor(jobs, mp_context=get_context("spawn"))
+            executor, blocks = pool, blocks or jobs
+        try:
+            blocks = blocks or EXECUTOR_BLOCKS
+            report = _on_executor(executor, blocks, corpus_blocks, policy, mode, chosen,
+                                  backend)
+            if psds is not None:
+                report = replace(report, psds=corpus_psds(corpus, psds, classes, executor,
+                                                          blocks))
+            return report
+        finally:
+            if pool is not None:
+                pool.shutdown()
+    if psds is not None:
+        report = replace(report, psds=corpus_psds(corpus, psds, classes))
+    return report
 
 
-def _audit_here(ref: EventList | str | Path, pred: EventList | str | Path, policy: AuditPolicy,
-                *, durations: Mapping[str, float] | str | Path | None, mode: str,
-                coordinates: Sequence[str] | str | None, classes: Sequence[str] | None,
-                psds: PsdsRequest | None, backend: str, shard: tuple[int, int] | None = None,
-                checked: bool = False) -> GuardReport:
-    """:func:`audit` in this process; ``checked``: a block of a corpus whose checks were made
-    on the whole corpus (a block may lack visible reference events the corpus has)."""
-    contract = policy.parsed
-    prepared = prepare_traces(ref, pred, policy, durations=durations, classes=classes,
-                              visible=not checked)
-    if shard is not None:
-        if psds is not None:
-            raise ContractCheckError("PSDS is a curve over the whole corpus, not a sum of "
-                                     "counts: audit without shards to compute it")
-        prepared = prepared.clips_between(*clip_range(len(prepared.traces.clips), *shard))
-    guard, _, _ = clause_names(contract)
-    chosen = _coordinates(coordinates, guard)
+def audit_block(block: Corpus, policy: AuditPolicy, mode: str, chosen: tuple[str, ...],
+                backend: str) -> GuardReport:
+    """The report of one block of a checked corpus (the whole corpus in one process), without
+    PSDS: its traces, the contract's rows (``chosen``: the vector's coordinates, checked),
+    and the standard scores the policy asks for."""
+    prepared = block.project(policy)
     resolver = prepare_contract(policy, prepared.traces.classes)
     reports = mode_reports(policy, resolver, prepared.traces,
                            MODES if mode == "both" else (mode,), backend=backend)
-    standard, psds_result = standard_and_psds(prepared, policy, psds, classes)
     return GuardReport(policy.report(list(resolver.conversions.values())), prepared.facts(),
-                       reports, policy.aggregation, chosen, standard, psds_result)
+                       reports, policy.aggregation, chosen, standard_results(prepared, policy),
+                       None)
 
 
-EXECUTOR_BLOCKS = 8  # blocks of clips an executor audits when not told
-
-
-def block_results(clips: int, count: Any, submit: Callable[[int, int], Any], *,
-                  empty: bool = False) -> Iterator[Any]:
-    """The results, in order, of ``submit(first, stop)`` (a future) for each non-empty one of
-    ``count`` consecutive blocks of ``clips`` clips (:func:`clip_range`; with ``empty``, one
-    block of none when there are no clips): each future let go once its result is taken, the
-    others cancelled when one fails."""
-    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-        raise ContractCheckError(f"blocks must be a whole number >= 1, got {count!r}")
-    spans = [clip_range(clips, k, count) for k in range(count)]
-    spans = [(a, b) for a, b in spans if a < b] or ([(0, 0)] if empty else [])
-    futures: list[Any] = []
-    try:
-        for a, b in spans:
-            futures.append(submit(a, b))
-        while futures:
-            yield futures.pop(0).result()
-    except BaseException:
-        for future in futures:
-            future.cancel()
-        raise
-
-
-def _check_corpus(ref: EventList, pred: EventList, policy: AuditPolicy,
-                  durations: Mapping[str, float] | str | Path | None,
-                  classes: Sequence[str] | None
-                  ) -> tuple[Mapping[str, float] | None, list[str], dict[str, str] | None]:
-    """Every check :func:`prepare_traces` makes, in its order, without projecting the corpus:
-    the durations, the classes and where the first event cut at its clip's end is, per
-    side."""
-    if durations is not None and not isinstance(durations, Mapping):
-        if not isinstance(durations, str | os.PathLike):
-            raise SedContractError(f"durations must map clips to seconds or be the path of a "
-                                   f"durations tsv, got {type(durations).__name__}")
-        durations = read_durations(durations)
-    first = None
-    if durations is not None:
-        fitted = {side: fit_to_durations(events, durations, side,
-                                         tolerance=policy.duration_tolerance,
-                                         strict=policy.strict_durations)
-                  for side, events in (("ref", ref), ("pred", pred))}
-        ref, pred = fitted["ref"][0], fitted["pred"][0]
-        first = {side: c.first for side, (_, c) in fitted.items() if c.first is not None}
-    _, declared, lengths, rows = TraceSet.layout(ref, pred, hop=policy.hop,
-                                                 durations=durations, classes=classes,
-                                                 max_frames=policy.max_frames)
-    refuse_unseen(ref, TraceSet.sees(ref, rows["ref"], lengths, policy.hop, policy.projection),
-                  policy.hop, policy.projection)
-    return durations, declared, first
-
-
-def _audit_on(executor: Any, blocks: int, ref: EventList | str | Path,
-              pred: EventList | str | Path, policy: AuditPolicy, *,
-              durations: Mapping[str, float] | str | Path | None, mode: str,
-              coordinates: Sequence[str] | str | None, classes: Sequence[str] | None,
-              psds: PsdsRequest | None, backend: str,
-              shard: tuple[int, int] | None = None) -> GuardReport:
-    """:func:`audit` of consecutive blocks of the clips (of ``shard``'s clips when given) on
-    ``executor``, joined. The corpus is read and checked here exactly as one process checks it
-    (the same refusals, warnings and classes); each block sees only its clips' events."""
-    ref_events, pred_events = _load(ref, "ref"), _load(pred, "pred")
-    lengths, declared, first = _check_corpus(ref_events, pred_events, policy, durations,
-                                             classes)
-    clips = list(ref_events.clips)
-    if shard is not None:
-        if psds is not None:
-            raise ContractCheckError("PSDS is a curve over the whole corpus, not a sum of "
-                                     "counts: audit without shards to compute it")
-        clips = clips[slice(*clip_range(len(clips), *shard))]
+def _on_executor(executor: Any, blocks: int, corpus: Corpus, policy: AuditPolicy, mode: str,
+                 chosen: tuple[str, ...], backend: str) -> GuardReport:
+    """:func:`audit_block` of consecutive blocks of the corpus's clips on ``executor``,
+    joined; each block is given only its clips' events."""
     def task(a: int, b: int) -> Any:
-        block = clips[a:b]
-        return executor.submit(
-            _audit_here, ref_events.select(clips=block), pred_events.select(clips=block),
-            policy, durations=None if lengths is None else
-            {c: lengths[c] for c in block if c in lengths},
-            mode=mode, coordinates=coordinates, classes=declared, psds=None, backend=backend,
-            checked=True)
+        return executor.submit(audit_block, corpus.block(a, b), policy, mode, chosen, backend)
 
-    report = GuardReport.concat(block_results(len(clips), blocks, task, empty=True))
-    if first is not None:  # in file order, not the first block's
-        report = replace(report, facts=replace(report.facts, cut_first=first))
-    if psds is None:
-        return report
+    return GuardReport.concat(block_results(len(corpus.clips), blocks, task, empty=True))
+
+
+def corpus_psds(corpus: Corpus, psds: PsdsRequest, classes: Sequence[str] | None,
+                executor: Any = None, blocks: int | None = None) -> dict[str, Any]:
+    """PSDS of the whole corpus (or a note why not), on ``executor`` in ``blocks`` when
+    given; the reference as given (PSDS has its own cut rule)."""
+    given_ref = corpus.given[0] if corpus.given is not None else corpus.ref
     try:
-        result = psds.compute(ref_events, lengths, classes, executor=executor, blocks=blocks)
+        return psds.compute(given_ref, corpus.durations, classes, executor=executor,
+                            blocks=blocks)
     except PsdsUnavailable as exc:
-        result = {"note": str(exc)}
-    return replace(report, psds=result)
+        return {"note": str(exc)}
 
 
 def clause_names(contract: Contract) -> tuple[tuple[str, ...], tuple[str, ...], dict[str, str]]:
@@ -630,9 +611,9 @@ def clip_counts(ref: EventList, pred: EventList, policy: AuditPolicy, resolver: 
     """``audit(ref, pred, policy, ...).arrays()`` (both modes) with the contract checked once
     (``resolver`` from :func:`prepare_contract`)."""
     prepared = prepare_traces(ref, pred, policy, durations=durations, classes=classes)
-    standard, _ = standard_and_psds(prepared, policy, None)
     return GuardReport({}, prepared.facts(), mode_reports(policy, resolver, prepared.traces),
-                       scores=standard).arrays()
+                       scores=standard_results(prepared, policy)).arrays()
+
 
 def empty_report(policy: AuditPolicy, classes: Sequence[str], modes: Sequence[str] = MODES, *,
                  conversions: Sequence[Conversion] = (), durations_given: bool = True
@@ -666,15 +647,6 @@ def count_layout(policy: AuditPolicy, classes: Sequence[str], modes: Sequence[st
     numbers per clip, without a run."""
     return {k: v.shape[1] for k, v in empty_report(policy, classes, modes).arrays().items()}
 
-def clip_range(clips: int, index: int, count: int) -> tuple[int, int]:
-    """Clips ``[first, stop)`` of block ``index`` of ``count`` consecutive, nearly equal
-    blocks (a block may be empty when there are fewer clips than blocks)."""
-    if isinstance(index, bool) or isinstance(count, bool) or not isinstance(index, int) or \
-            not isinstance(count, int) or count < 1 or not 0 <= index < count:
-        raise ContractCheckError(f"shard {index!r}/{count!r}: need whole numbers 0 <= i < n")
-    return clips * index // count, clips * (index + 1) // count
-
-
 def run_rows(contract: Contract, signals: Mapping[str, Intervals], lengths: np.ndarray,
              edges: str, resolver: BoundResolver, row_classes: np.ndarray,
              classes: Sequence[str], matching: str | None) -> ContractResult:
@@ -694,18 +666,22 @@ class ScoresReport:
     psds: dict[str, Any] | None = None
 
 
-def score(ref: EventList | str | Path, pred: EventList | str | Path,
+def score(ref: EventList | str | Path | Any, pred: EventList | str | Path | Any,
           policy: AuditPolicy | Mapping[str, Any] | None = None, *,
           durations: Mapping[str, float] | str | Path | None = None,
           classes: Sequence[str] | None = None,
           psds: PsdsRequest | None = None,
           **settings: Any) -> ScoresReport:
     """The standard scores (``policy.scores``, default settings when None) on the policy's
-    traces, without running the contract; the policy section is the guard report's."""
+    traces, without running the contract; the policy section is the guard report's. The
+    inputs are taken in every form :func:`audit` takes."""
     policy = policy_of(policy, **settings)
     if policy.scores is None:
         policy = policy.but(scores=ScoreSettings())
-    prepared = prepare_traces(ref, pred, policy, durations=durations, classes=classes)
-    standard, psds_result = standard_and_psds(prepared, policy, psds, classes)
+    ref = events_of(ref, "ref")
+    pred, policy = system_events(ref, pred, policy, classes)
+    corpus = check_corpus(ref, pred, policy, durations=durations, classes=classes)
+    prepared = corpus.project(policy)
     return ScoresReport(policy.report(policy.conversions()), prepared.facts().as_dict(),
-                        standard or {}, psds_result)
+                        standard_results(prepared, policy) or {},
+                        None if psds is None else corpus_psds(corpus, psds, classes))

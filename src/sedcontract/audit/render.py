@@ -20,10 +20,11 @@ from typing import Any
 import numpy as np
 
 from sedcontract.audit.guard import Cell, GuardReport, ModeReport, ScoresReport
-from sedcontract.audit.psds import cut_note, without_curves
-from sedcontract.audit.scores import Counts, MetricResult
+from sedcontract.audit.rows import matching_row, score_row
 from sedcontract.errors import TraceFormatError
 from sedcontract.outputs import atomic_write
+from sedcontract.scores.counts import Counts, MetricResult
+from sedcontract.scores.psds.settings import cut_note, without_curves
 from sedcontract.traces.names import shorten
 from sedcontract.traces.soft import SoftLabels
 from sedcontract.traces.tsv import regular_file
@@ -277,7 +278,7 @@ def to_rows(report: GuardReport, system: str = "system",
             add(name, mode.rows, coordinate, role, mode.sorts[coordinate],
                 mode.satisfied[coordinate], mode.obligations[coordinate])
         for m in mode.matchings.values():  # greedy pairs of the maximum (exact) pairs
-            add(name, mode.rows, f"matching:{m.name}", "matching", "event", m.greedy_per_row,
+            add(name, mode.rows, matching_row(m.name), "matching", "event", m.greedy_per_row,
                 m.exact_per_row)
         facts = report.facts
         if facts.frames is not None and facts.active is not None:  # active reference frames
@@ -295,8 +296,9 @@ def to_rows(report: GuardReport, system: str = "system",
     for name, result in (report.scores or {}).items():  # true positives of references/outputs
         labels = [(clip, cls) for clip in result.clips for cls in result.classes]
         tp = result.tp.reshape(-1)
-        add("typed", labels, f"score:{name}/recall", "score", name, tp, result.ref.reshape(-1))
-        add("typed", labels, f"score:{name}/precision", "score", name, tp,
+        add("typed", labels, score_row(name, "recall"), "score", name, tp,
+            result.ref.reshape(-1))
+        add("typed", labels, score_row(name, "precision"), "score", name, tp,
             result.sys.reshape(-1))
     return rows
 

@@ -17,8 +17,8 @@ import numpy as np
 from sedcontract.audit.facts import TraceFacts
 from sedcontract.audit.guard import GuardReport, MatchingCounts, ModeReport, audit
 from sedcontract.audit.render import MAX_COUNT, to_dict
-from sedcontract.audit.scores import MetricResult
 from sedcontract.errors import SedContractError
+from sedcontract.scores.counts import MetricResult
 from sedcontract.traces import EventList
 from sedcontract.traces.tsv import regular_file
 
@@ -42,8 +42,8 @@ def parse_shard(text: str) -> tuple[int, int]:
 def audit_shard(index: int, count: int, ref: str | Path, pred: str | Path,
                 durations: str | Path | None = None, **settings: Any) -> GuardReport:
     """One task of a sharded audit, for any engine that maps a function over shards: shard
-    ``index`` of ``count`` of the audit of these files (read and projected whole, audited on
-    the shard's clips). ``GuardReport.concat`` of all ``count`` results is the corpus's
+    ``index`` of ``count`` of the audit of these files (read and checked whole, projected and
+    audited on the shard's clips). ``GuardReport.concat`` of all ``count`` results is the corpus's
     report."""
     return audit(ref, pred, durations=durations, shard=(index, count), **settings)
 

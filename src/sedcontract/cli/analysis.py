@@ -26,7 +26,7 @@ def _calibration(args: argparse.Namespace) -> dict[str, Path]:
 
 
 def _run_select(args: argparse.Namespace, out: Outputs) -> int:
-    from sedcontract.audit.selection import (
+    from sedcontract.analysis.selection import (
         known_kinds,
         read_labels,
         read_risk_order,
@@ -92,7 +92,7 @@ def _systems(args: argparse.Namespace) -> dict[str, str]:
 
 
 def _run_sweep(args: argparse.Namespace, out: Outputs) -> int:
-    from sedcontract.audit.sweep import parse_radii, sweep, sweep_csv, sweep_markdown, sweep_png
+    from sedcontract.analysis.sweep import parse_radii, sweep, sweep_csv, sweep_markdown, sweep_png
 
     radii = parse_radii(args.radii)
     result = sweep(read_events(args.ref),
@@ -139,7 +139,7 @@ def _sweep_reads(args: argparse.Namespace) -> Named:
 
 
 def _run_show(args: argparse.Namespace, out: Outputs) -> int:
-    from sedcontract.audit.timeline import timeline, timeline_png, timeline_text
+    from sedcontract.analysis.timeline import timeline, timeline_png, timeline_text
 
     names = [c.strip() for c in args.coordinates.split(",")] if args.coordinates else None
     tl = timeline(args.ref, args.pred, options.policy(args), args.clip,
@@ -183,8 +183,8 @@ def _timeline_images(args: argparse.Namespace) -> dict[str, list[Path]]:
 
 
 def _run_report(args: argparse.Namespace, out: Outputs) -> int:
-    from sedcontract.audit.report import read_groups, read_rows, report_files
-    from sedcontract.audit.sweep import read_sweep
+    from sedcontract.analysis.report import read_groups, read_rows, report_files
+    from sedcontract.analysis.sweep import read_sweep
 
     rows = read_rows(args.rows, several_policies=args.several_policies)
     groups = read_groups(args.groups) if args.groups else None

@@ -1,5 +1,7 @@
 """``sedcontract audit``, ``scores`` and ``demo``: the guard vector (and the standard scores)
-of a system's output against a reference."""
+of a system's output against a reference. Each command turns its options into one
+:class:`AuditRequest` (every option check and clash in one place, before any file is read),
+computes an :class:`Audited` with the library's functions, and renders it."""
 
 from __future__ import annotations
 
@@ -8,37 +10,52 @@ import io
 import json
 import os
 import sys
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
+from sedcontract.analysis.confidence import (
+    ConfidenceTable,
+    by_confidence,
+    confidence_markdown,
+    confidence_rows,
+)
 from sedcontract.audit import (
     AuditPolicy,
     GuardReport,
     ScoreSettings,
+    ScoresReport,
     audit,
+    bootstrap_intervals,
+    paired_bootstrap,
     score,
     to_csv,
+    to_dict,
     to_json,
     to_markdown,
 )
-from sedcontract.audit.operating_points import point_files, read_points
-from sedcontract.audit.psds import PRESETS, PsdsRequest, PsdsSettings, psd_roc_png, without_curves
-from sedcontract.audit.render import policy_id, psds_markdown, scores_json, scores_markdown
+from sedcontract.audit.render import (
+    intervals_dict,
+    intervals_markdown,
+    policy_id,
+    psds_markdown,
+    scores_json,
+    scores_markdown,
+)
 from sedcontract.audit.shards import corpus_key, parse_shard, shard_json
 from sedcontract.cli import options
-from sedcontract.cli.command import Command, contract_read, given
+from sedcontract.cli.command import Command, contract_read, emit, given
 from sedcontract.errors import SedContractError
 from sedcontract.outputs import Named, Outputs
+from sedcontract.scores.psds.operating_points import point_files, read_points
+from sedcontract.scores.psds.request import PsdsRequest, psd_roc_png
+from sedcontract.scores.psds.settings import PRESETS, PsdsSettings, without_curves
 from sedcontract.traces import MODES, EventList, read_durations, read_events
 from sedcontract.traces.classmap import ClassMap, read_class_map
-from sedcontract.traces.scores import (
-    DecisionPolicy,
-    ScoreFolder,
-    check_score_classes,
-    score_files,
-    tables_to_events,
-)
-from sedcontract.traces.soft import read_soft_tsv
+from sedcontract.traces.given import detections
+from sedcontract.traces.overrun import fit_to_durations
+from sedcontract.traces.scores import DecisionPolicy, ScoreFolder, score_files
+from sedcontract.traces.soft import SoftLabels, read_soft_tsv
 from sedcontract.traces.tsv import CLIP_LISTS, with_clips
 
 EXAMPLES = Path(__file__).parents[1] / "examples"
@@ -51,113 +68,9 @@ PSDS_PARAMETERS = {  # PsdsSettings field -> help of its --psds-* option
     "max_efpr": "PSDS: the eFPR per hour up to which the area is taken",
 }
 DEFAULT_PSDS = "psds1,psds2"
-RENDER = {"md": to_markdown, "json": to_json, "csv": to_csv}
+RENDER = {"md": to_markdown, "json": to_json, "csv": to_csv}  # a report in each format
+FORMATS = tuple(RENDER)
 SYSTEM_FORMATS = {"csv"}  # formats whose rows carry the system's name
-
-
-def _reference(args: argparse.Namespace) -> EventList:
-    """The reference events; with ``--clips durations`` also the clips only the durations file
-    lists (clips without events)."""
-    ref = read_events(args.ref)
-    if args.clips == "durations":
-        if not args.durations:
-            raise SedContractError("--clips durations needs --durations")
-        ref = with_clips(ref, read_durations(args.durations))
-    return ref
-
-
-def _classes(args: argparse.Namespace, class_map: ClassMap | None) -> list[str] | None:
-    """The declared classes: ``--classes``, else the targets of the class map, else those
-    the files name (None)."""
-    if args.classes:
-        return [c.strip() for c in args.classes.split(",")]
-    return list(class_map.kept) if class_map is not None else None
-
-
-def _predictions(args: argparse.Namespace, ref: EventList, class_map: ClassMap | None,
-                 declared: list[str] | None
-                 ) -> tuple[EventList | str, DecisionPolicy | None, ScoreFolder | None]:
-    """The system's events (a path when nothing needs changing), the decision policy of
-    scores, and the score folder (read again, clip by clip) when PSDS is asked for."""
-    if args.pred_scores is None:
-        if args.windows:
-            raise SedContractError("--windows merges score files (--pred-scores); events of "
-                                   "overlapping windows cannot be averaged")
-        if class_map is None:
-            return args.pred, None, None
-        return class_map.events(read_events(args.pred)), None, None
-    decision = options.build(DecisionPolicy, args)
-    skipped: list[str] | None = [] if args.skip_unlisted else None
-    folder = ScoreFolder.open(args.pred_scores, ref.clips, class_map=class_map,
-                              windows=args.windows, skipped=skipped, durations=args.durations)
-    # a reference class without a column would count as missed (a label outside the declared
-    # classes is refused by the audit, naming its row)
-    check_score_classes(folder, [c for c in ref.classes if declared is None or c in declared])
-    if skipped:
-        print(f"sedcontract: skipped {len(skipped)} score file(s) of clips the reference does "
-              f"not list (first: {Path(skipped[0]).name})", file=sys.stderr)
-    if declared is not None:  # the declared classes' columns only (PSDS scores each column)
-        folder = folder.only(declared)
-    # read one clip at a time here, and again for PSDS: never every table at once
-    pred = tables_to_events(folder.tables(), decision, args.pred_scores)
-    return pred, decision, folder if args.with_scores else None
-
-
-def _warn(text: str) -> None:
-    print(f"sedcontract: warning: {text}", file=sys.stderr)
-
-
-def _overlap_warnings(events: EventList, name: str) -> None:
-    """Name the first of the events that overlap or touch an earlier one of their class: the
-    audit merges them (and counts them in its traces section), PSDS joins them."""
-    found = events.overlapping()
-    if len(found):
-        where = events.where(int(found[0]))
-        _warn(f"{len(found)} {name} event(s) overlap or touch an earlier event of their clip "
-              f"and class and are merged with it (first: {where['path']}, row {where['row']})")
-
-
-def _psds_warnings(args: argparse.Namespace, result: dict | None) -> None:
-    """Say on standard error what PSDS from operating points joined in the tables (the
-    reference's overlaps are warned of with the reference), once: not when the Markdown
-    report, whose PSDS table says it, goes to the same terminal or file."""
-    if not result or "note" in result or _shown(args):
-        return
-    joined = next(iter(result.values())).get("joined") or {}
-    if joined.get("points"):
-        _warn(f"{joined['points']} detection(s) of the operating points overlap an earlier one "
-              "of their clip and class and are joined with it for PSDS (psds_eval refuses "
-              "them)")
-
-
-def _report_warnings(args: argparse.Namespace, report: GuardReport, source: str = "") -> None:
-    """The report's warnings on standard error, once: not when the audit's Markdown report,
-    which shows them above the vector, goes to the same terminal or file (the scores' tables
-    do not show them)."""
-    if not source and not args.scores_only and _shown(args):
-        return
-    for warning in report.traces["warnings"]:
-        _warn(f"{source}{warning}")
-
-
-def _shown(args: argparse.Namespace) -> bool:
-    """Whether the Markdown report goes to standard output and that is standard error's
-    terminal, pipe or file: what it shows is not said again there."""
-    if args.out is not None or args.format != "md":
-        return False
-    try:
-        out, err = os.fstat(sys.stdout.fileno()), os.fstat(sys.stderr.fileno())
-    except (OSError, ValueError, io.UnsupportedOperation):
-        return False
-    return (out.st_dev, out.st_ino) == (err.st_dev, err.st_ino)
-
-
-def _system(args: argparse.Namespace) -> str:
-    """The name of the audited system in source rows: --system, else the prediction's stem."""
-    if args.system:
-        return args.system
-    source = args.pred if args.pred is not None else args.pred_scores
-    return Path(source).stem if source else "system"
 
 
 def _psds_settings(args: argparse.Namespace) -> dict[str, PsdsSettings]:
@@ -180,222 +93,392 @@ def _psds_settings(args: argparse.Namespace) -> dict[str, PsdsSettings]:
     return out
 
 
-def _psds_asked(args: argparse.Namespace) -> list[str]:
+def _psds_asked(args: argparse.Namespace) -> tuple[str, ...]:
     """The PSDS options given on the command line."""
-    given = [f"--psds-{n.replace('_', '-')}" for n in PSDS_PARAMETERS
-             if getattr(args, f"psds_{n}") is not None]
-    return [*(["--psds"] if args.psds is not None else []), *given,
-            *(["--psds-cut"] if args.psds_cut else []),
-            *(["--psd-roc"] if args.psd_roc else [])]
+    given_options = [f"--psds-{n.replace('_', '-')}" for n in PSDS_PARAMETERS
+                     if getattr(args, f"psds_{n}") is not None]
+    return (*(["--psds"] if args.psds is not None else []), *given_options,
+            *(["--psds-cut"] if args.psds_cut else []), *(["--psd-roc"] if args.psd_roc else []))
 
 
-def _psds_request(args: argparse.Namespace, folder: ScoreFolder | None,
-                  class_map: ClassMap | None) -> PsdsRequest | None:
-    """What PSDS to compute: from the score files (``--with-scores``) or ``--pred-points``
-    (mapped through ``--class-map`` like the other predictions)."""
-    if args.pred_points:
-        points = read_points(args.pred_points, _point_others(args))
-        if class_map is not None:
-            points = [class_map.events(table) for table in points]
-        return PsdsRequest(points=points, settings=_psds_settings(args), cut=args.psds_cut)
-    if folder is not None:
-        return PsdsRequest(scores=folder, settings=_psds_settings(args), cut=args.psds_cut)
-    asked = _psds_asked(args)
-    if asked:
-        source = "--pred-scores (its frame scores: add --with-scores)" \
-            if args.pred_scores is not None else "--pred-scores with --with-scores"
-        raise SedContractError(f"{' and '.join(asked)} set PSDS, which these inputs do not "
-                               f"give: PSDS comes from --pred-points (operating-point "
-                               f"tables) or {source}; events at one threshold (--pred) have "
-                               "no curve")
-    return None
+@dataclass(frozen=True)
+class AuditRequest:
+    """What ``audit``, ``scores`` and ``demo`` are asked, checked as a whole: the inputs (paths,
+    not yet read), the policy, PSDS, the audit's own options and the rendering. Every clash
+    of options is refused here, before any file is read."""
 
+    ref: str
+    policy: AuditPolicy
+    scores_only: bool
+    format: str
+    pred: str | None = None
+    pred_scores: str | None = None
+    pred_points: tuple[str, ...] | None = None
+    durations: str | None = None
+    clips: str = "ref"
+    classes: tuple[str, ...] | None = None
+    class_map: str | None = None
+    windows: bool = False
+    skip_unlisted: bool = False
+    decision: DecisionPolicy | None = None
+    psds: dict[str, PsdsSettings] = field(default_factory=dict)
+    psds_cut: bool = False
+    psd_roc: str | None = None
+    out: str | None = None
+    with_scores: bool = True
+    # the audit's own options (the scores command keeps their defaults)
+    mode: str = "typed"
+    coordinates: tuple[str, ...] | None = None
+    system: str | None = None
+    soft: str | None = None
+    shard: tuple[int, int] | None = None
+    backend: str = "runs"
+    jobs: int = 1
+    bootstrap: int = 0
+    bootstrap_seed: int = 0
+    level: float = 0.95
+    compare: str | None = None
 
-def _psd_roc(args: argparse.Namespace, out: Outputs | None, result: dict | None) -> None:
-    """Write the PSD-ROC figure (``--psd-roc``) of a computed PSDS."""
-    if args.psd_roc and out is not None and result is not None:
-        out.write(args.psd_roc, psd_roc_png(result))
+    @classmethod
+    def of(cls, args: argparse.Namespace, *, scores_only: bool) -> AuditRequest:
+        """The request of the parsed options of ``audit`` (or of ``scores``, which has none
+        of the audit's own options)."""
+        own: dict[str, Any] = {}
+        if not scores_only:
+            own = {"mode": args.mode, "system": args.system, "soft": args.soft,
+                   "backend": args.backend, "jobs": args.jobs, "bootstrap": args.bootstrap,
+                   "bootstrap_seed": args.bootstrap_seed, "level": args.level,
+                   "compare": args.compare, "with_scores": args.with_scores,
+                   "coordinates": tuple(args.coordinates.split(",")) if args.coordinates
+                   else None,
+                   "shard": parse_shard(args.shard) if args.shard is not None else None}
+        with_scores = own.get("with_scores", True)
+        request = cls(
+            ref=args.ref, policy=options.policy(args, scores=with_scores),
+            scores_only=scores_only, format=args.format, pred=args.pred,
+            pred_scores=args.pred_scores, pred_points=tuple(args.pred_points)
+            if args.pred_points else None, durations=args.durations, clips=args.clips,
+            classes=tuple(c.strip() for c in args.classes.split(",")) if args.classes
+            else None, class_map=args.class_map, windows=args.windows,
+            skip_unlisted=args.skip_unlisted,
+            decision=options.build(DecisionPolicy, args) if args.pred_scores is not None
+            else None,
+            psds=_psds_settings(args), psds_cut=args.psds_cut, psd_roc=args.psd_roc,
+            out=args.out, **own)
+        request.check(_psds_asked(args))
+        return request
 
-
-def _points_only(args: argparse.Namespace, out: Outputs | None, ref: EventList,
-                 policy: AuditPolicy, classes: list[str] | None,
-                 class_map: ClassMap | None) -> str:
-    """``scores --pred-points`` without one system output: PSDS of the operating points alone,
-    the reference checked against the durations as the audit checks it."""
-    if not args.scores_only:
-        raise SedContractError("the guard vector needs one system output: give --pred or "
-                               "--pred-scores (--pred-points adds PSDS)")
-    if not args.pred_points:
-        raise SedContractError("give --pred (event tsv), --pred-scores (a directory of score "
-                               "tsv files) or --pred-points (operating-point tables)")
-    if not args.durations:
-        raise SedContractError("PSDS needs clip durations: add --durations")
-    from sedcontract.traces.overrun import fit_to_durations
-
-    durations = read_durations(args.durations)
-    fit_to_durations(ref, durations, "ref", tolerance=policy.duration_tolerance,
-                     strict=policy.strict_durations)  # refused beyond the tolerance
-    _overlap_warnings(ref, "reference")
-    result = _psds_request(args, None, class_map).compute(ref, durations, classes)
-    _psds_warnings(args, result)
-    _psd_roc(args, out, result)
-    if args.format == "json":
-        return json.dumps({"psds": without_curves(result)}, indent=2, allow_nan=False) + "\n"
-    return psds_markdown(result)
-
-
-def _text(args: argparse.Namespace, policy: AuditPolicy, out: Outputs | None = None) -> str:
-    """The audit (or the scores) of the arguments, rendered in ``--format``; figures go to
-    ``out``."""
-    ref = _reference(args)
-    class_map = read_class_map(args.class_map) if args.class_map else None
-    classes = _classes(args, class_map)
-    if args.pred is None and args.pred_scores is None:  # PSDS of operating points alone
-        return _points_only(args, out, ref, policy, classes, class_map)
-    pred, decision, psds_scores = _predictions(args, ref, class_map, classes)
-    _overlap_warnings(ref, "reference")
-    policy = policy.but(decision=decision)
-    psds = _psds_request(args, psds_scores, class_map)
-    shard = parse_shard(args.shard) if args.shard is not None else None
-    if shard is not None and args.format != "json":
-        raise SedContractError("--shard writes a JSON shard report for sedcontract merge: add "
-                               "--format json")
-    if args.scores_only:  # the score functions alone: no contract runs
-        report = score(ref, pred, policy, durations=args.durations, psds=psds,
-                       classes=classes)
-    else:
-        coordinates = args.coordinates.split(",") if args.coordinates else None
-        report = audit(ref, pred, policy, durations=args.durations, mode=args.mode,
-                       coordinates=coordinates, psds=psds, classes=classes,
-                       backend=args.backend, jobs=args.jobs, shard=shard)
-    _report_warnings(args, report)
-    _psds_warnings(args, report.psds)
-    _psd_roc(args, out, report.psds)
-    if shard is not None:
-        durations = read_durations(args.durations) if args.durations else None
-        events = pred if isinstance(pred, EventList) else read_events(pred)
-        return shard_json(report, *shard, corpus_key(ref, events, report.facts.classes,
-                                                     durations))
-    if args.scores_only:
-        if args.format == "json":
-            return scores_json(report)
-        text = scores_markdown(report.scores)
-        return text + ("\n" + psds_markdown(report.psds) if report.psds is not None else "")
-    return _rendered(args, report, ref, pred, policy, classes)
-
-
-def _rendered(args: argparse.Namespace, report: GuardReport, ref: EventList,
-              pred: EventList | str, policy: AuditPolicy, classes: list[str] | None) -> str:
-    """The audit report in ``--format``, with the vector by annotation confidence (``--soft``)."""
-    soft = read_soft_tsv(args.soft) if args.soft else None
-    confidence = None
-    if soft is not None:
-        if args.format == "json":
+    def check(self, psds_asked: tuple[str, ...]) -> None:
+        """Every clash of options, in one place."""
+        if self.pred is not None and self.pred_scores is not None:
+            raise SedContractError("give one of --pred (event tsv) or --pred-scores (a "
+                                   "directory of score tsv files), not both")
+        if self.pred_points and self.pred_scores is not None:
+            raise SedContractError("PSDS comes from --pred-scores or from --pred-points, not "
+                                   "both")
+        if self.clips == "durations" and not self.durations:
+            raise SedContractError("--clips durations needs --durations")
+        if self.pred is None and self.pred_scores is None:  # PSDS of operating points alone
+            if not self.scores_only:
+                raise SedContractError("the guard vector needs one system output: give --pred "
+                                       "or --pred-scores (--pred-points adds PSDS)")
+            if not self.pred_points:
+                raise SedContractError("give --pred (event tsv), --pred-scores (a directory of "
+                                       "score tsv files) or --pred-points (operating-point "
+                                       "tables)")
+            if not self.durations:
+                raise SedContractError("PSDS needs clip durations: add --durations")
+        if self.windows and self.pred_scores is None:
+            raise SedContractError("--windows merges score files (--pred-scores); events of "
+                                   "overlapping windows cannot be averaged")
+        if psds_asked and not self.pred_points and not (self.pred_scores is not None
+                                                        and self.with_scores):
+            source = "--pred-scores (its frame scores: add --with-scores)" \
+                if self.pred_scores is not None else "--pred-scores with --with-scores"
+            raise SedContractError(f"{' and '.join(psds_asked)} set PSDS, which these inputs "
+                                   f"do not give: PSDS comes from --pred-points (operating-"
+                                   f"point tables) or {source}; events at one threshold "
+                                   "(--pred) have no curve")
+        if self.shard is not None and self.format != "json":
+            raise SedContractError("--shard writes a JSON shard report for sedcontract merge: "
+                                   "add --format json")
+        if self.soft is not None and self.format == "json":
             raise SedContractError("--soft adds the table by annotation confidence (--format "
                                    "md) or softness and confidence rows (--format csv)")
-        from sedcontract.audit.confidence import by_confidence
-
-        confidence = by_confidence(ref, pred, policy, soft, durations=args.durations,
-                                   classes=classes)
-    if args.format in SYSTEM_FORMATS:
-        if args.bootstrap or args.compare:
+        if self.format in SYSTEM_FORMATS and (self.bootstrap or self.compare):
             raise SedContractError("--bootstrap and --compare add intervals to --format md or "
                                    "json; csv rows are the per-clip counts they are computed "
                                    "from")
-        extra = ()
-        if confidence is not None:
-            from sedcontract.audit.confidence import confidence_rows
 
-            extra = confidence_rows(confidence, _system(args), policy_id(report.policy))
-        return to_csv(report, _system(args), soft, extra)
-    text = RENDER[args.format](report)
-    if args.bootstrap or args.compare:
-        text = _with_intervals(args, report, text, ref, policy, classes)
-    if confidence is not None:
-        from sedcontract.audit.confidence import confidence_markdown
+    def reads(self, contract: list[Path]) -> Named:
+        """The paths the request reads, by option (``contract``: the contract's file)."""
+        scores = score_files(self.pred_scores) if self.pred_scores is not None else []
+        points = point_files(self.pred_points, self._point_others()) if self.pred_points \
+            else []
+        return {"--ref": self.ref, "--pred": self.pred, "--compare": self.compare,
+                "--durations": self.durations, "--pred-points": points,
+                "--contract": contract, "--pred-scores": scores,
+                "--class-map": self.class_map, "--soft": self.soft}
 
-        text += "\n" + confidence_markdown(confidence)
-    return text
+    def writes(self) -> Named:
+        return {"--out": given(self.out), "--psd-roc": given(self.psd_roc)}
+
+    def _point_others(self) -> dict[str, str | None]:
+        """The inputs that must not stand among the operating-point tables."""
+        return {"--ref": self.ref, "--durations": self.durations}
+
+    @property
+    def system_name(self) -> str:
+        """The audited system's name in source rows: --system, else the prediction's stem."""
+        if self.system:
+            return self.system
+        source = self.pred if self.pred is not None else self.pred_scores
+        return Path(source).stem if source else "system"
+
+    def shown(self) -> bool:
+        """Whether the Markdown report goes to standard output and that is standard error's
+        terminal, pipe or file: what it shows is not said again there."""
+        if self.out is not None or self.format != "md":
+            return False
+        try:
+            out, err = os.fstat(sys.stdout.fileno()), os.fstat(sys.stderr.fileno())
+        except (OSError, ValueError, io.UnsupportedOperation):
+            return False
+        return (out.st_dev, out.st_ino) == (err.st_dev, err.st_ino)
 
 
-def _with_intervals(args: argparse.Namespace, report: GuardReport, text: str,
-                    ref: EventList, policy: AuditPolicy, classes: list[str] | None) -> str:
-    """The rendered report with bootstrap intervals (``--bootstrap N``) and the paired
-    comparison with a second system (``--compare``): tables after the Markdown, ``intervals``
-    and ``comparison`` sections in JSON."""
-    from sedcontract.audit import bootstrap_intervals, paired_bootstrap
-    from sedcontract.audit.render import intervals_dict, intervals_markdown
+@dataclass(frozen=True)
+class Audited:
+    """What a request computed: the report (a guard report, or the scores alone; None for
+    PSDS of operating points alone), PSDS, the bootstrap and comparison sections, the table by
+    annotation confidence and, for a shard, the corpus's key."""
 
-    resamples = args.bootstrap or 2000
+    report: GuardReport | ScoresReport | None
+    psds: dict[str, Any] | None
+    sections: dict[str, dict] = field(default_factory=dict)
+    soft: SoftLabels | None = None
+    confidence: ConfidenceTable | None = None
+    corpus: dict[str, Any] | None = None
+
+
+def _warn(text: str) -> None:
+    print(f"sedcontract: warning: {text}", file=sys.stderr)
+
+
+def _reference(request: AuditRequest) -> EventList:
+    """The reference events; with ``--clips durations`` also the clips only the durations file
+    lists (clips without events)."""
+    ref = read_events(request.ref)
+    if request.clips == "durations":
+        ref = with_clips(ref, read_durations(request.durations))
+    return ref
+
+
+def _overlap_warnings(events: EventList, name: str) -> None:
+    """Name the first of the events that overlap or touch an earlier one of their class: the
+    audit merges them (and counts them in its traces section), PSDS joins them."""
+    found = events.overlapping()
+    if len(found):
+        where = events.where(int(found[0]))
+        _warn(f"{len(found)} {name} event(s) overlap or touch an earlier event of their clip "
+              f"and class and are merged with it (first: {where['path']}, row {where['row']})")
+
+
+def _psds_warnings(request: AuditRequest, result: dict | None) -> None:
+    """Say on standard error what PSDS from operating points joined in the tables (the
+    reference's overlaps are warned of with the reference), once: not when the Markdown
+    report, whose PSDS table says it, goes to the same terminal or file."""
+    if not result or "note" in result or request.shown():
+        return
+    joined = next(iter(result.values())).get("joined") or {}
+    if joined.get("points"):
+        _warn(f"{joined['points']} detection(s) of the operating points overlap an earlier one "
+              "of their clip and class and are joined with it for PSDS (psds_eval refuses "
+              "them)")
+
+
+def _report_warnings(request: AuditRequest, report: GuardReport | ScoresReport,
+                     source: str = "") -> None:
+    """The report's warnings on standard error, once: not when the audit's Markdown report,
+    which shows them above the vector, goes to the same terminal or file (the scores' tables
+    do not show them)."""
+    if not source and not request.scores_only and request.shown():
+        return
+    for warning in report.traces["warnings"]:
+        _warn(f"{source}{warning}")
+
+
+def _predictions(request: AuditRequest, ref: EventList, class_map: ClassMap | None,
+                 declared: list[str] | None) -> tuple[EventList | str, ScoreFolder | None]:
+    """The system's events (a path when nothing needs changing) and the score folder (read
+    again, clip by clip) when PSDS is asked for."""
+    if request.pred_scores is None:
+        if class_map is None:
+            return request.pred, None
+        return class_map.events(read_events(request.pred)), None
+    skipped: list[str] | None = [] if request.skip_unlisted else None
+    folder = ScoreFolder.open(request.pred_scores, ref.clips, class_map=class_map,
+                              windows=request.windows, skipped=skipped,
+                              durations=request.durations)
+    if skipped:
+        print(f"sedcontract: skipped {len(skipped)} score file(s) of clips the reference does "
+              f"not list (first: {Path(skipped[0]).name})", file=sys.stderr)
+    pred = detections(folder, ref, request.decision, request.pred_scores, declared=declared)
+    if declared is not None:  # the declared classes' columns only (PSDS scores each column)
+        folder = folder.only(declared)
+    return pred, folder if request.with_scores else None
+
+
+def _psds_request(request: AuditRequest, folder: ScoreFolder | None,
+                  class_map: ClassMap | None) -> PsdsRequest | None:
+    """What PSDS to compute: from the score files (``--with-scores``) or ``--pred-points``
+    (mapped through ``--class-map`` like the other predictions)."""
+    if request.pred_points:
+        points = read_points(request.pred_points, request._point_others())
+        if class_map is not None:
+            points = [class_map.events(table) for table in points]
+        return PsdsRequest(points=points, settings=request.psds, cut=request.psds_cut)
+    if folder is not None:
+        return PsdsRequest(scores=folder, settings=request.psds, cut=request.psds_cut)
+    return None
+
+
+def compute(request: AuditRequest) -> Audited:
+    """Read the inputs and compute what the request asks: the library's ``audit`` or
+    ``score`` (and, with ``--compare``, the second system's audit and the paired bootstrap
+    of the two reports)."""
+    ref = _reference(request)
+    class_map = read_class_map(request.class_map) if request.class_map else None
+    classes = list(request.classes) if request.classes else \
+        (list(class_map.kept) if class_map is not None else None)
+    if request.pred is None and request.pred_scores is None:  # PSDS of operating points alone
+        durations = read_durations(request.durations)
+        fit_to_durations(ref, durations, "ref", tolerance=request.policy.duration_tolerance,
+                         strict=request.policy.strict_durations)  # refused beyond the tolerance
+        _overlap_warnings(ref, "reference")
+        result = _psds_request(request, None, class_map).compute(ref, durations, classes)
+        _psds_warnings(request, result)
+        return Audited(None, result)
+    pred, folder = _predictions(request, ref, class_map, classes)
+    _overlap_warnings(ref, "reference")
+    policy = request.policy.but(decision=request.decision)
+    psds = _psds_request(request, folder, class_map)
+    if request.scores_only:  # the score functions alone: no contract runs
+        report = score(ref, pred, policy, durations=request.durations, psds=psds,
+                       classes=classes)
+    else:
+        report = audit(ref, pred, policy, durations=request.durations, mode=request.mode,
+                       coordinates=request.coordinates, psds=psds, classes=classes,
+                       backend=request.backend, jobs=request.jobs, shard=request.shard)
+    _report_warnings(request, report)
+    _psds_warnings(request, report.psds)
+    if request.shard is not None:
+        durations = read_durations(request.durations) if request.durations else None
+        events = pred if isinstance(pred, EventList) else read_events(pred)
+        return Audited(report, report.psds, corpus=corpus_key(ref, events,
+                                                              report.facts.classes, durations))
+    if request.scores_only:
+        return Audited(report, report.psds)
+    soft = read_soft_tsv(request.soft) if request.soft else None
+    confidence = None if soft is None else by_confidence(
+        ref, pred, policy, soft, durations=request.durations, classes=classes)
+    return Audited(report, report.psds, _sections(request, report, ref, policy, classes),
+                   soft, confidence)
+
+
+def _sections(request: AuditRequest, report: GuardReport, ref: EventList,
+              policy: AuditPolicy, classes: list[str] | None) -> dict[str, dict]:
+    """Bootstrap intervals (``--bootstrap N``) and the paired comparison with a second system
+    (``--compare``), computed on the report objects."""
+    resamples = request.bootstrap or 2000
     sections: dict[str, dict] = {}
-    if args.bootstrap:
+    if request.bootstrap:
         sections["intervals"] = {
             mode: bootstrap_intervals(report, mode=mode, resamples=resamples,
-                                      seed=args.bootstrap_seed, level=args.level)
+                                      seed=request.bootstrap_seed, level=request.level)
             for mode in report.modes}
-    if args.compare:
-        coordinates = args.coordinates.split(",") if args.coordinates else None
-        other = audit(ref, args.compare, policy, durations=args.durations, mode=args.mode,
-                      coordinates=coordinates, classes=classes or list(report.facts.classes),
-                      backend=args.backend, jobs=args.jobs)
-        _report_warnings(args, other, f"--compare {args.compare}: ")
+    if request.compare:
+        other = audit(ref, request.compare, policy, durations=request.durations,
+                      mode=request.mode, coordinates=request.coordinates,
+                      classes=classes or list(report.facts.classes), backend=request.backend,
+                      jobs=request.jobs)
+        _report_warnings(request, other, f"--compare {request.compare}: ")
         sections["comparison"] = {
             mode: paired_bootstrap(report, other, mode=mode, resamples=resamples,
-                                   seed=args.bootstrap_seed, level=args.level)
+                                   seed=request.bootstrap_seed, level=request.level)
             for mode in report.modes}
-    if args.format == "json":
-        data = json.loads(text)
-        data |= {name: intervals_dict(value) for name, value in sections.items()}
-        return json.dumps(data, indent=2, allow_nan=False) + "\n"
-    titles = {"intervals": "Bootstrap intervals",
-              "comparison": f"Paired difference, {_pair_title(args)}" if args.compare else ""}
-    return text + "".join(intervals_markdown(value, args.bootstrap_seed, titles[name],
-                                             signed=name == "comparison")
-                          for name, value in sections.items())
+    return sections
 
 
-def _pair_title(args: argparse.Namespace) -> str:
+def _pair_title(request: AuditRequest) -> str:
     """``--pred A minus --compare B``, by file name, or by path where the names are one."""
-    option, given = ("--pred", args.pred) if args.pred is not None else \
-        ("--pred-scores", args.pred_scores)
-    a, b = Path(given), Path(args.compare)
+    option, named = ("--pred", request.pred) if request.pred is not None else \
+        ("--pred-scores", request.pred_scores)
+    a, b = Path(named), Path(request.compare)
     same = a.name == b.name
     return f"{option} {a if same else a.name} minus --compare {b if same else b.name}"
 
 
-def _emit(args: argparse.Namespace, out: Outputs, text: str) -> int:
-    if args.out is None:
-        sys.stdout.write(text)
-    else:
-        out.write(args.out, text)
-    return 0
+def render(request: AuditRequest, done: Audited) -> str:
+    """The text of what was computed, in ``--format``."""
+    report = done.report
+    if report is None:  # PSDS of operating points alone
+        if request.format == "json":
+            return json.dumps({"psds": without_curves(done.psds)}, indent=2,
+                              allow_nan=False) + "\n"
+        return psds_markdown(done.psds)
+    if done.corpus is not None:
+        return shard_json(report, *request.shard, done.corpus)
+    if request.scores_only:
+        if request.format == "json":
+            return scores_json(report)
+        text = scores_markdown(report.scores)
+        return text + ("\n" + psds_markdown(report.psds) if report.psds is not None else "")
+    if request.format in SYSTEM_FORMATS:
+        extra = () if done.confidence is None else confidence_rows(
+            done.confidence, request.system_name, policy_id(report.policy))
+        return to_csv(report, request.system_name, done.soft, extra)
+    if request.format == "json":
+        data = to_dict(report) | {name: intervals_dict(value)
+                                  for name, value in done.sections.items()}
+        return json.dumps(data, indent=2, allow_nan=False) + "\n"
+    titles = {"intervals": "Bootstrap intervals",
+              "comparison": f"Paired difference, {_pair_title(request)}"
+              if request.compare else ""}
+    text = to_markdown(report) + "".join(
+        intervals_markdown(value, request.bootstrap_seed, titles[name],
+                           signed=name == "comparison")
+        for name, value in done.sections.items())
+    if done.confidence is not None:
+        text += "\n" + confidence_markdown(done.confidence)
+    return text
 
 
-def _run_audit(args: argparse.Namespace, out: Outputs) -> int:
-    if args.pred is not None and args.pred_scores is not None:
-        raise SedContractError("give one of --pred (event tsv) or --pred-scores (a directory "
-                               "of score tsv files), not both")
-    if args.pred_points and args.pred_scores is not None:
-        raise SedContractError("PSDS comes from --pred-scores or from --pred-points, not both")
-    return _emit(args, out, _text(args, options.policy(args, scores=args.with_scores), out))
+def run(request: AuditRequest, out: Outputs | None) -> str:
+    """Compute and render the request; the PSD-ROC figure (``--psd-roc``) goes to ``out``."""
+    done = compute(request)
+    if request.psd_roc and out is not None and done.psds is not None:
+        out.write(request.psd_roc, psd_roc_png(done.psds))
+    return render(request, done)
 
 
-def _reads(args: argparse.Namespace) -> Named:
-    scores = score_files(args.pred_scores) if args.pred_scores is not None else []
-    points = point_files(args.pred_points, _point_others(args)) if args.pred_points else []
-    return {"--ref": args.ref, "--pred": args.pred, "--compare": getattr(args, "compare", None),
-            "--durations": args.durations, "--pred-points": points,
-            "--contract": contract_read(args), "--pred-scores": scores,
-            "--class-map": args.class_map, "--soft": args.soft}
+def _command(scores_only: bool) -> Command:
+    def execute(args: argparse.Namespace, out: Outputs) -> int:
+        request = AuditRequest.of(args, scores_only=scores_only)
+        return emit(out, request.out, run(request, out))
 
+    def reads(args: argparse.Namespace) -> Named:
+        return AuditRequest.of(args, scores_only=scores_only).reads(contract_read(args))
 
-def _point_others(args: argparse.Namespace) -> dict[str, str | None]:
-    """The inputs that must not stand among the operating-point tables."""
-    return {"--ref": args.ref, "--durations": args.durations}
+    def writes(args: argparse.Namespace) -> Named:
+        return AuditRequest.of(args, scores_only=scores_only).writes()
 
-
-def _writes(args: argparse.Namespace) -> Named:
-    return {"--out": given(args.out), "--psd-roc": given(args.psd_roc)}
+    if scores_only:
+        return Command("scores", "standard SED scores (frame, segment, collar event, "
+                       "intersection, boundary F1, error rates; PSDS from score files or "
+                       "operating-point tables)", _scores_options, execute, reads, writes)
+    return Command("audit", "guard vector of a system output against a reference",
+                   _audit_options, execute, reads, writes)
 
 
 def _inputs(parser: argparse.ArgumentParser) -> None:
@@ -454,7 +537,7 @@ def _audit_options(parser: argparse.ArgumentParser) -> None:
     options.add_monitor_options(parser)
     parser.add_argument("--coordinates", default=None,
                         help="comma-separated coordinates to report (default: all)")
-    parser.add_argument("--format", choices=tuple(RENDER), default="md")
+    parser.add_argument("--format", choices=FORMATS, default="md")
     parser.add_argument("--system", default=None,
                         help="the system's name in source rows (--format csv; default: the "
                              "prediction file's stem)")
@@ -477,14 +560,11 @@ def _audit_options(parser: argparse.ArgumentParser) -> None:
                              "clips: adds the paired difference (--pred minus PRED_B) of every "
                              "coordinate and logic with its paired bootstrap interval "
                              "(--bootstrap N resamples, default 2000)")
-    parser.set_defaults(scores_only=False)
 
 
 def _scores_options(parser: argparse.ArgumentParser) -> None:
     _inputs(parser)
     parser.add_argument("--format", choices=("md", "json"), default="md")
-    parser.set_defaults(scores_only=True, with_scores=True, mode="typed", coordinates=None,
-                        soft=None, shard=None, system=None, backend="runs", jobs=1)
 
 
 def _run_demo(args: argparse.Namespace, out: Outputs) -> int:
@@ -498,7 +578,7 @@ def _run_demo(args: argparse.Namespace, out: Outputs) -> int:
         if hasattr(audit_args, name) and name != "command":
             setattr(audit_args, name, value)
     print(f"Reference:  {audit_args.ref}\nPrediction: {audit_args.pred}\n")
-    sys.stdout.write(_text(audit_args, options.policy(audit_args)))
+    sys.stdout.write(run(AuditRequest.of(audit_args, scores_only=False), None))
     return 0
 
 
@@ -507,13 +587,6 @@ def _demo_options(parser: argparse.ArgumentParser) -> None:
     options.add_monitor_options(parser)
 
 
-COMMANDS = [
-    Command("audit", "guard vector of a system output against a reference", _audit_options,
-            _run_audit, _reads, _writes),
-    Command("scores", "standard SED scores (frame, segment, collar event, intersection, "
-            "boundary F1, error rates; PSDS from score files or operating-point tables)",
-            _scores_options, _run_audit,
-            _reads, _writes),
-    Command("demo", "audit the shipped example (the README's main job)", _demo_options,
-            _run_demo),
-]
+COMMANDS = [_command(scores_only=False), _command(scores_only=True),
+            Command("demo", "audit the shipped example (the README's main job)", _demo_options,
+                    _run_demo)]

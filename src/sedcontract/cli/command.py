@@ -86,6 +86,15 @@ def contract_read(args: argparse.Namespace) -> list[Path]:
     return [] if path is None else [path]
 
 
+def emit(out: Outputs, path: str | Path | None, text: str) -> int:
+    """A command's text to ``path`` (through ``out``), else to standard output; status 0."""
+    if path is None:
+        sys.stdout.write(text)
+    else:
+        out.write(path, text)
+    return 0
+
+
 def given(*paths: str | Path | None) -> list[str | Path]:
     return [p for p in paths if p is not None]
 

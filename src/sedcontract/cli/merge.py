@@ -3,23 +3,18 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
 from sedcontract.audit.shards import merge_shards
 from sedcontract.cli.audit import RENDER, SYSTEM_FORMATS
-from sedcontract.cli.command import Command, given
+from sedcontract.cli.command import Command, emit, given
 from sedcontract.outputs import Outputs
 
 
 def _run(args: argparse.Namespace, out: Outputs) -> int:
     report = merge_shards(args.shards)
     render = RENDER[args.format]
-    text = render(report, args.system) if args.format in SYSTEM_FORMATS else render(report)
-    if args.out is None:
-        sys.stdout.write(text)
-    else:
-        out.write(args.out, text)
-    return 0
+    return emit(out, args.out, render(report, args.system) if args.format in SYSTEM_FORMATS
+                else render(report))
 
 
 def _options(parser: argparse.ArgumentParser) -> None:

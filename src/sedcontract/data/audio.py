@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sedcontract.errors import SedContractError
+from sedcontract.requires import AUDIO, need
 from sedcontract.traces.tsv import regular_file
 
 if TYPE_CHECKING:  # torch is imported where samples are read
@@ -42,8 +43,7 @@ class AudioInfo:
 def audio_info(path: str | Path) -> AudioInfo:
     """The header of ``path``, a regular audio file with a sample rate in (0,
     :data:`MAX_SAMPLE_RATE`] Hz; anything else is an error naming the file."""
-    import soundfile
-
+    soundfile = need("soundfile", "reading audio", AUDIO)
     path = regular_file(Path(path))
     try:
         info = soundfile.info(str(path))
@@ -90,10 +90,10 @@ def read_audio(path: str | Path, sample_rate: int, *, start: float = 0.0,
                option: str | None = "data.max_seconds") -> torch.Tensor:
     """Samples ``[start, stop)`` seconds (default: all) of ``path``, mono, at ``sample_rate``;
     at most ``limit`` seconds (``option`` raises it), checked from the header first."""
-    import soundfile
     import torch
     import torchaudio
 
+    soundfile = need("soundfile", "reading audio", AUDIO)
     info = audio_info(path)
     first = round(start * info.rate)
     last = info.frames if stop is None else round(stop * info.rate)

@@ -16,6 +16,7 @@ import numpy as np
 
 from sedcontract.data.audio import MAX_AUDIO_SECONDS, audio_info, check_length
 from sedcontract.errors import SedContractError
+from sedcontract.requires import AUDIO, need
 from sedcontract.traces.tsv import regular_file
 
 SUBSETS = {"train": "train-clean-5", "validation": "train-clean-5", "test": "dev-clean-2"}
@@ -85,8 +86,7 @@ def split_utterances(root: str | Path) -> dict[str, list[Utterance]]:
 
 def load(utterance: Utterance, sample_rate: int) -> np.ndarray:
     """An utterance as float64 samples; it must already be at ``sample_rate``."""
-    import soundfile
-
+    soundfile = need("soundfile", "reading audio", AUDIO)
     info = audio_info(utterance.path)  # a regular audio file, its rate checked
     if info.rate != sample_rate:
         raise SedContractError(f"{utterance.path}: sample rate {info.rate}, expected "

@@ -148,7 +148,7 @@ class FailureTimelines(Callback):
         if not _ready(trainer, pl_module) or predicted is None or \
                 self.mode not in pl_module.report.modes:
             return
-        from sedcontract.audit.timeline import timeline, timeline_png
+        from sedcontract.analysis.timeline import timeline, timeline_png
 
         ref, durations = trainer.datamodule.reference(trainer.datamodule.val_split)
         folder = self.dirpath / f"epoch_{trainer.current_epoch:03d}"

@@ -12,7 +12,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from sedcontract.audit.selection import read_risk_order
+from sedcontract.analysis.selection import read_risk_order
 from sedcontract.contracts.policy import AuditPolicy
 from sedcontract.contracts.soft import ClauseTerms, ContractLoss
 from sedcontract.contracts.soft.loss import check_clause_names
@@ -101,7 +101,7 @@ class ContractObjective(nn.Module):
     (:meth:`after_step`, which the module calls) ``μ ← max(0, μ + dual_lr · (target −
     satisfaction))``, the satisfaction ``1 − loss`` of the step's training batches (their
     mean under gradient accumulation, across processes too). ``risk_order`` (a YAML risk order,
-    :func:`~sedcontract.audit.selection.read_risk_order`, whose kinds are clause names) gives
+    :func:`~sedcontract.analysis.selection.read_risk_order`, whose kinds are clause names) gives
     each of its high-risk clauses the target ``risk_target`` unless ``targets`` names it."""
 
     validated = False  # its validation numbers are the soft clause metric's

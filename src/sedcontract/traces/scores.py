@@ -11,6 +11,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -253,10 +254,11 @@ def filter_frames(policy: DecisionPolicy, hop: float, frames: int) -> int:
     return size
 
 
-def decide(scores: np.ndarray, policy: DecisionPolicy, hop: float) -> np.ndarray:
+def decide(scores: np.ndarray, policy: DecisionPolicy, hop: float,
+           thresholds: np.ndarray | None = None) -> np.ndarray:
     """Boolean activity from frame scores ``[..., frames, classes]`` under ``policy``: the
     median filter (its length in seconds rounded to frames of ``hop``) along frames, then
-    the threshold (strictly above)."""
+    the threshold (strictly above; ``thresholds``, one per class, in its place when given)."""
     scores = np.asarray(scores, dtype=np.float64)
     size = filter_frames(policy, hop, scores.shape[-2])
     if size > 1 and scores.shape[-2] > 0:
@@ -265,8 +267,10 @@ def decide(scores: np.ndarray, policy: DecisionPolicy, hop: float) -> np.ndarray
         sizes = (1,) * (scores.ndim - 2) + (size, 1)
         scores = median_filter(scores, size=sizes, mode="nearest")
     if policy.low is not None:
+        if thresholds is not None:
+            raise TraceFormatError("hysteresis takes one threshold, not one per class")
         return hysteresis(scores, policy.low, policy.threshold)
-    return scores > policy.threshold
+    return scores > (policy.threshold if thresholds is None else thresholds)
 
 
 def hysteresis(scores: np.ndarray, low: float, high: float) -> np.ndarray:
@@ -479,9 +483,10 @@ def read_score_dir(directory: str | Path, expected: Sequence[str] | None = None,
                                  skipped=skipped, durations=durations).tables())
 
 
-def check_score_classes(folder: ScoreFolder, classes: Sequence[str]) -> None:
-    """Refuse score files (one column set) without a column for one of the reference's
-    ``classes``: its events would all count as missed, silently."""
+def check_score_classes(folder: ScoreFolder | Any, classes: Sequence[str]) -> None:
+    """Refuse score tables (one column set: a :class:`ScoreFolder`, or tables in memory)
+    without a column for one of the reference's ``classes``: its events would all count as
+    missed, silently."""
     if folder.first is None:
         return
     missing = [c for c in classes if c not in folder.header]
@@ -495,10 +500,12 @@ def check_score_classes(folder: ScoreFolder, classes: Sequence[str]) -> None:
 
 def tables_to_events(tables: Mapping[str, tuple[ScoreTable, str]]
                      | Iterable[tuple[str, tuple[ScoreTable, str]]], policy: DecisionPolicy,
-                     directory: str | Path) -> EventList:
+                     directory: str | Path, *,
+                     thresholds: np.ndarray | float | None = None) -> EventList:
     """Events of score tables (a mapping, or ``(clip, (table, path))`` pairs read one at a
-    time: :meth:`ScoreFolder.tables`) under the decision policy; each event names the score
-    file and row it starts on."""
+    time: :meth:`ScoreFolder.tables`) under the decision policy (``thresholds``, one or one
+    per column, in place of its threshold); each event names the score file and row it
+    starts on."""
     events: list[tuple[str, float, float, str]] = []
     sources, lines, clips = [], [], {}
     for clip, (table, path) in tables.items() if isinstance(tables, Mapping) else tables:
@@ -507,7 +514,8 @@ def tables_to_events(tables: Mapping[str, tuple[ScoreTable, str]]
             continue
         hop = float(np.median(table.offset - table.onset))
         try:
-            active = decide(table.scores, policy, hop)
+            active = decide(table.scores, policy, hop,
+                            None if thresholds is None else np.asarray(thresholds))
         except TraceFormatError as exc:
             raise TraceFormatError(exc.message, path=path) from None
         row, start, end = runs(active.T)

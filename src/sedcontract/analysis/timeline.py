@@ -11,14 +11,14 @@ from pathlib import Path
 
 import numpy as np
 
-from sedcontract.audit.figures import png, pyplot
-from sedcontract.audit.guard import prepare_traces
+from sedcontract.audit.guard import check_corpus
 from sedcontract.contracts.contract import Outcome, check_atom_classes, clause_outcomes
 from sedcontract.contracts.contract import needed_signals as contract_signals
 from sedcontract.contracts.policy import AuditPolicy
 from sedcontract.contracts.runs import RunTable
 from sedcontract.contracts.syntax import Bound
 from sedcontract.errors import SedContractError
+from sedcontract.figures import png, pyplot
 from sedcontract.traces import EventList
 from sedcontract.traces.intervals import Intervals
 
@@ -56,17 +56,17 @@ class Timeline:
 def timeline(ref: EventList | str | Path, pred: EventList | str | Path, policy: AuditPolicy,
              clip: str, *, durations: Mapping[str, float] | str | Path | None = None,
              mode: str = "typed", classes: Sequence[str] | None = None) -> Timeline:
-    """The timeline of ``clip`` under ``policy`` (the inputs are read and projected whole, so
-    the classes and grid are those of the full audit)."""
-    prepared = prepare_traces(ref, pred, policy, durations=durations, classes=classes)
-    clips = prepared.traces.clips
+    """The timeline of ``clip`` under ``policy`` (the inputs are read and checked whole, so
+    the classes and grid are those of the full audit; only the clip is projected)."""
+    corpus = check_corpus(ref, pred, policy, durations=durations, classes=classes)
+    clips = corpus.clips
     if clip not in clips:
         near = [c for c in clips if clip in c or c in clip][:5]
         raise SedContractError(f"clip {clip!r} is not in the reference"
                                + (f"; did you mean {', '.join(map(repr, near))}?" if near
                                   else f" ({len(clips)} clips)"))
     index = clips.index(clip)
-    traces = prepared.clips_between(index, index + 1).traces
+    traces = corpus.block(index, index + 1).project(policy).traces
     contract = policy.parsed
     check_atom_classes(contract, traces.classes)
     needed = contract_signals(contract) | {"ref.active"}

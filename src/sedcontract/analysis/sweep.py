@@ -13,18 +13,12 @@ from pathlib import Path
 from typing import Any
 
 from sedcontract.audit.bootstrap import Interval, bootstrap_intervals, paired_bootstrap
-from sedcontract.audit.figures import png, pyplot
 from sedcontract.audit.guard import audit
-from sedcontract.audit.render import (
-    interval_text,
-    markdown_text,
-    read_csv,
-    row_counts,
-    table_text,
-)
+from sedcontract.audit.render import interval_text, markdown_text, read_csv, row_counts, table_text
 from sedcontract.contracts.bounds import coerce_binding
 from sedcontract.contracts.policy import AuditPolicy
-from sedcontract.errors import SedContractError
+from sedcontract.errors import SedContractError, TraceFormatError
+from sedcontract.figures import png, pyplot
 from sedcontract.traces import EventList
 from sedcontract.traces.times import parse_time
 
@@ -185,8 +179,6 @@ def read_sweep(path: str | Path) -> SweepResult:
     ``0 <= satisfied <= obligations``, the score ``satisfied / obligations`` (blank when there
     are none), one radius in ``eps``, and every system × radius × coordinate exactly once;
     radii, systems and coordinates in the order they first appear."""
-    from sedcontract.errors import TraceFormatError
-
     rows: list[dict[str, Any]] = []
     seen: dict[tuple[str, str, str], int] = {}
     for line, row in read_csv(path, ROW_FIELDS, "sweep rows (sedcontract sweep --csv)"):
@@ -223,8 +215,6 @@ def _row_score(text: str, satisfied: int, obligations: int, path: str | Path,
                line: int) -> float | None:
     """A sweep row's score: blank exactly when vacuous, else ``satisfied / obligations`` (the
     rows hold micro scores: a sweep under ``--aggregation macro`` is not read back)."""
-    from sedcontract.errors import TraceFormatError
-
     def refuse(message: str) -> TraceFormatError:
         return TraceFormatError(message, path=str(path), row=line, column="score")
 

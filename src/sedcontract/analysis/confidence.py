@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from sedcontract.audit.guard import prepare_traces
+from sedcontract.audit.rows import confidence_row
 from sedcontract.contracts.contract import check_atom_classes, clause_outcomes
 from sedcontract.contracts.contract import needed_signals as contract_signals
 from sedcontract.contracts.policy import AuditPolicy
@@ -164,7 +165,7 @@ def confidence_rows(table: ConfidenceTable, system: str, policy: str) -> list[di
     out = []
     for name in table.coordinates:
         for k, label in enumerate(STRATA):
-            coordinate = f"confidence:{label}/{name}"
+            coordinate = confidence_row(label, name)
             sat, obl = table.satisfied[name][:, k], table.obligations[name][:, k]
             for r, (clip, cls) in enumerate(table.rows):
                 out.append({"system": system, "policy": policy, "mode": "typed", "clip": clip,

@@ -21,8 +21,10 @@ from typing import Any
 
 import numpy as np
 
-from sedcontract.audit.psds import PsdsSettings, PsdsUnavailable, audio_seconds
+from sedcontract.blocks import EXECUTOR_BLOCKS, block_results
 from sedcontract.errors import SedContractError
+from sedcontract.scores.psds.roc import staircase_area, staircase_at
+from sedcontract.scores.psds.settings import PsdsSettings, PsdsUnavailable, audio_seconds
 from sedcontract.traces import EventList
 from sedcontract.traces.grid import to_us
 from sedcontract.traces.intervals import expand_ranges
@@ -548,28 +550,12 @@ def _class_curve(parts: Sequence[ScoreCounts], c: int, n_ref: int, weights: np.n
     return tpr[:keep], efpr[:keep]
 
 
-def _staircase_area(y: np.ndarray, x: np.ndarray, max_x: float) -> float:
-    """The area under a staircase through ``(x, y)`` up to ``max_x``."""
-    order = np.argsort(x)
-    x, y = x[order], y[order]
-    cut = np.searchsorted(x, max_x, side="right")
-    x = np.concatenate((x[:cut], [max_x]))
-    return float(sum(y[:cut] * (x[1:] - x[:-1])))
-
-
 def _roc(curves: Sequence[tuple[np.ndarray, np.ndarray]], settings: PsdsSettings
          ) -> dict[str, np.ndarray]:
     """The PSD-ROC of the classes' staircases: the union of their eFPRs, each class's TPR
     there, the mean and spread, and ``etpr = max(mean − alpha_st · std, 0)``."""
-    from scipy.interpolate import interp1d
-
     axis = np.unique(np.concatenate([efpr for _, efpr in curves]))
-    values = []
-    for tpr, efpr in curves:
-        if len(tpr) == 1:
-            tpr, efpr = tpr.repeat(2), efpr.repeat(2)
-        values.append(interp1d(efpr, tpr, kind="previous", bounds_error=False,
-                               fill_value=(0, tpr[-1]))(axis))
+    values = [staircase_at(axis, efpr, tpr) for tpr, efpr in curves]
     mean, std = np.mean(values, axis=0), np.std(values, axis=0)
     etpr = np.maximum(mean - settings.alpha_st * std, 0.0)
     return {"efpr": np.append(axis, settings.max_efpr), "etpr": np.append(etpr, etpr[-1]),
@@ -588,38 +574,14 @@ def psds_from_counts(parts: Sequence[ScoreCounts], truth: ClipTruth, classes: Se
               for c in range(K)]
     roc = _roc(curves, settings)
     m = settings.max_efpr
-    return {"value": _staircase_area(roc["etpr"], roc["efpr"], m) / m,
-            "per_class": {name: _staircase_area(tpr, efpr, m) / m
+    return {"value": staircase_area(roc["efpr"], roc["etpr"], m, in_order=True) / m,
+            "per_class": {name: staircase_area(efpr, tpr, m, in_order=True) / m
                           for name, (tpr, efpr) in zip(classes, curves, strict=True)},
             "settings": settings.as_dict(), "rule": "sed_scores_eval",
-            "roc": {k: v.tolist() for k, v in roc.items()}}
-
-
-@dataclass(frozen=True)
-class TableMapping:
-    """Score tables already in memory (a mapping of clip → table or (table, source)) as a
-    table source, like :class:`~sedcontract.traces.scores.ScoreFolder`."""
-
-    tables: Mapping[str, Any]
-
-    def __contains__(self, clip: object) -> bool:
-        return clip in self.tables
-
-    @property
-    def columns(self) -> tuple[str, ...]:
-        """The classes of the first table (every table must have them)."""
-        first = next(iter(self.tables.values()), None)
-        if first is None:
-            raise SedContractError("no score tables given for PSDS")
-        return tuple((first[0] if isinstance(first, tuple) else first).classes)
-
-    def select(self, clips: Sequence[str]) -> TableMapping:
-        return TableMapping({c: self.tables[c] for c in clips})
-
-    def stream(self, clips: Sequence[str]) -> Iterator[ScoreTable]:
-        for clip in clips:
-            value = self.tables[clip]
-            yield value[0] if isinstance(value, tuple) else value
+            "roc": {**{k: v.tolist() for k, v in roc.items()},
+                    # each class's staircase: at most one point per reference event + 1
+                    "classes": {name: {"tpr": tpr.tolist(), "efpr": efpr.tolist()}
+                                for name, (tpr, efpr) in zip(classes, curves, strict=True)}}}
 
 
 def _block_task(scores: Any, truth: ClipTruth, classes: tuple[str, ...],
@@ -659,8 +621,6 @@ def psds_of_scores(scores: Any, ref: EventList,
     durations (``"cut"``: how many reference events and tables were). With ``executor``
     (anything with ``submit``) the clips are cut into ``blocks`` whose counts are joined: the
     same result as one process, bit for bit."""
-    from sedcontract.audit.guard import EXECUTOR_BLOCKS, block_results
-
     clips = list(ref.clips)
     missing = [c for c in clips if c not in scores]
     if missing:

@@ -18,6 +18,8 @@ from typing import Any
 
 import numpy as np
 
+from sedcontract.analysis.confidence import STRATA
+from sedcontract.analysis.sweep import sweep_csv, sweep_markdown, sweep_png
 from sedcontract.audit.bootstrap import (
     Interval,
     count_scores,
@@ -26,8 +28,6 @@ from sedcontract.audit.bootstrap import (
     resampled_scores,
     resampling,
 )
-from sedcontract.audit.confidence import STRATA
-from sedcontract.audit.figures import png, pyplot
 from sedcontract.audit.render import (
     ROW_FIELDS,
     check_columns,
@@ -37,10 +37,21 @@ from sedcontract.audit.render import (
     row_counts,
     table_text,
 )
-from sedcontract.audit.scores import Counts
+from sedcontract.audit.rows import (
+    CONFIDENCE,
+    MATCHING,
+    SCORE,
+    SCORE_PARTS,
+    RowKind,
+    confidence_row,
+    of_kind,
+    score_row,
+)
 from sedcontract.errors import SedContractError, TraceFormatError
+from sedcontract.figures import png, pyplot
+from sedcontract.scores.counts import Counts
 from sedcontract.traces import MODES
-from sedcontract.traces.tsv import given_files
+from sedcontract.traces.tsv import clip_id, given_files, read_fields
 
 __all__ = ["Overview", "Table", "colour", "overview", "overview_csv", "overview_markdown",
            "read_rows", "report_files", "report_tables", "vectors_figure", "vectors_png"]
@@ -186,8 +197,8 @@ def _guard(rows: Iterable[dict[str, Any]]) -> list[str]:
 
 def _score_names(rows: Iterable[dict[str, Any]]) -> list[str]:
     """The standard scores the ``score:<name>/…`` rows count, sorted."""
-    return sorted({row["coordinate"].split(":", 1)[1].rsplit("/", 1)[0] for row in rows
-                   if row["role"] == "score" and row["coordinate"].startswith("score:")})
+    return sorted({kind.name for row in rows if row["role"] == "score"
+                   and (kind := of_kind(row["coordinate"], SCORE)) is not None})
 
 
 def _mean(values: Iterable[float]) -> float:
@@ -303,22 +314,22 @@ def _extra_tables(rows: Sequence[dict[str, Any]], systems: Sequence[tuple[str, s
         cell[0] += row["satisfied"]
         cell[1] += row["obligations"]
     out = []
-    names = sorted({k[3].split(":", 1)[1].rsplit("/", 1)[0] for k in sums
-                    if k[3].startswith("score:")})
+    names = sorted({kind.name for k in sums if (kind := of_kind(k[3], SCORE)) is not None})
     if names:
         scores = Table("scores", "Standard scores on the same events (micro): precision, "
                        "recall and F1", ("system", "policy", "score", "tp", "references",
                                          "outputs", "precision", "recall", "F1"), [])
         for system, policy in systems:
             for name in names:
-                tp, n_ref = sums.get((system, policy, "typed", f"score:{name}/recall"), (0, 0))
-                _, n_sys = sums.get((system, policy, "typed", f"score:{name}/precision"),
+                tp, n_ref = sums.get((system, policy, "typed", score_row(name, "recall")),
+                                     (0, 0))
+                _, n_sys = sums.get((system, policy, "typed", score_row(name, "precision")),
                                     (0, 0))
                 counts = Counts(tp, n_ref, n_sys)  # no output scores 0, as in DCASE
                 scores.rows.append((system, policy, name, tp, n_ref, n_sys, counts.precision,
                                     counts.recall, counts.f1))
         out.append(scores)
-    matchings = sorted({k[3] for k in sums if k[3].startswith("matching:")})
+    matchings = sorted({k[3] for k in sums if of_kind(k[3], MATCHING) is not None})
     if matchings:
         audit = Table("matching", "The matching audit: pairs greedy matching finds of the "
                       "maximum (exact) matching", ("system", "policy", "mode", "matching",
@@ -328,15 +339,16 @@ def _extra_tables(rows: Sequence[dict[str, Any]], systems: Sequence[tuple[str, s
                 for name in matchings:
                     if (system, policy, mode, name) in sums:
                         greedy, exact = sums[(system, policy, mode, name)]
-                        audit.rows.append((system, policy, mode, name.split(":", 1)[1], greedy,
-                                           exact, _score(greedy, exact)))
+                        audit.rows.append((system, policy, mode, RowKind.parse(name).name,
+                                           greedy, exact, _score(greedy, exact)))
         out.append(audit)
     # the rows' order: strata, and clauses in the contract's order
-    stratified = list(dict.fromkeys(k[3] for k in sums if k[3].startswith("confidence:")))
+    stratified = [kind for c in dict.fromkeys(k[3] for k in sums)
+                  if (kind := of_kind(c, CONFIDENCE)) is not None]
     if stratified:
-        strata = list(dict.fromkeys(c.split(":", 1)[1].rsplit("/", 1)[0] for c in stratified))
+        strata = list(dict.fromkeys(kind.name for kind in stratified))
         strata.sort(key=lambda label: STRATA.index(label) if label in STRATA else len(STRATA))
-        clauses = list(dict.fromkeys(c.rsplit("/", 1)[1] for c in stratified))
+        clauses = list(dict.fromkeys(kind.part for kind in stratified))
         table = Table("by_confidence", "Obligations by annotation confidence (typed): each "
                       "coordinate's score where the soft label of its obligation lies in each "
                       "stratum", ("system", "policy", "coordinate",
@@ -344,7 +356,7 @@ def _extra_tables(rows: Sequence[dict[str, Any]], systems: Sequence[tuple[str, s
         for system, policy in systems:
             for clause in clauses:
                 table.rows.append((system, policy, clause, *(
-                    _score(*sums.get((system, policy, "typed", f"confidence:{label}/{clause}"),
+                    _score(*sums.get((system, policy, "typed", confidence_row(label, clause)),
                                      (0, 0))) for label in strata)))
         out.append(table)
     return out
@@ -444,9 +456,9 @@ class _Counts:
             column = MODES.index(row["mode"]) * 2 * k + self.guard.index(coordinate)
             self.entries[key] += [(clip, column, sat), (clip, column + k, obl)]
         elif row["role"] == "score" and row["mode"] == "typed" and \
-                coordinate.startswith("score:"):
-            name, _, part = coordinate.split(":", 1)[1].rpartition("/")
-            if name in self.scores and part in ("recall", "precision"):
+                (kind := of_kind(coordinate, SCORE)) is not None:
+            name, part = kind.name, kind.part
+            if name in self.scores and part in SCORE_PARTS:
                 self.scored[key].add(name)
                 column = 4 * k + 3 * self.scores.index(name)
                 self.entries[key] += ([(clip, column, sat), (clip, column + 1, obl)]
@@ -829,10 +841,8 @@ def report_files(rows: Sequence[dict[str, Any]],
     first (systems × coordinates, typed and union, each score with its bootstrap interval over
     clips — ``resamples`` of them, ``seed``, ``level`` — coloured by value), then the figures,
     then every table folded. With a ``sweep``
-    (:class:`~sedcontract.audit.sweep.SweepResult`) its tables and figure too, and the
+    (:class:`~sedcontract.analysis.sweep.SweepResult`) its tables and figure too, and the
     ``timelines`` (caption, PNG) embedded as they are."""
-    from sedcontract.audit.sweep import sweep_csv, sweep_markdown, sweep_png
-
     ov = overview(rows, resamples=resamples, seed=seed, level=level, baseline=baseline)
     tables = report_tables(rows, groups)
     figure = vectors_png(next(t for t in tables if t.name == "vectors"), ov)
@@ -895,8 +905,6 @@ def read_groups(path: str | Path) -> dict[str, str]:
     """Clip → group from a tsv whose first column names the clip and whose header names the
     group column: ``labels.tsv`` of a pathology set (pathology) or any ``filename<TAB>group``;
     read by the tsv rules (docs/guard-report.md), each clip once."""
-    from sedcontract.traces.tsv import clip_id, read_fields
-
     rows = read_fields(Path(path))
     if not rows or len(rows[0][1]) < 2:
         raise TraceFormatError("expected a header: filename, then a group column (e.g. "

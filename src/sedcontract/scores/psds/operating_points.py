@@ -21,9 +21,12 @@ from typing import Any
 
 import numpy as np
 
-from sedcontract.audit.psds import PRESETS, PsdsSettings, audio_seconds
+from sedcontract.blocks import EXECUTOR_BLOCKS, block_results
 from sedcontract.errors import SedContractError, TraceFormatError
+from sedcontract.scores.psds.roc import staircase_area, staircase_at
+from sedcontract.scores.psds.settings import PRESETS, PsdsSettings, PsdsUnavailable, audio_seconds
 from sedcontract.traces import EventList, read_events
+from sedcontract.traces.given import durations_of, events_of
 from sedcontract.traces.intervals import Intervals, expand_ranges, overlap_ranges
 from sedcontract.traces.overrun import cut_at_durations
 from sedcontract.traces.tsv import given_files, header_names
@@ -217,27 +220,6 @@ def _check_points(points: Sequence[EventList], truth: _Truth) -> None:
                                        column="event_label")
 
 
-def _staircase(x: np.ndarray, xp: np.ndarray, yp: np.ndarray) -> np.ndarray:
-    """TPR at each ``x``: the best TPR of the points with eFPR at most ``x`` (psds_eval's step
-    curve: the highest TPR per eFPR, made non-decreasing, held to the right)."""
-    ux, inverse = np.unique(xp, return_inverse=True)
-    best = np.full(len(ux), -np.inf)
-    np.maximum.at(best, inverse, yp)
-    best = np.maximum.accumulate(best)
-    at = np.searchsorted(ux, x, side="right") - 1
-    return np.where(at >= 0, best[np.maximum(at, 0)], 0.0)
-
-
-def _area(x: np.ndarray, y: np.ndarray, max_x: float) -> float:
-    """The area under the staircase ``(x, y)`` (held to the right) from 0 to ``max_x``."""
-    if max_x not in x:
-        at = int(np.searchsorted(x, max_x))
-        x = np.insert(x, at, max_x)
-        y = np.insert(y, at, y[at - 1])
-    keep = x <= max_x
-    return float(np.sum(np.diff(x[keep]) * y[keep][:-1]))
-
-
 @dataclass(frozen=True)
 class PointRates:
     """Per operating point (the last column is psds_eval's added zero point): TPR and FP rate
@@ -324,8 +306,6 @@ def _summed(executor: Any, points: Sequence[EventList], ref: EventList,
             clips: list[str], blocks: int | None
             ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """:func:`block_counts` of consecutive blocks of ``clips`` on ``executor``, summed."""
-    from sedcontract.audit.guard import EXECUTOR_BLOCKS, block_results
-
     def task(a: int, b: int) -> Any:
         block = clips[a:b]
         return executor.submit(
@@ -347,13 +327,13 @@ def psd_roc(rates: PointRates, settings: PsdsSettings) -> dict[str, np.ndarray]:
     cross = np.nanmean(rates.ctr, axis=1) if n_cls > 1 else np.zeros_like(rates.fpr)
     efpr = rates.fpr + settings.alpha_ct * cross
     axis = np.unique(efpr)
-    curves = np.stack([_staircase(axis, efpr[c], rates.tpr[c]) for c in range(n_cls)])
+    curves = np.stack([staircase_at(axis, efpr[c], rates.tpr[c]) for c in range(n_cls)])
     mean, std = np.nanmean(curves, axis=0), np.nanstd(curves, axis=0)
     etpr = np.maximum(np.nan_to_num(mean - settings.alpha_st * std, nan=0.0), 0.0)
     return {"efpr": axis, "tpr": curves, "mean": mean, "std": std, "etpr": etpr}
 
 
-def psds_of_points(points: Sequence[EventList], ref: EventList, durations: Mapping[str, float],
+def psds_of_points(points: Sequence[Any], ref: Any, durations: Mapping[str, float] | Any,
                    settings: Mapping[str, PsdsSettings] | None = None,
                    classes: Sequence[str] | None = None, *, executor: Any = None,
                    blocks: int | None = None, cut: bool = False) -> dict[str, Any]:
@@ -362,7 +342,14 @@ def psds_of_points(points: Sequence[EventList], ref: EventList, durations: Mappi
     ``per_class`` is the area of each class's own staircase (alpha_st not applied). The
     reference and the points are taken as they come (psds_eval's input); ``cut`` cuts both at
     the durations (``"cut"``: how many reference events and detections were). ``executor``,
-    ``blocks``: as :func:`point_rates` (the same result)."""
+    ``blocks``: as :func:`point_rates` (the same result). Each point, ``ref`` and
+    ``durations`` may be a file, an event list or mapping, or a DataFrame (psds_eval's
+    ``filename onset offset event_label`` and ``filename duration`` tables)."""
+    ref = events_of(ref, "ground truth")
+    durations = durations_of(durations)
+    if durations is None:
+        raise PsdsUnavailable("PSDS needs clip durations (--durations)")
+    points = [events_of(table, f"operating point {k + 1}") for k, table in enumerate(points)]
     counted = None
     if cut:
         ref, ref_cut = cut_at_durations(ref, durations)
@@ -374,9 +361,10 @@ def psds_of_points(points: Sequence[EventList], ref: EventList, durations: Mappi
         rates, joined = point_rates(points, ref, durations, chosen, classes, executor=executor,
                                     blocks=blocks)
         roc = psd_roc(rates, chosen)
-        value = _area(roc["efpr"], roc["etpr"], chosen.max_efpr) / chosen.max_efpr
+        value = staircase_area(roc["efpr"], roc["etpr"], chosen.max_efpr) / chosen.max_efpr
         names = _classes(ref, classes)
-        per_class = {c: _area(roc["efpr"], roc["tpr"][i], chosen.max_efpr) / chosen.max_efpr
+        per_class = {c: staircase_area(roc["efpr"], roc["tpr"][i], chosen.max_efpr)
+                     / chosen.max_efpr
                      for i, c in enumerate(names)}
         out[name] = {"value": value, "per_class": per_class, "settings": chosen.as_dict(),
                      "rule": "psds_eval", "points": len(points), "joined": joined,

@@ -1,0 +1,84 @@
+"""Segment-based F1 / error rate (sed_eval's ``SegmentBasedMetrics``): a class is active in a
+segment its events touch."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from sedcontract.scores.counts import (
+    MetricResult,
+    clip_extent_us,
+    event_rows,
+    overlapping,
+    row_sums,
+)
+from sedcontract.scores.fscores import Thresholds, fscore_dicts, system_output
+from sedcontract.traces import EventList
+from sedcontract.traces.given import durations_of, events_of
+from sedcontract.traces.grid import to_us
+from sedcontract.traces.intervals import Intervals
+
+
+def segment_metrics(ref: EventList, pred: EventList, *, classes: Sequence[str],
+                    time_resolution: float = 1.0,
+                    durations: Mapping[str, float] | None = None) -> MetricResult:
+    """Segment-based F1 / error rate: a class is active in a segment its events touch.
+
+    Computed on segment ranges (one per event), never on an array of segments, so a long clip
+    costs what its events cost."""
+    res = int(to_us(time_resolution))
+    clips = list(dict.fromkeys([*ref.clips, *pred.clips]))
+    n_seg = -(-clip_extent_us(ref, pred, clips, durations) // res)
+    per = len(classes)
+    active = {}
+    for side, events in (("ref", ref), ("pred", pred)):
+        rows = event_rows(events, clips, classes)
+        limit = n_seg[rows // per] if per else np.zeros(0, dtype=np.int64)
+        first = np.minimum(to_us(events.onset) // res, limit)
+        end = np.minimum(-(-to_us(events.offset) // res), limit)
+        active[side] = Intervals.merged(rows, first, end)
+    a, s = active["ref"], active["pred"]
+    ia, ib, shared = overlapping(a, s)
+    n_rows = len(clips) * per
+    # per segment: active reference classes, system classes and hits, as step functions of
+    # the segment index within each clip (+1 where a range starts, −1 where it ends)
+    both = np.maximum(a.start[ia], s.start[ib]), np.minimum(a.end[ia], s.end[ib])
+    clip = np.concatenate([a.row, a.row, s.row, s.row, a.row[ia], a.row[ia]]) // max(per, 1)
+    position = np.concatenate([a.start, a.end, s.start, s.end, *both])
+    steps = np.zeros((len(position), 3), dtype=np.int64)
+    n_a, n_s, n_t = len(a), len(s), len(ia)
+    steps[:n_a, 0], steps[n_a:2 * n_a, 0] = 1, -1
+    steps[2 * n_a:2 * n_a + n_s, 1], steps[2 * n_a + n_s:2 * (n_a + n_s), 1] = 1, -1
+    steps[2 * (n_a + n_s):2 * (n_a + n_s) + n_t, 2] = 1
+    steps[2 * (n_a + n_s) + n_t:, 2] = -1
+    order = np.lexsort((position, clip))
+    clip, position, level = clip[order], position[order], np.cumsum(steps[order], axis=0)
+    width = np.zeros(len(position), dtype=np.int64)
+    same = clip[1:] == clip[:-1]
+    width[:-1] = np.where(same, position[1:] - position[:-1], 0)
+    r, y, t = level[:, 0], level[:, 1], level[:, 2]
+    # S per segment is min(r, y) − t; then fn = ref − tp − S sums max(0, r − y) (deletions)
+    # and fp sums max(0, y − r) (insertions): the pooled error rate is DCASE's S + D + I
+    subs = row_sums(clip, width * (np.minimum(r, y) - t), len(clips))
+    return MetricResult.of_rows(clips, classes, row_sums(a.row[ia], shared, n_rows),
+                                row_sums(a.row, a.end - a.start, n_rows),
+                                row_sums(s.row, s.end - s.start, n_rows), subs)
+
+
+def fscore(scores: Any, ground_truth: Any, audio_durations: Any,
+           threshold: Thresholds | None = None, *, segment_length: float = 1.0,
+           classes: Sequence[str] | None = None
+           ) -> tuple[dict[str, float], dict[str, float], dict[str, float], dict[str, Any]]:
+    """Segment-based ``f, p, r, stats`` (as sed_scores_eval's ``segment_based.fscore``): a
+    class is active in a segment of ``segment_length`` s its events touch; each clip has
+    ``ceil(duration / segment_length)`` segments (``audio_durations``: clip → seconds, a
+    durations file or DataFrame). The system output as
+    :func:`sedcontract.scores.collar_based.fscore` takes it."""
+    truth = events_of(ground_truth, "ground truth")
+    detections, names = system_output(scores, threshold, truth, classes)
+    return fscore_dicts(segment_metrics(truth, detections, classes=names,
+                                        time_resolution=segment_length,
+                                        durations=durations_of(audio_durations)))

@@ -1,0 +1,77 @@
+"""The evaluation install (``pip install sedcontract``, no extras): a wheel of the project in a
+fresh environment beside only numpy, scipy, matplotlib and what they need — no torch, no
+pandas — runs ``import sedcontract``, ``sedcontract scores`` and ``sedcontract audit`` on the
+real DCASE files with the development environment's output, and the training entry points say
+what to install."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))  # as scripts run
+from light_install import SCORES, light_env
+
+FULL = [sys.executable, "-m", "sedcontract.cli"]
+
+
+@pytest.fixture(scope="module")
+def light(tmp_path_factory):
+    bin_dir, names = light_env(tmp_path_factory.mktemp("light"))
+    return bin_dir, names
+
+
+def run(command):
+    return subprocess.run(command, capture_output=True, text=True, timeout=300)
+
+
+def test_the_evaluation_install_holds_no_training_stack(light):
+    bin_dir, names = light
+    lowered = {n.lower() for n in names}
+    assert {"numpy", "scipy", "matplotlib"} <= lowered
+    assert not lowered & {"torch", "torchaudio", "lightning", "hydra-core", "wandb",
+                          "transformers", "pandas", "speechbrain", "soundfile"}
+    for module in ("torch", "pandas", "hydra"):
+        result = run([str(bin_dir / "python"), "-c", f"import {module}"])
+        assert result.returncode != 0 and "ModuleNotFoundError" in result.stderr, module
+    result = run([str(bin_dir / "python"), "-c",
+                  "import sys, sedcontract, sedcontract.scores.psds, sedcontract.analysis; "
+                  "print(sedcontract.__file__); print(sorted(m for m in ('torch', 'pandas') "
+                  "if m in sys.modules))"])
+    assert result.returncode == 0, result.stderr
+    where, loaded = result.stdout.splitlines()
+    assert "site-packages" in where and loaded == "[]"  # the wheel, not the source tree
+
+
+@pytest.mark.parametrize("command", ["scores", "audit"])
+def test_evaluation_commands_run_there_as_here(light, command):
+    """``sedcontract scores`` and ``sedcontract audit`` (with PSDS from the baseline's
+    operating points for ``scores``) print in the evaluation install exactly what they print
+    in the development environment."""
+    bin_dir, _ = light
+    args = [command, *SCORES[1:]]
+    here, there = run([*FULL, *args]), run([str(bin_dir / "sedcontract"), *args])
+    assert there.returncode == here.returncode == 0, there.stderr
+    assert there.stdout == here.stdout
+    assert ('"event"' if command == "scores" else '"modes"') in here.stdout
+
+
+def test_psds_runs_there_from_operating_points(light, teacher_points):
+    bin_dir, _ = light
+    at = SCORES.index("--pred")
+    args = [*SCORES[:at], *SCORES[at + 2:], "--pred-points", str(teacher_points)]
+    here, there = run([*FULL, *args]), run([str(bin_dir / "sedcontract"), *args])
+    assert there.returncode == here.returncode == 0, there.stderr
+    assert there.stdout == here.stdout and '"psds1"' in there.stdout
+
+
+@pytest.mark.parametrize("entry", ["sedcontract-train", "sedcontract-eval"])
+def test_the_training_entry_points_say_what_to_install(light, entry):
+    bin_dir, _ = light
+    result = run([str(bin_dir / entry)])
+    assert result.returncode == 2
+    assert result.stderr.strip() == (f"{entry}: {entry} needs torch, which the evaluation "
+                                     "install leaves out: pip install 'sedcontract[train]'")
