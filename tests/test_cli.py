@@ -411,9 +411,9 @@ def test_version_is_written_once_and_printed_by_the_cli(capsys):
 
 
 def test_option_clashes_are_refused_in_one_place_before_any_file_is_read(tmp_path, capsys):
-    """``audit`` and ``scores`` turn their options into one request that refuses every clash
-    before anything is read: the files named here do not exist, and the clash is what is
-    said, with status 2."""
+    """Commands turn their options into one request that refuses every clash before anything
+    is read: the files named here do not exist, and the clash is what is said, with status
+    2."""
     missing = str(tmp_path / "missing.tsv")
     inputs = ["--ref", missing, "--pred", missing]
     for args, message in [
@@ -430,6 +430,14 @@ def test_option_clashes_are_refused_in_one_place_before_any_file_is_read(tmp_pat
         (["scores", "--ref", missing, "--pred-points", missing], "add --durations"),
         (["audit", *inputs, "--windows"], "--windows merges score files"),
         (["audit", *inputs, "--clips", "durations"], "--clips durations needs --durations"),
+        (["sweep", "--ref", missing, "--pred", f"a={missing}", "--pred", f"a={missing}",
+          "--eps", "0,20ms"], "two systems named 'a'"),
+        (["sweep", "--ref", missing, "--pred", missing, "--eps", "20ms,20ms"],
+         "lists one radius twice"),
+        (["report", missing, "--out", str(tmp_path / "r"), "--timelines", str(tmp_path)],
+         "no timeline images"),
+        (["data", "pathologies", "--ref", missing, "--out", str(tmp_path / "p"),
+          "--pathologies", "nonsense"], "unknown pathology 'nonsense'"),
     ]:
         assert main(args) == 2, args
         err = capsys.readouterr().err

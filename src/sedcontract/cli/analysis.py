@@ -1,16 +1,19 @@
 """``sedcontract select``, ``sweep``, ``show`` and ``report``: the audit protocol — the
 smallest separating contract, the vector against the tolerance, one clip's timeline, and the
-report regenerated from source rows."""
+report regenerated from source rows. Each command turns its options into one request (its
+checks made before any file is read), calls one library function, and writes what it
+returns."""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from sedcontract.audit import AuditPolicy, audit
 from sedcontract.cli import options
-from sedcontract.cli.command import Command, contract_read, given
+from sedcontract.cli.command import Command, contract_read, emit, given
 from sedcontract.errors import SedContractError
 from sedcontract.outputs import Named, Outputs
 from sedcontract.traces import MODES, read_events
@@ -20,9 +23,34 @@ CALIBRATION = ("ref", "pred", "durations", "labels")  # the files of a pathology
 REPORT_MARK = ".sedcontract-report"  # a report folder's mark: only such folders are replaced
 
 
-def _calibration(args: argparse.Namespace) -> dict[str, Path]:
-    folder = Path(args.calibration)
-    return {name: folder / f"{name}.tsv" for name in CALIBRATION}
+@dataclass(frozen=True)
+class SelectRequest:
+    """``select``: a calibration folder, a risk order, the search's mode and coordinates, the
+    policy and the two outputs."""
+
+    calibration: dict[str, Path]
+    risk_order: str
+    policy: AuditPolicy
+    mode: str
+    coordinates: list[str] | None
+    out: str
+    table: str | None
+
+    @classmethod
+    def of(cls, args: argparse.Namespace) -> SelectRequest:
+        folder = Path(args.calibration)
+        return cls({name: folder / f"{name}.tsv" for name in CALIBRATION}, args.risk_order,
+                   options.policy(args), args.mode, _names(args.coordinates), args.out,
+                   args.table)
+
+    def reads(self, contract: list[Path]) -> Named:
+        return {"--calibration": list(self.calibration.values()),
+                "--risk-order": self.risk_order, "--contract": contract}
+
+
+def _names(text: str | None) -> list[str] | None:
+    """A comma-separated list of names (None when not given)."""
+    return [c.strip() for c in text.split(",")] if text else None
 
 
 def _run_select(args: argparse.Namespace, out: Outputs) -> int:
@@ -36,27 +64,27 @@ def _run_select(args: argparse.Namespace, out: Outputs) -> int:
     )
     from sedcontract.data import PATHOLOGIES
 
-    files = _calibration(args)
+    request = SelectRequest.of(args)
+    files = request.calibration
     missing = [str(p) for p in files.values() if not p.is_file()]
     if missing:
         raise SedContractError(f"the calibration folder lacks {', '.join(missing)} (sedcontract "
                                "data pathologies writes all four)")
-    policy = options.policy(args)
     ref = read_events(files["ref"])
-    report = audit(ref, files["pred"], policy, durations=files["durations"], mode=args.mode)
+    report = audit(ref, files["pred"], request.policy, durations=files["durations"],
+                   mode=request.mode)
     labels = read_labels(files["labels"], ref.clips)
-    risk = read_risk_order(args.risk_order, known_kinds(PATHOLOGIES, report, args.mode))
-    coordinates = [c.strip() for c in args.coordinates.split(",")] if args.coordinates \
-        else None
-    selection = select(report, labels, risk, mode=args.mode, coordinates=coordinates)
+    risk = read_risk_order(request.risk_order, known_kinds(PATHOLOGIES, report, request.mode))
+    selection = select(report, labels, risk, mode=request.mode,
+                       coordinates=request.coordinates)
     table = selection_markdown(selection)
     if not selection.chosen:
         raise SedContractError("no coordinate flags any high-risk case without flagging a "
                                "low-risk one: nothing to write\n" + table)
     sys.stdout.write(table)
-    out.write(args.out, selected_contract(policy.parsed, selection))
-    if args.table:
-        out.write(args.table, table)
+    out.write(request.out, selected_contract(request.policy.parsed, selection))
+    if request.table:
+        out.write(request.table, table)
     return 0
 
 
@@ -75,40 +103,67 @@ def _select_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _select_reads(args: argparse.Namespace) -> Named:
-    return {"--calibration": list(_calibration(args).values()),
-            "--risk-order": args.risk_order, "--contract": contract_read(args)}
+    return SelectRequest.of(args).reads(contract_read(args))
 
 
-def _systems(args: argparse.Namespace) -> dict[str, str]:
-    """``--pred FILE`` or ``NAME=FILE``, each name once."""
-    systems: dict[str, str] = {}
-    for text in args.pred:
-        name, _, path = text.rpartition("=") if "=" in text else ("", "", text)
-        name = name or Path(path).stem
-        if name in systems:
-            raise SedContractError(f"two systems named {name!r}: give NAME=FILE")
-        systems[name] = path
-    return systems
+@dataclass(frozen=True)
+class SweepRequest:
+    """``sweep``: the reference, the systems by name, the radii (parsed), the policy, the
+    intervals asked for, and the outputs."""
+
+    ref: str
+    systems: dict[str, str]
+    radii: list[str]
+    policy: AuditPolicy
+    durations: str | None
+    mode: str
+    resamples: int
+    seed: int
+    level: float
+    baseline: str | None
+    out: str | None
+    csv: str | None
+    figure: str | None
+
+    @classmethod
+    def of(cls, args: argparse.Namespace) -> SweepRequest:
+        from sedcontract.analysis.sweep import parse_radii
+
+        systems: dict[str, str] = {}  # --pred FILE or NAME=FILE, each name once
+        for text in args.pred:
+            name, _, path = text.rpartition("=") if "=" in text else ("", "", text)
+            name = name or Path(path).stem
+            if name in systems:
+                raise SedContractError(f"two systems named {name!r}: give NAME=FILE")
+            systems[name] = path
+        return cls(args.ref, systems, parse_radii(args.radii), options.policy(args),
+                   args.durations, args.mode, args.bootstrap or (2000 if args.baseline else 0),
+                   args.bootstrap_seed, args.level, args.baseline, args.out, args.csv,
+                   args.figure)
+
+    def reads(self, contract: list[Path]) -> Named:
+        return {"--ref": self.ref, "--pred": list(self.systems.values()),
+                "--durations": self.durations, "--contract": contract}
+
+    def writes(self) -> Named:
+        return {"--out": given(self.out), "--csv": given(self.csv),
+                "--figure": given(self.figure)}
 
 
 def _run_sweep(args: argparse.Namespace, out: Outputs) -> int:
-    from sedcontract.analysis.sweep import parse_radii, sweep, sweep_csv, sweep_markdown, sweep_png
+    from sedcontract.analysis.sweep import sweep, sweep_csv, sweep_markdown, sweep_png
 
-    radii = parse_radii(args.radii)
-    result = sweep(read_events(args.ref),
-                   {name: read_events(path) for name, path in _systems(args).items()},
-                   options.policy(args), radii, durations=args.durations, mode=args.mode,
-                   resamples=args.bootstrap or (2000 if args.baseline else 0),
-                   seed=args.bootstrap_seed, level=args.level, baseline=args.baseline)
-    table = sweep_markdown(result)
-    if args.out:
-        out.write(args.out, table)
-    else:
-        sys.stdout.write(table)
-    if args.csv:
-        out.write(args.csv, sweep_csv(result))
-    if args.figure:
-        out.write(args.figure, sweep_png(result))
+    request = SweepRequest.of(args)
+    result = sweep(read_events(request.ref),
+                   {name: read_events(path) for name, path in request.systems.items()},
+                   request.policy, request.radii, durations=request.durations,
+                   mode=request.mode, resamples=request.resamples, seed=request.seed,
+                   level=request.level, baseline=request.baseline)
+    emit(out, request.out, sweep_markdown(result))
+    if request.csv:
+        out.write(request.csv, sweep_csv(result))
+    if request.figure:
+        out.write(request.figure, sweep_png(result))
     return 0
 
 
@@ -134,23 +189,43 @@ def _sweep_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _sweep_reads(args: argparse.Namespace) -> Named:
-    return {"--ref": args.ref, "--pred": list(_systems(args).values()),
-            "--durations": args.durations, "--contract": contract_read(args)}
+    return SweepRequest.of(args).reads(contract_read(args))
+
+
+@dataclass(frozen=True)
+class ShowRequest:
+    """``show``: the inputs, the clip, the policy, the mode, the coordinates to draw and the
+    figure's path."""
+
+    ref: str
+    pred: str
+    durations: str | None
+    clip: str
+    policy: AuditPolicy
+    mode: str
+    coordinates: list[str] | None
+    out: str | None
+
+    @classmethod
+    def of(cls, args: argparse.Namespace) -> ShowRequest:
+        return cls(args.ref, args.pred, args.durations, args.clip, options.policy(args),
+                   args.mode, _names(args.coordinates), args.out)
 
 
 def _run_show(args: argparse.Namespace, out: Outputs) -> int:
     from sedcontract.analysis.timeline import timeline, timeline_png, timeline_text
 
-    names = [c.strip() for c in args.coordinates.split(",")] if args.coordinates else None
-    tl = timeline(args.ref, args.pred, options.policy(args), args.clip,
-                  durations=args.durations, mode=args.mode)
+    request = ShowRequest.of(args)
+    names = request.coordinates
+    tl = timeline(request.ref, request.pred, request.policy, request.clip,
+                  durations=request.durations, mode=request.mode)
     unknown = [n for n in names or [] if n not in tl.outcomes]
     if unknown:
         raise SedContractError(f"unknown coordinate {unknown[0]!r}; the contract's are "
                                f"{', '.join(tl.outcomes)}")
     sys.stdout.write(timeline_text(tl, names))
-    if args.out:
-        out.write(args.out, timeline_png(tl, names))
+    if request.out:
+        out.write(request.out, timeline_png(tl, names))
     return 0
 
 
@@ -171,31 +246,56 @@ def _show_reads(args: argparse.Namespace) -> Named:
             "--contract": contract_read(args)}
 
 
-def _timeline_images(args: argparse.Namespace) -> dict[str, list[Path]]:
-    """The PNG files of each ``--timelines`` folder."""
-    found = {}
-    for folder in args.timelines or []:
-        images = sorted(Path(folder).rglob("*.png"))
-        if not images:
-            raise SedContractError(f"{folder}: no timeline images (*.png) here")
-        found[folder] = images
-    return found
+@dataclass(frozen=True)
+class ReportRequest:
+    """``report``: the rows files or run folders (read for their ``*_report.csv``), the clip
+    groups, the sweep rows, the timeline images, the intervals asked for and the folder."""
+
+    sources: list[str]  # rows files or run folders, as given
+    groups: str | None
+    sweep: str | None
+    timelines: dict[str, list[Path]]
+    several_policies: bool
+    resamples: int
+    seed: int
+    level: float
+    baseline: str | None
+    out: str
+
+    @classmethod
+    def of(cls, args: argparse.Namespace) -> ReportRequest:
+        timelines = {}  # the PNG files of each --timelines folder
+        for folder in args.timelines or []:
+            images = sorted(Path(folder).rglob("*.png"))
+            if not images:
+                raise SedContractError(f"{folder}: no timeline images (*.png) here")
+            timelines[folder] = images
+        return cls(list(args.rows), args.groups, args.sweep, timelines, args.several_policies,
+                   args.bootstrap, args.bootstrap_seed, args.level, args.baseline, args.out)
+
+    def reads(self) -> Named:
+        rows = [p for source in self.sources for p in
+                (sorted(Path(source).rglob("*_report.csv")) if Path(source).is_dir()
+                 else [source])]
+        return {"rows": rows, "--groups": self.groups, "--sweep": self.sweep,
+                "--timelines": [p for images in self.timelines.values() for p in images]}
 
 
 def _run_report(args: argparse.Namespace, out: Outputs) -> int:
     from sedcontract.analysis.report import read_groups, read_rows, report_files
     from sedcontract.analysis.sweep import read_sweep
 
-    rows = read_rows(args.rows, several_policies=args.several_policies)
-    groups = read_groups(args.groups) if args.groups else None
+    request = ReportRequest.of(args)
+    rows = read_rows(request.sources, several_policies=request.several_policies)
+    groups = read_groups(request.groups) if request.groups else None
     timelines = [(str(p.relative_to(folder)), regular_file(p).read_bytes())
-                 for folder, images in _timeline_images(args).items() for p in images]
-    files = report_files(rows, groups, sweep=read_sweep(args.sweep) if args.sweep else None,
-                         timelines=timelines, resamples=args.bootstrap,
-                         seed=args.bootstrap_seed, level=args.level, baseline=args.baseline)
-    out.folder(args.out, {REPORT_MARK: "written by sedcontract report; replaced by it\n",
-                          **files})
-    print(f"{len(files)} files: open {Path(args.out) / 'report.html'}", file=sys.stderr)
+                 for folder, images in request.timelines.items() for p in images]
+    files = report_files(rows, groups, sweep=read_sweep(request.sweep) if request.sweep
+                         else None, timelines=timelines, resamples=request.resamples,
+                         seed=request.seed, level=request.level, baseline=request.baseline)
+    out.folder(request.out, {REPORT_MARK: "written by sedcontract report; replaced by it\n",
+                             **files})
+    print(f"{len(files)} files: open {Path(request.out) / 'report.html'}", file=sys.stderr)
     return 0
 
 
@@ -221,11 +321,7 @@ def _report_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _report_reads(args: argparse.Namespace) -> Named:
-    rows = [p for given_path in args.rows for p in
-            (sorted(Path(given_path).rglob("*_report.csv")) if Path(given_path).is_dir()
-             else [given_path])]
-    return {"rows": rows, "--groups": args.groups, "--sweep": args.sweep,
-            "--timelines": [p for images in _timeline_images(args).values() for p in images]}
+    return ReportRequest.of(args).reads()
 
 
 def _report_folder(args: argparse.Namespace) -> Named:
@@ -244,8 +340,7 @@ COMMANDS = [
             _select_reads, lambda a: {"--out": a.out, "--table": given(a.table)}),
     Command("sweep", "guard vectors of one or several systems against the tolerance radius eps "
             "(table, source rows, figure)", _sweep_options, _run_sweep, _sweep_reads,
-            lambda a: {"--out": given(a.out), "--csv": given(a.csv),
-                       "--figure": given(a.figure)}),
+            lambda a: SweepRequest.of(a).writes()),
     Command("show", "one clip's failure timeline: where each coordinate was obliged and where "
             "it failed (text; a PNG with --out)", _show_options, _run_show, _show_reads,
             lambda a: {"--out": given(a.out)}),

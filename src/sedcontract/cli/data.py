@@ -18,9 +18,7 @@ def _run_pathologies(args: argparse.Namespace, out: Outputs) -> int:
     from sedcontract.data import PATHOLOGIES, pathology_set
     from sedcontract.data.pathologies import pathology_files
 
-    ref = read_events(args.ref)
-    durations = read_durations(args.durations) if args.durations else None
-    chosen = None
+    chosen = None  # checked before anything is read
     if args.pathologies:
         chosen = {}
         for name in args.pathologies.split(","):
@@ -28,6 +26,8 @@ def _run_pathologies(args: argparse.Namespace, out: Outputs) -> int:
                 raise SedContractError(f"unknown pathology {name!r}; known: "
                                        f"{', '.join(PATHOLOGIES)}")
             chosen[name] = PATHOLOGIES[name]
+    ref = read_events(args.ref)
+    durations = read_durations(args.durations) if args.durations else None
     data = pathology_set(ref, durations, seed=args.seed, pathologies=chosen)
     for name, text in pathology_files(data).items():
         out.write(Path(args.out) / name, text)
