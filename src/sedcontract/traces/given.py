@@ -218,7 +218,7 @@ class TableMapping:
     def __iter__(self) -> Iterator[str]:
         return iter(self.mapping)
 
-    @property
+    @cached_property
     def first(self) -> str | None:
         """The source errors about the columns name: the first table."""
         first = next(iter(self.mapping), None)
