@@ -442,3 +442,13 @@ def test_option_clashes_are_refused_in_one_place_before_any_file_is_read(tmp_pat
         assert main(args) == 2, args
         err = capsys.readouterr().err
         assert message in err and "No such file" not in err, (args, err)
+
+
+def test_a_bare_command_prints_what_it_does(capsys):
+    """``sedcontract`` alone lists the commands (status 2), instead of argparse's "the following
+    arguments are required: name"."""
+    assert main([]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("usage: sedcontract") and "required" not in err
+    for command in ("audit", "scores", "report", "sweep", "select", "merge", "check", "data"):
+        assert command in err, command

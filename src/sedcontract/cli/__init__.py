@@ -43,7 +43,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(argv: Sequence[str] | None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    if not (sys.argv[1:] if argv is None else argv):  # a bare `sedcontract`: what it does
+        parser.print_help(sys.stderr)
+        return 2
+    args = parser.parse_args(argv)
     return execute(args.command, args)
 
 
