@@ -30,6 +30,7 @@ from sedcontract.contracts import contract_file
 from sedcontract.errors import SedContractError
 from sedcontract.outputs import Outputs
 from sedcontract.scores.psds.request import PsdsRequest
+from sedcontract.scores.segment_roc import AurocRequest
 from sedcontract.traces import EventList, read_events
 from sedcontract.traces.scores import DecisionPolicy, ScoreFolder, score_files, tables_to_events
 
@@ -78,8 +79,9 @@ def run(argv: list[str] | None = None) -> int:
             folder = ScoreFolder.open(Path(args.pred_scores).resolve(), ref.clips)
             settings["decision"] = DecisionPolicy()
             pred = tables_to_events(folder.tables(), settings["decision"], args.pred_scores)
-            if args.with_scores:
+            if args.with_scores:  # and the segment-based AUROC, read here
                 settings["psds"] = PsdsRequest(scores=folder)
+                settings["auroc"] = AurocRequest(folder)
         if args.scheduler:
             with Client(args.scheduler) as client:
                 report = audit_on_dask(client, ref, pred, args.durations, args.shards,

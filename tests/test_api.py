@@ -199,7 +199,7 @@ def test_the_forms_are_refused_clearly(field):
         collar({**frames, clip: shuffled}, truth, 0.5, **COLLARS)
     nan = frames[clip].copy()
     nan.loc[3, "Dog"] = float("nan")
-    with pytest.raises(TraceFormatError, match=r"scores\[.*row 4, column 'Dog'.*not a finite"):
+    with pytest.raises(TraceFormatError, match=r"scores\[.*row 4, column 'Dog'.*never NaN"):
         collar({**frames, clip: nan}, truth, 0.5, **COLLARS)
     reversed_rows = frames[clip].iloc[::-1]
     with pytest.raises(TraceFormatError, match="not in time order"):

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import numpy as np
 import pytest
 import torch
 
@@ -16,8 +17,11 @@ from sedcontract.audit.guard import clip_counts, count_layout, empty_report, pre
 from sedcontract.contracts.parser import parse_contract
 from sedcontract.errors import SedContractError
 from sedcontract.lightning.metric import ContractMonitor
+from sedcontract.lightning.module import guard_metrics
+from sedcontract.scores.segment_roc import AurocSettings, segment_auroc
 from sedcontract.traces import MODES, EventList
-from sedcontract.traces.scores import DecisionPolicy
+from sedcontract.traces.decision import DecisionPolicy
+from sedcontract.traces.scores import ScoreTable
 
 HOP = 0.02
 CLASSES = ("speech", "tone")
@@ -89,7 +93,35 @@ def test_a_clip_seen_by_two_processes_counts_once():
     second.update(scores[[3, 4, 0]], ["d", "e", "a"])  # the padded sampler repeats clip a
     first.merge_state(second)                    # what the sum reduction does across ranks
     assert first.seen.tolist() == [2, 1, 1, 1, 1]
-    assert to_json(first.compute().report) == to_json(single.compute().report)
+    joined, alone = first.compute(), single.compute()
+    assert to_json(joined.report) == to_json(alone.report)
+    assert joined.auroc == alone.auroc  # each clip's segment runs kept once
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_monitor_auroc_is_what_scores_computes_on_the_same_tables(seed):
+    """mAUC and mpAUC of the validation scores equal :func:`segment_auroc` (itself equal to
+    sed_scores_eval's) on the same frames written as score tables, each clip on its own
+    length; segments of 0.5 s, so a clip has several."""
+    scores = random_scores(seed)
+    settings = AurocSettings(segment_length=0.5, max_fpr=0.25)
+    m = ContractMonitor(reference(), DURATIONS, CLASSES, AuditPolicy(hop=HOP), auroc=settings)
+    m.update(scores[:3], CLIPS[:3])
+    m.update(scores[3:], CLIPS[3:])
+    got = m.compute().auroc
+    tables = {}
+    for i, clip in enumerate(CLIPS):
+        n = round(DURATIONS[clip] / HOP)
+        k = np.arange(n)
+        tables[clip] = ScoreTable(k * HOP, (k + 1) * HOP, CLASSES,
+                                  scores[i, :, :n].T.double().numpy(), k + 2)
+    expected = segment_auroc(tables, reference(), DURATIONS, settings)
+    assert got["mauc"] == pytest.approx(expected["mauc"], abs=1e-12)
+    assert got["mpauc"] == pytest.approx(expected["mpauc"], abs=1e-12)
+    for name in CLASSES:
+        assert got["per_class"][name] == pytest.approx(expected["per_class"][name], abs=1e-12)
+    metrics = guard_metrics(replace(m.compute().report, auroc=got))
+    assert metrics["val/scores/mpauc"] == got["mpauc"]
 
 
 def test_only_the_clips_seen_are_audited():

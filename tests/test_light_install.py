@@ -1,5 +1,5 @@
 """The evaluation install (``pip install sedcontract``, no extras): a wheel of the project in a
-fresh environment beside only numpy, scipy, matplotlib and what they need — no torch, no
+fresh environment beside only numpy, scipy, matplotlib, PyYAML and what they need — no torch, no
 pandas — runs ``import sedcontract``, ``sedcontract scores`` and ``sedcontract audit`` on the
 real DCASE files with the development environment's output, and the training entry points say
 what to install."""
@@ -45,14 +45,15 @@ def run(command):
 def test_the_evaluation_install_holds_no_training_stack(light):
     bin_dir, names = light
     lowered = {n.lower() for n in names}
-    assert {"numpy", "scipy", "matplotlib"} <= lowered
+    assert {"numpy", "scipy", "matplotlib", "pyyaml"} <= lowered
     assert not lowered & {"torch", "torchaudio", "lightning", "hydra-core", "wandb",
                           "transformers", "pandas", "speechbrain", "soundfile"}
     for module in ("torch", "pandas", "hydra"):
         result = run([str(bin_dir / "python"), "-c", f"import {module}"])
         assert result.returncode != 0 and "ModuleNotFoundError" in result.stderr, module
     result = run([str(bin_dir / "python"), "-c",
-                  "import sys, sedcontract, sedcontract.scores.psds, sedcontract.analysis; "
+                  "import sys, sedcontract, sedcontract.scores.psds, sedcontract.analysis, "
+                  "sedcontract.analysis.selection, sedcontract.traces.decision; "
                   "print(sedcontract.__file__); print(sorted(m for m in ('torch', 'pandas') "
                   "if m in sys.modules))"])
     assert result.returncode == 0, result.stderr

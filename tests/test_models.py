@@ -103,7 +103,7 @@ def test_the_detectors_hysteresis_continues_at_low_and_agrees_with_the_policy_at
 
     import numpy as np
 
-    from sedcontract.traces.scores import DecisionPolicy, decide
+    from sedcontract.traces.decision import DecisionPolicy, decide
 
     # low 0.25, high 0.75: on at 1.0, held at 0.25 = low (twice), off at 0.0; 0.25 after an
     # off frame and 0.75 = high do not start a run; 1.0 does, and 0.5 >= low holds it

@@ -15,7 +15,7 @@ import sedcontract
 from sedcontract.audit import AuditPolicy, ScoreSettings, to_json
 from sedcontract.contracts import parse_contract
 from sedcontract.errors import SedContractError
-from sedcontract.traces.scores import DecisionPolicy
+from sedcontract.traces.decision import DecisionPolicy
 from tests.examples import worked_example
 
 REF, PRED = worked_example()
@@ -126,19 +126,23 @@ def test_the_shipped_standard_policy_restates_the_dataclass_defaults():
         if name in ("decision", "scores"):
             kind = DecisionPolicy if name == "decision" else ScoreSettings
             own = {f.name: f.default for f in fields(kind)}
+            if name == "decision":  # no classes of their own, no file, by default
+                assert (value.pop("classes"), value.pop("file")) == ({}, None)
+                assert DecisionPolicy().classes == ()
             assert {k: own[k] for k in value} == value, name
         else:
             assert defaults[name] == value, name
     parser = argparse.ArgumentParser()
-    for kind in (AuditPolicy, ScoreSettings, DecisionPolicy):
+    for kind in (AuditPolicy, ScoreSettings):
         options.add_options(parser, kind)
+    options.add_decision_options(parser)
     args = parser.parse_args([])
     assert to_json_policy(options.policy(args, scores=True)) == to_json_policy(
         AuditPolicy(scores=ScoreSettings()))
-    assert options.build(DecisionPolicy, args) == DecisionPolicy()
+    assert options.decision(args) == DecisionPolicy()
     changed = parser.parse_args(["--hop", "64ms", "--dtc", "0.7", "--no-evaluate-offset",
                                  "--event-matching", "greedy", "--median-filter", "0.1s"])
-    built = options.policy(changed, decision=options.build(DecisionPolicy, changed), scores=True)
+    built = options.policy(changed, decision=options.decision(changed), scores=True)
     assert (built.hop, built.scores.dtc_threshold, built.scores.evaluate_offset,
             built.scores.matching, built.decision.median_filter) == (0.064, 0.7, False,
                                                                      "greedy", 0.1)

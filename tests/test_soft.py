@@ -654,7 +654,7 @@ def test_weights_name_clauses_of_the_contract():
 def test_logits_are_recentred_on_the_decision_threshold():
     """With threshold 0.8 a logit of logit(0.8) = log 4 is the decision boundary: soft truth
     0.5. With no reference activity the silence loss is the mean posterior."""
-    from sedcontract.traces.scores import DecisionPolicy
+    from sedcontract.traces.decision import DecisionPolicy
     policy = AuditPolicy(decision=DecisionPolicy(threshold=0.8))
     loss = ContractLoss(policy, ("speech",), weights={"silence": 1.0})
     ref = torch.zeros(1, 1, 50, dtype=torch.bool)

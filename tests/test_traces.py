@@ -23,9 +23,10 @@ from sedcontract.traces import (
     write_durations,
     write_events,
 )
+from sedcontract.traces.decision import DecisionPolicy, decide
 from sedcontract.traces.grid import to_us
 from sedcontract.traces.intervals import Intervals, overlap_ranges
-from sedcontract.traces.scores import DecisionPolicy, decide, scores_to_events
+from sedcontract.traces.scores import scores_to_events
 from sedcontract.traces.tsv import EVENT_COLUMNS, clip_id
 
 HOP = 0.02
@@ -419,8 +420,10 @@ SCORES = "onset\toffset\tdog\n"
     # what Python's float reads but the format does not: never taken by the fast reader
     ("0\t0.02\t0.5\n0.02\t0.04\t\u0663\n", 3, "'\u0663' is not a number"),
     ("0\t0.02\t0.5\n0.02\t0.04\t0x1\n", 3, "'0x1' is not a number"),
-    ("0\t0.02\tinf\n", 2, "'inf' is not a finite number"),
-    ("0\t0.02\t1e10\n", 2, "'1e10' is not a finite number within"),
+    # a score may be -inf or inf (SEBB files), never NaN; a time is finite
+    ("0\t0.02\tnan\n", 2, "'nan' is not a number (NaN); a score may be -inf or +inf"),
+    ("0\tinf\t0.5\n", 2, "'inf' is not a finite number within"),
+    ("0\t0.02\t1e10\n", 2, "'1e10' is beyond ±1e+09 (an infinite score is written"),
     # a table that starts late gave PSDS1 0.5 for 1.0: nothing before its first frame counted
     ("0.9\t0.92\t0.9\n0.92\t0.94\t0.9\n", 2, "the first frame starts at 0.9 s, not at 0 s"),
 ])

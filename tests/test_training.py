@@ -297,7 +297,11 @@ def test_evaluate_writes_score_files_the_audit_reads_back_to_the_same_report(
     """save_scores=true: one sed_scores_eval score file per clip; deciding them again under the
     same policy gives the evaluation's own guard vector, and another decision another one."""
     from sedcontract.audit import AuditPolicy, audit
-    from sedcontract.traces.scores import DecisionPolicy, scores_to_events
+    from sedcontract.scores.segment_roc import segment_auroc
+    from sedcontract.traces import read_durations, read_events
+    from sedcontract.traces.decision import DecisionPolicy, read_decision
+    from sedcontract.traces.scores import scores_to_events
+    from sedcontract.traces.tsv import with_clips
 
     cfg = compose_config("train", [*base, "model=logistic"])
     train(cfg)
@@ -320,6 +324,22 @@ def test_evaluate_writes_score_files_the_audit_reads_back_to_the_same_report(
     other = audit(ref, scores_to_events(folder, DecisionPolicy(threshold=0.9, low=0.2)),
                   AuditPolicy(), durations=durations, classes=classes)
     assert other.vector("typed") != report.vector("typed")
+    # the frame scores' segment-based AUROC joins the report, as scores computes it
+    assert report.auroc["mpauc"] == pytest.approx(segment_auroc(
+        folder, with_clips(read_events(ref), read_durations(durations)), durations)["mpauc"])
+    # a decision file per class (contract.decision.file): the monitor decides as the audit
+    decision = tmp_path / "decision.yaml"
+    decision.write_text(f"threshold: 0.5\nclasses:\n  {classes[0]}: {{threshold: 0.8, "
+                        f"median_filter: 60ms}}\n  {classes[-1]}: {{low: 0.3}}\n")
+    filed_dir = tmp_path / "filed"
+    _, filed = evaluate(compose_config("eval", for_eval(
+        base, **{"paths.output_dir": str(filed_dir), "contract.decision.file": str(decision)},
+        ckpt_path=str(ckpt), split="validation")))
+    per_class = audit(ref, scores_to_events(folder, read_decision(decision)), AuditPolicy(),
+                      durations=durations, classes=classes)
+    assert filed["model"].report.vector("typed") == per_class.vector("typed")
+    assert f"per class: {classes[-1]} active from score > 0.5 while score >= 0.3" in \
+        filed["model"].report.policy["decision"]
     # without the option, no score files
     plain = tmp_path / "plain"
     evaluate(compose_config("eval", for_eval(base, **{"paths.output_dir": str(plain)},

@@ -34,14 +34,17 @@ from sedcontract.errors import (
     TraceFormatError,
 )
 from sedcontract.scores.psds import PRESETS, PsdsRequest, PsdsSettings, psds, psds_of_points
+from sedcontract.scores.segment_roc import AurocRequest, AurocSettings, segment_auroc
 from sedcontract.traces import EventList, Grid, TraceSet, read_durations, read_events, write_events
-from sedcontract.traces.scores import DecisionPolicy
+from sedcontract.traces.decision import DecisionPolicy
 
 __version__ = "0.1.0"
 
 __all__ = [
     "PRESETS",
     "AuditPolicy",
+    "AurocRequest",
+    "AurocSettings",
     "ContractCheckError",
     "ContractError",
     "ContractSyntaxError",
@@ -76,6 +79,7 @@ __all__ = [
     "read_events",
     "score",
     "scores",
+    "segment_auroc",
     "to_csv",
     "to_json",
     "to_markdown",

@@ -87,7 +87,7 @@ def evaluate(cfg: DictConfig) -> tuple[dict[str, float], dict[str, Any]]:
     check_weights(checkpoint, model, path)
     files = ReportFiles(cfg.paths.output_dir, f"{cfg.split}_report",
                         scores=bool(cfg.get("save_scores", False)))
-    guard_run([files], run_inputs(datamodule, policy, path))  # before any work
+    guard_run([files], run_inputs(datamodule, policy, path, cfg.contract))  # before any work
     trainer = instantiate(cfg.trainer, logger=False, callbacks=[GuardConsole(), files],
                           num_sanity_val_steps=0)
     trainer.validate(model, datamodule=datamodule, ckpt_path=str(path), weights_only=True)

@@ -76,16 +76,20 @@ def build_data(data_cfg: DictConfig, policy: AuditPolicy, **overrides: Any) -> A
     return instantiate(data_cfg, _partial_=True, **overrides)(policy=policy)
 
 
-def run_inputs(datamodule: Any, policy: AuditPolicy, checkpoint: str | Path | None
-               ) -> dict[str, list[Path]]:
+def run_inputs(datamodule: Any, policy: AuditPolicy, checkpoint: str | Path | None,
+               contract_cfg: Any = None) -> dict[str, list[Path]]:
     """The files a run reads, by the config key that names them: the data's, the contract
-    file's and the checkpoint's."""
+    file's, the decision file's (``contract.decision.file`` of ``contract_cfg``) and the
+    checkpoint's."""
     from sedcontract.contracts import contract_file
 
     reads = dict(datamodule.inputs()) if hasattr(datamodule, "inputs") else {}
     contract = contract_file(policy.contract)  # None for a parsed contract
     if contract is not None:
         reads["contract.contract"] = [contract]
+    decision = (contract_cfg or {}).get("decision") or {}
+    if decision.get("file"):
+        reads["contract.decision.file"] = [Path(decision["file"])]
     if checkpoint is not None:
         reads["ckpt_path"] = [Path(checkpoint)]
     return reads
@@ -119,7 +123,7 @@ def train(cfg: DictConfig) -> tuple[dict[str, float], dict[str, Any]]:
     if resume is not None:
         check_resumable(read_checkpoint(resume), model, resume)
     run_callbacks = callbacks(cfg)
-    guard_run(run_callbacks, run_inputs(datamodule, policy, resume))  # before any work
+    guard_run(run_callbacks, run_inputs(datamodule, policy, resume, cfg.contract))  # first
     run_loggers = loggers(cfg)
     trainer = instantiate(cfg.trainer, callbacks=run_callbacks, logger=run_loggers or False)
     objects = {"cfg": cfg, "datamodule": datamodule, "model": model, "trainer": trainer,

@@ -32,8 +32,10 @@ from sedcontract.errors import ContractCheckError, SedContractError
 from sedcontract.scores.counts import MetricResult
 from sedcontract.scores.psds.request import PsdsRequest
 from sedcontract.scores.psds.settings import PsdsUnavailable
+from sedcontract.scores.segment_roc import AurocRequest
 from sedcontract.scores.standard import SCORE_NAMES, standard_scores
 from sedcontract.traces import MODES, EventList, TraceSet
+from sedcontract.traces.decision import DecisionPolicy
 from sedcontract.traces.events import index_of
 from sedcontract.traces.given import (
     detections,
@@ -45,7 +47,6 @@ from sedcontract.traces.given import (
 from sedcontract.traces.intervals import Intervals
 from sedcontract.traces.names import SIDES
 from sedcontract.traces.overrun import Cut, fit_to_durations
-from sedcontract.traces.scores import DecisionPolicy
 from sedcontract.traces.traceset import (
     RowLabels,
     row_labels,
@@ -195,6 +196,7 @@ class GuardReport:
     coordinates: tuple[str, ...] = ()
     scores: dict[str, MetricResult] | None = None  # standard scores on the same traces
     psds: dict[str, Any] | None = None  # PSDS per scenario (score files or points), or a note
+    auroc: dict[str, Any] | None = None  # segment-based mAUC and mpAUC (score files)
 
     @property
     def traces(self) -> dict[str, Any]:
@@ -247,15 +249,15 @@ class GuardReport:
         return GuardReport(self.policy, self.facts.rebuild(clips, part("facts/")),
                            {m: r.rebuild(clips, classes, part(f"{m}/"))
                             for m, r in self.modes.items()},
-                           self.aggregation, self.coordinates, scores, self.psds)
+                           self.aggregation, self.coordinates, scores, self.psds, self.auroc)
 
     @staticmethod
     def concat(parts: Iterable[GuardReport]) -> GuardReport:
         """The report of the union of disjoint clip sets (in order), from theirs; they must
-        come from one policy and contract. PSDS (a curve over the whole corpus) is not a sum
-        of counts and is refused. ``parts`` may be an iterator: only each part's counts are
-        kept, and each count is let go once joined, so a corpus in blocks peaks near its own
-        size, not twice it."""
+        come from one policy and contract. PSDS and AUROC (curves over the whole corpus) are
+        not sums of counts and are refused. ``parts`` may be an iterator: only each part's
+        counts are kept, and each count is let go once joined, so a corpus in blocks peaks
+        near its own size, not twice it."""
         first: GuardReport | None = None
         clips: list[str] = []
         arrays: list[dict[str, np.ndarray]] = []
@@ -264,9 +266,9 @@ class GuardReport:
                 first = part
             else:
                 _check_joinable(first, part)
-            if part.psds is not None:
-                raise SedContractError("PSDS is a curve over the whole corpus, not a sum of "
-                                       "counts: reports with PSDS cannot be joined")
+            if part.psds is not None or part.auroc is not None:
+                raise SedContractError("PSDS and AUROC are curves over the whole corpus, not "
+                                       "sums of counts: reports with them cannot be joined")
             clips += part.clips
             arrays.append(part.arrays())
         if first is None:
@@ -444,7 +446,7 @@ def audit(ref: EventList | str | Path | Any, pred: EventList | str | Path | Any,
           durations: Mapping[str, float] | str | Path | Any = None, mode: str = "both",
           coordinates: Sequence[str] | str | None = None,
           classes: Sequence[str] | None = None,
-          psds: PsdsRequest | None = None,
+          psds: PsdsRequest | None = None, auroc: AurocRequest | None = None,
           backend: str = "runs", jobs: int = 1, shard: tuple[int, int] | None = None,
           executor: Any = None, blocks: int | None = None,
           **settings: Any) -> GuardReport:
@@ -471,7 +473,9 @@ def audit(ref: EventList | str | Path | Any, pred: EventList | str | Path | Any,
     ``concurrent.futures`` pool, a Dask ``distributed.Client``, …) audits ``blocks``
     consecutive blocks of the clips, each given only its clips' events; the joined report is
     the one process's, byte for byte (PSDS, from operating points or from score files, is
-    joined from the blocks' whole counts).
+    joined from the blocks' whole counts). ``psds`` and ``auroc`` (an
+    :class:`~sedcontract.scores.segment_roc.AurocRequest`: segment-based mAUC and mpAUC of
+    score tables) add those curves' values, computed over the whole corpus.
     """
     policy = policy_of(policy, **settings)
     if backend not in BACKENDS:
@@ -493,9 +497,9 @@ def audit(ref: EventList | str | Path | Any, pred: EventList | str | Path | Any,
     chosen = _coordinates(coordinates, clause_names(policy.parsed)[0])
     clips = len(corpus.clips)
     first, stop = (0, clips) if shard is None else clip_range(clips, *shard)
-    if shard is not None and psds is not None:
-        raise ContractCheckError("PSDS is a curve over the whole corpus, not a sum of counts: "
-                                 "audit without shards to compute it")
+    if shard is not None and (psds is not None or auroc is not None):
+        raise ContractCheckError("PSDS and AUROC are curves over the whole corpus, not sums of "
+                                 "counts: audit without shards to compute them")
     corpus_blocks = corpus.block(first, stop)
     if executor is None and jobs == 1:  # one process is one block
         report = audit_block(corpus_blocks, policy, mode, chosen, backend)
@@ -511,13 +515,18 @@ def audit(ref: EventList | str | Path | Any, pred: EventList | str | Path | Any,
             if psds is not None:
                 report = replace(report, psds=corpus_psds(corpus, psds, classes, executor,
                                                           blocks))
-            return report
+            return _with_auroc(report, corpus, auroc)
         finally:
             if pool is not None:
                 pool.shutdown()
     if psds is not None:
         report = replace(report, psds=corpus_psds(corpus, psds, classes))
-    return report
+    return _with_auroc(report, corpus, auroc)
+
+
+def _with_auroc(report: GuardReport, corpus: Corpus,
+                auroc: AurocRequest | None) -> GuardReport:
+    return report if auroc is None else replace(report, auroc=corpus_auroc(corpus, auroc))
 
 
 def audit_block(block: Corpus, policy: AuditPolicy, mode: str, chosen: tuple[str, ...],
@@ -554,6 +563,12 @@ def corpus_psds(corpus: Corpus, psds: PsdsRequest, classes: Sequence[str] | None
                             blocks=blocks)
     except PsdsUnavailable as exc:
         return {"note": str(exc)}
+
+
+def corpus_auroc(corpus: Corpus, auroc: AurocRequest) -> dict[str, Any]:
+    """Segment-based mAUC and mpAUC of the whole corpus; the reference as given (as PSDS)."""
+    given_ref = corpus.given[0] if corpus.given is not None else corpus.ref
+    return auroc.compute(given_ref, corpus.durations)
 
 
 def clause_names(contract: Contract) -> tuple[tuple[str, ...], tuple[str, ...], dict[str, str]]:
@@ -664,13 +679,14 @@ class ScoresReport:
     traces: dict[str, Any]
     scores: dict[str, MetricResult]
     psds: dict[str, Any] | None = None
+    auroc: dict[str, Any] | None = None
 
 
 def score(ref: EventList | str | Path | Any, pred: EventList | str | Path | Any,
           policy: AuditPolicy | Mapping[str, Any] | None = None, *,
           durations: Mapping[str, float] | str | Path | None = None,
           classes: Sequence[str] | None = None,
-          psds: PsdsRequest | None = None,
+          psds: PsdsRequest | None = None, auroc: AurocRequest | None = None,
           **settings: Any) -> ScoresReport:
     """The standard scores (``policy.scores``, default settings when None) on the policy's
     traces, without running the contract; the policy section is the guard report's. The
@@ -684,4 +700,5 @@ def score(ref: EventList | str | Path | Any, pred: EventList | str | Path | Any,
     prepared = corpus.project(policy)
     return ScoresReport(policy.report(policy.conversions()), prepared.facts().as_dict(),
                         standard_results(prepared, policy) or {},
-                        None if psds is None else corpus_psds(corpus, psds, classes))
+                        None if psds is None else corpus_psds(corpus, psds, classes),
+                        None if auroc is None else corpus_auroc(corpus, auroc))

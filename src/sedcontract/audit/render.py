@@ -167,6 +167,8 @@ def to_dict(report: GuardReport) -> dict[str, Any]:
         data["scores"] = scores_dict(report.scores)
     if report.psds is not None:
         data["psds"] = without_curves(report.psds)
+    if report.auroc is not None:
+        data["auroc"] = auroc_dict(report.auroc)
     return data
 
 
@@ -217,6 +219,32 @@ def psds_markdown(result: dict[str, Any]) -> str:
                   f"them): reference {joined['ref']}, operating points {joined['points']}"]
     unit = "detection(s)" if first["rule"] == "psds_eval" else "score table(s)"
     lines += ["", cut_note(first.get("cut"), unit)]
+    return "\n".join(lines) + "\n"
+
+
+def auroc_dict(result: dict[str, Any]) -> dict[str, Any]:
+    """Segment-based AUROC as plain data (an undefined value is null)."""
+    return {**result, "mauc": _number(result["mauc"]), "mpauc": _number(result["mpauc"]),
+            "per_class": {c: {k: _number(v) for k, v in values.items()}
+                          for c, values in result["per_class"].items()}}
+
+
+def auroc_markdown(result: dict[str, Any]) -> str:
+    """mAUC and mpAUC, then each class's AUROC and partial AUROC (n/a: no positive or no
+    negative segment), with the settings and where the durations came from."""
+    def show(value: float) -> str:
+        return "n/a" if math.isnan(value) else f"{value:.4f}"
+
+    s = result["settings"]
+    bound = f"{s['max_fpr']:g}"
+    lines = [f"Segment-based AUROC (sed_scores_eval's rule, from score files; "
+             f"{s['segment_length']:g} s segments; durations: {result['durations']}): "
+             f"mAUC {show(result['mauc'])}, mpAUC (max_fpr {bound}) {show(result['mpauc'])}, "
+             f"the mean over {result['classes']} of {len(result['per_class'])} classes", "",
+             f"| class | AUROC | partial AUROC (max_fpr {bound}) |", "|---|---|---|"]
+    for name, values in result["per_class"].items():
+        lines.append(f"| {table_text(name)} | {show(values['auc'])} | "
+                     f"{show(values['pauc'])} |")
     return "\n".join(lines) + "\n"
 
 
@@ -419,6 +447,8 @@ def to_markdown(report: GuardReport) -> str:
                 f"{settings['boundary_frames']} frames)"]
     if report.psds is not None:
         out += ["", psds_markdown(report.psds).rstrip()]
+    if report.auroc is not None:
+        out += ["", auroc_markdown(report.auroc).rstrip()]
     first = report.modes[modes[0]]
     if first.diagnostics:
         out += ["", "Diagnostics (beside the vector, not part of it):", "",
@@ -457,6 +487,8 @@ def scores_json(report: GuardReport | ScoresReport) -> str:
     data = {"policy": report.policy, "scores": scores_dict(report.scores or {})}
     if report.psds is not None:
         data["psds"] = without_curves(report.psds)
+    if report.auroc is not None:
+        data["auroc"] = auroc_dict(report.auroc)
     return json.dumps(data, indent=2, allow_nan=False) + "\n"
 
 

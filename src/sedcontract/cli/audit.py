@@ -35,6 +35,7 @@ from sedcontract.audit import (
     to_markdown,
 )
 from sedcontract.audit.render import (
+    auroc_markdown,
     intervals_dict,
     intervals_markdown,
     policy_id,
@@ -50,11 +51,13 @@ from sedcontract.outputs import Named, Outputs
 from sedcontract.scores.psds.operating_points import point_files, read_points
 from sedcontract.scores.psds.request import PsdsRequest, psd_roc_png
 from sedcontract.scores.psds.settings import PRESETS, PsdsSettings, without_curves
+from sedcontract.scores.segment_roc import AurocRequest, AurocSettings
 from sedcontract.traces import MODES, EventList, read_durations, read_events
 from sedcontract.traces.classmap import ClassMap, read_class_map
+from sedcontract.traces.decision import DecisionPolicy
 from sedcontract.traces.given import detections
 from sedcontract.traces.overrun import fit_to_durations
-from sedcontract.traces.scores import DecisionPolicy, ScoreFolder, score_files
+from sedcontract.traces.scores import ScoreFolder, score_files
 from sedcontract.traces.soft import SoftLabels, read_soft_tsv
 from sedcontract.traces.tsv import CLIP_LISTS, with_clips
 
@@ -68,6 +71,12 @@ PSDS_PARAMETERS = {  # PsdsSettings field -> help of its --psds-* option
     "max_efpr": "PSDS: the eFPR per hour up to which the area is taken",
 }
 DEFAULT_PSDS = "psds1,psds2"
+AUROC_PARAMETERS = {  # AurocSettings field -> help of its --auroc-* option
+    "segment_length": "segment-based AUROC: segment length in seconds (default 1, DCASE 2024's "
+                      "for MAESTRO)",
+    "max_fpr": "segment-based AUROC: the FPR up to which the partial AUROC (mpAUC) is taken "
+               "(default 0.1, DCASE 2024's)",
+}
 RENDER = {"md": to_markdown, "json": to_json, "csv": to_csv}  # a report in each format
 FORMATS = tuple(RENDER)
 SYSTEM_FORMATS = {"csv"}  # formats whose rows carry the system's name
@@ -101,6 +110,17 @@ def _psds_asked(args: argparse.Namespace) -> tuple[str, ...]:
             *(["--psds-cut"] if args.psds_cut else []), *(["--psd-roc"] if args.psd_roc else []))
 
 
+def _auroc_settings(args: argparse.Namespace) -> AurocSettings:
+    """DCASE 2024's segment-based AUROC settings with the ``--auroc-*`` values given."""
+    return AurocSettings(**{name: getattr(args, f"auroc_{name}") for name in AUROC_PARAMETERS
+                            if getattr(args, f"auroc_{name}") is not None})
+
+
+def _auroc_asked(args: argparse.Namespace) -> tuple[str, ...]:
+    return tuple(f"--auroc-{n.replace('_', '-')}" for n in AUROC_PARAMETERS
+                 if getattr(args, f"auroc_{n}") is not None)
+
+
 @dataclass(frozen=True)
 class AuditRequest:
     """What ``audit``, ``scores`` and ``demo`` are asked, checked as a whole: the inputs (paths,
@@ -121,9 +141,11 @@ class AuditRequest:
     windows: bool = False
     skip_unlisted: bool = False
     decision: DecisionPolicy | None = None
+    decision_file: str | None = None
     psds: dict[str, PsdsSettings] = field(default_factory=dict)
     psds_cut: bool = False
     psd_roc: str | None = None
+    auroc: AurocSettings = field(default_factory=AurocSettings)
     out: str | None = None
     with_scores: bool = True
     # the audit's own options (the scores command keeps their defaults)
@@ -161,15 +183,20 @@ class AuditRequest:
             classes=tuple(c.strip() for c in args.classes.split(",")) if args.classes
             else None, class_map=args.class_map, windows=args.windows,
             skip_unlisted=args.skip_unlisted,
-            decision=options.build(DecisionPolicy, args) if args.pred_scores is not None
-            else None,
+            decision=options.decision(args) if args.pred_scores is not None else None,
+            decision_file=args.decision,
             psds=_psds_settings(args), psds_cut=args.psds_cut, psd_roc=args.psd_roc,
-            out=args.out, **own)
-        request.check(_psds_asked(args))
+            auroc=_auroc_settings(args), out=args.out, **own)
+        request.check(_psds_asked(args), _auroc_asked(args), options.decision_asked(args))
         return request
 
-    def check(self, psds_asked: tuple[str, ...]) -> None:
+    def check(self, psds_asked: tuple[str, ...], auroc_asked: tuple[str, ...] = (),
+              decision_asked: tuple[str, ...] = ()) -> None:
         """Every clash of options, in one place."""
+        if decision_asked and self.pred_scores is None:
+            raise SedContractError(f"{' and '.join(decision_asked)} decide how score files "
+                                   "(--pred-scores) become events; events given with --pred "
+                                   "are taken as they are")
         if self.pred is not None and self.pred_scores is not None:
             raise SedContractError("give one of --pred (event tsv) or --pred-scores (a "
                                    "directory of score tsv files), not both")
@@ -199,6 +226,12 @@ class AuditRequest:
                                    f"do not give: PSDS comes from --pred-points (operating-"
                                    f"point tables) or {source}; events at one threshold "
                                    "(--pred) have no curve")
+        if auroc_asked and not (self.pred_scores is not None and self.with_scores):
+            source = "its frame scores: add --with-scores" if self.pred_scores is not None \
+                else "--pred-scores with --with-scores"
+            raise SedContractError(f"{' and '.join(auroc_asked)} set the segment-based AUROC, "
+                                   f"which comes from score files ({source}); events at one "
+                                   "threshold and operating points have no segment scores")
         if self.shard is not None and self.format != "json":
             raise SedContractError("--shard writes a JSON shard report for sedcontract merge: "
                                    "add --format json")
@@ -218,7 +251,8 @@ class AuditRequest:
         return {"--ref": self.ref, "--pred": self.pred, "--compare": self.compare,
                 "--durations": self.durations, "--pred-points": points,
                 "--contract": contract, "--pred-scores": scores,
-                "--class-map": self.class_map, "--soft": self.soft}
+                "--class-map": self.class_map, "--soft": self.soft,
+                "--decision": self.decision_file}
 
     def writes(self) -> Named:
         return {"--out": given(self.out), "--psd-roc": given(self.psd_roc)}
@@ -363,13 +397,16 @@ def compute(request: AuditRequest) -> Audited:
     _overlap_warnings(ref, "reference")
     policy = request.policy.but(decision=request.decision)
     psds = _psds_request(request, folder, class_map)
+    auroc = None if folder is None or request.shard is not None else \
+        AurocRequest(folder, request.auroc)
     if request.scores_only:  # the score functions alone: no contract runs
         report = score(ref, pred, policy, durations=request.durations, psds=psds,
-                       classes=classes)
+                       auroc=auroc, classes=classes)
     else:
         report = audit(ref, pred, policy, durations=request.durations, mode=request.mode,
-                       coordinates=request.coordinates, psds=psds, classes=classes,
-                       backend=request.backend, jobs=request.jobs, shard=request.shard)
+                       coordinates=request.coordinates, psds=psds, auroc=auroc,
+                       classes=classes, backend=request.backend, jobs=request.jobs,
+                       shard=request.shard)
     _report_warnings(request, report)
     _psds_warnings(request, report.psds)
     if request.shard is not None:
@@ -433,7 +470,8 @@ def render(request: AuditRequest, done: Audited) -> str:
         if request.format == "json":
             return scores_json(report)
         text = scores_markdown(report.scores)
-        return text + ("\n" + psds_markdown(report.psds) if report.psds is not None else "")
+        text += "\n" + psds_markdown(report.psds) if report.psds is not None else ""
+        return text + ("\n" + auroc_markdown(report.auroc) if report.auroc is not None else "")
     if request.format in SYSTEM_FORMATS:
         extra = () if done.confidence is None else confidence_rows(
             done.confidence, request.system_name, policy_id(report.policy))
@@ -476,7 +514,8 @@ def _command(scores_only: bool) -> Command:
     if scores_only:
         return Command("scores", "standard SED scores (frame, segment, collar event, "
                        "intersection, boundary F1, error rates; PSDS from score files or "
-                       "operating-point tables)", _scores_options, execute, reads, writes)
+                       "operating-point tables; mAUC and mpAUC from score files)",
+                       _scores_options, execute, reads, writes)
     return Command("audit", "guard vector of a system output against a reference",
                    _audit_options, execute, reads, writes)
 
@@ -486,7 +525,7 @@ def _inputs(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--pred", default=None, help="predicted events (DCASE tsv)")
     parser.add_argument("--pred-scores", default=None,
                         help="directory of sed_scores_eval score files (one tsv per clip)")
-    options.add_options(parser, DecisionPolicy)
+    options.add_decision_options(parser)
     parser.add_argument("--durations", default=None,
                         help="clip durations (tsv filename duration)")
     parser.add_argument("--clips", choices=CLIP_LISTS, default="ref",
@@ -526,6 +565,9 @@ def _inputs(parser: argparse.ArgumentParser) -> None:
                              "psds_eval take them")
     parser.add_argument("--psd-roc", default=None, metavar="PNG",
                         help="write the PSD-ROC of each scenario here (a PNG)")
+    for name, text in AUROC_PARAMETERS.items():
+        parser.add_argument(f"--auroc-{name.replace('_', '-')}", dest=f"auroc_{name}",
+                            type=float, default=None, help=text)
     parser.add_argument("--out", default=None, help="write here instead of standard output")
     options.add_options(parser, AuditPolicy)
     options.add_options(parser, ScoreSettings)
@@ -551,7 +593,8 @@ def _audit_options(parser: argparse.ArgumentParser) -> None:
                              "write a JSON shard report; sedcontract merge joins all N")
     parser.add_argument("--with-scores", action="store_true",
                         help="add the standard scores (frame, segment, collar event, "
-                             "intersection, boundary F1; PSDS with --pred-scores; "
+                             "intersection, boundary F1; PSDS, mAUC and mpAUC with "
+                             "--pred-scores; "
                              "--pred-points adds PSDS whatever this says)")
     options.add_bootstrap_options(parser, default=0, what="every coordinate, logic and "
                                   "standard score (md, json)")

@@ -19,8 +19,9 @@ from sedcontract.contracts.policy import (
 )
 from sedcontract.contracts.runs import BACKENDS
 from sedcontract.contracts.syntax import METHODS
+from sedcontract.errors import SedContractError
 from sedcontract.traces import EDGES, PROJECTIONS
-from sedcontract.traces.scores import DecisionPolicy
+from sedcontract.traces.decision import DecisionPolicy, read_decision
 from sedcontract.traces.times import TimeError, bound, seconds, spell
 
 # field -> (flag, choices, help); the default and the type come from the dataclass
@@ -57,20 +58,11 @@ SCORES = {
                         "times: whole microseconds (sed_scores_eval, default) or float64 "
                         "seconds (sed_eval, which the published DCASE tables used)"),
 }
-DECISION = {
-    "threshold": ("--threshold", None, "decision threshold for --pred-scores (active iff "
-                  "score > it)"),
-    "median_filter": ("--median-filter", None, "median filter applied to scores before the "
-                      "threshold, e.g. 200ms (0: off)"),
-    "low": ("--hysteresis-low", None, "hysteresis: a run, once above --threshold, continues "
-            "while the score is at least this"),
-}
 # fields that hold a time: given with a unit (sedcontract.traces.times), refused without one
 TIMES: dict[str, Callable[[str, str], Any]] = {"eps": bound,
                                                **dict.fromkeys(SECONDS_KEYS, seconds)}
 GROUPS: dict[type, tuple[str, dict[str, tuple[str, Any, str]]]] = {
-    AuditPolicy: ("policy", POLICY), ScoreSettings: ("scores", SCORES),
-    DecisionPolicy: ("decision", DECISION)}
+    AuditPolicy: ("policy", POLICY), ScoreSettings: ("scores", SCORES)}
 
 
 def _dest(kind: type, name: str) -> str:
@@ -183,3 +175,104 @@ def add_bootstrap_options(parser: argparse.ArgumentParser, *, default: int, what
                         help="seed of the bootstrap's draws (default 0)")
     parser.add_argument("--level", type=float, default=0.95,
                         help="coverage of the bootstrap intervals (default 0.95)")
+
+
+# --threshold, --median-filter, --hysteresis-low: DecisionPolicy field, its help
+DECISION = {
+    "threshold": ("--threshold", "decision threshold for --pred-scores (active iff score > it; "
+                  "default 0.5)"),
+    "median_filter": ("--median-filter", "median filter applied to scores before the threshold, "
+                      "e.g. 200ms (default 0: off)"),
+    "low": ("--hysteresis-low", "hysteresis: a run, once above --threshold, continues while the "
+            "score is at least this (default: off)"),
+}
+PER_CLASS = ("one value for every class, CLASS=VALUE pairs, or both, comma-separated: "
+             "{example}")
+
+
+def per_class_type(flag: str, parse: Callable[[str], float], example: str
+                   ) -> Callable[[str], tuple[float | None, dict[str, float]]]:
+    """An argparse ``type`` for a decision setting: ``0.5``, ``Speech=0.3,Dog=0.5`` or
+    ``0.5,Speech=0.3`` (one default at most; a class named once). A bare list of numbers is
+    refused: their classes would be guessed from the columns' order."""
+    def convert(text: str) -> tuple[float | None, dict[str, float]]:
+        default: float | None = None
+        named: dict[str, float] = {}
+        for item in (part.strip() for part in text.split(",")):
+            name, sep, value = item.rpartition("=")
+            name = name.strip()
+            if sep and not name:
+                raise argparse.ArgumentTypeError(f"{item!r} names no class")
+            try:
+                number = parse(value.strip())
+            except SedContractError as exc:  # a time: its message names the option first
+                raise argparse.ArgumentTypeError(str(exc).removeprefix(f"{flag} ")) from None
+            except ValueError:
+                raise argparse.ArgumentTypeError(f"{value.strip()!r} is not a number") \
+                    from None
+            if not sep:
+                if default is not None:
+                    raise argparse.ArgumentTypeError(
+                        f"{text!r} gives two values without a class; " +
+                        PER_CLASS.format(example=example) +
+                        " (the classes of a bare list would be guessed from the columns' "
+                        "order)")
+                default = number
+            elif name in named:
+                raise argparse.ArgumentTypeError(f"class {name!r} is given twice")
+            else:
+                named[name] = number
+        return default, named
+    convert.__name__ = "value or CLASS=VALUE list"
+    return convert
+
+
+def _float(text: str) -> float:
+    return float(text)
+
+
+def add_decision_options(parser: argparse.ArgumentParser) -> None:
+    """The decision of ``--pred-scores``: ``--threshold``, ``--median-filter`` and
+    ``--hysteresis-low`` (each one value or per class), or ``--decision FILE`` (YAML)."""
+    parse = {"threshold": _float, "low": _float,
+             "median_filter": lambda text: seconds(text, "--median-filter")}
+    examples = {"threshold": "0.5,Speech=0.3,Dog=0.6", "median_filter": "200ms,Dog=450ms",
+                "low": "Speech=0.2"}
+    for name, (flag, text) in DECISION.items():
+        parser.add_argument(flag, dest=f"decision_{name}", default=None,
+                            type=per_class_type(flag, parse[name], examples[name]),
+                            help=f"{text}; " + PER_CLASS.format(example=examples[name]))
+    parser.add_argument("--decision", default=None, metavar="FILE",
+                        help="the decision of --pred-scores as a YAML file (threshold, "
+                             "median_filter, low, and classes: {CLASS: {threshold, "
+                             "median_filter, low}}), e.g. one sedcontract tune wrote")
+
+
+def decision_asked(args: argparse.Namespace) -> tuple[str, ...]:
+    """The decision options given on the command line."""
+    return tuple(flag for name, (flag, _) in DECISION.items()
+                 if getattr(args, f"decision_{name}", None) is not None) + \
+        (("--decision",) if getattr(args, "decision", None) is not None else ())
+
+
+def decision(args: argparse.Namespace) -> DecisionPolicy:
+    """The decision of the options (or of ``--decision FILE``; the two are not mixed)."""
+    asked = decision_asked(args)
+    if args.decision is not None:
+        if len(asked) > 1:
+            raise SedContractError(f"--decision {args.decision} holds the whole decision: give "
+                                   f"it or {', '.join(a for a in asked if a != '--decision')}, "
+                                   "not both")
+        return read_decision(args.decision)
+    values: dict[str, Any] = {}
+    classes: dict[str, dict[str, float]] = {}
+    for name in DECISION:
+        given = getattr(args, f"decision_{name}")
+        if given is None:
+            continue
+        default, named = given
+        if default is not None:
+            values[name] = default
+        for cls, value in named.items():
+            classes.setdefault(cls, {})[name] = value
+    return DecisionPolicy(**values, classes=classes)

@@ -19,9 +19,9 @@ from sedcontract.contracts.matching import METHODS
 from sedcontract.contracts.syntax import Bound, Contract
 from sedcontract.errors import SedContractError
 from sedcontract.traces.activity import EDGES
+from sedcontract.traces.decision import DecisionPolicy, read_decision
 from sedcontract.traces.grid import MAX_SECONDS, PROJECTIONS, Grid, to_us
 from sedcontract.traces.overrun import DURATION_TOLERANCE
-from sedcontract.traces.scores import DecisionPolicy
 from sedcontract.traces.times import bound, seconds
 from sedcontract.traces.traceset import MAX_CLIP_FRAMES
 
@@ -149,9 +149,15 @@ class AuditPolicy:
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any], prefix: str = "policy") -> AuditPolicy:
         """A policy from plain values: the ``decision`` and ``scores`` mappings become their
-        objects, a null leaves them out; a time may be a number of seconds or a text with its
-        unit (``20ms``); ``eps`` as :class:`AuditPolicy` takes it. Errors name ``prefix.key``."""
+        objects, a null leaves them out (``decision.file``: a decision file in place of the
+        block's settings); a time may be a number of seconds or a text with its unit
+        (``20ms``); ``eps`` as :class:`AuditPolicy` takes it. Errors name ``prefix.key``."""
         values = dict(values)
+        decision = values.get("decision")
+        if isinstance(decision, Mapping) and "file" in decision:  # a decision file replaces
+            decision = dict(decision)                             # the block's settings
+            path = decision.pop("file")
+            values["decision"] = decision if path is None else read_decision(path)
         for name, kind in (("decision", DecisionPolicy), ("scores", ScoreSettings)):
             value = values.get(name)
             if isinstance(value, Mapping):

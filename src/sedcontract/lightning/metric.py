@@ -1,6 +1,7 @@
 """``ContractMonitor``: the exact contract monitor of the audit layer as a torchmetrics
-``Metric``, so validation reports the same guard vector as ``sedcontract audit``; and
-``SoftClauseMetric``, the soft relaxation's validation numbers beside it.
+``Metric``, so validation reports the same guard vector as ``sedcontract audit`` (and the
+segment-based mAUC and mpAUC of the frame scores, as ``sedcontract scores`` computes them);
+and ``SoftClauseMetric``, the soft relaxation's validation numbers beside it.
 
 Each ``update`` decides the batch's events and audits them at once: the state is the counts
 of every clip of the split (a row of whole numbers per clip, the report's own counts) and a
@@ -9,7 +10,10 @@ seen twice by one process counts once, and a clip that several processes saw (th
 distributed sampler pads the last batch) is divided by its seen-count: the vector is
 identical on 1 or N processes, and what crosses processes grows with clips and classes,
 never with frames. The contract is checked once, when the monitor is made, and the layout of
-a clip's counts is the policy's (:func:`~sedcontract.audit.guard.count_layout`).
+a clip's counts is the policy's (:func:`~sedcontract.audit.guard.count_layout`). For the AUROC
+each clip adds its segment runs (:func:`~sedcontract.scores.segment_roc.clip_segments`: a row per
+run of segments sharing their frames, so O(frames) a clip), gathered across processes and kept
+once per clip.
 """
 
 from __future__ import annotations
@@ -26,9 +30,16 @@ from sedcontract.audit import AuditPolicy, GuardReport
 from sedcontract.audit.guard import clip_counts, count_layout, empty_report, prepare_contract
 from sedcontract.contracts.soft import ClauseTerms
 from sedcontract.errors import SedContractError
+from sedcontract.scores.segment_roc import (
+    AurocSettings,
+    SegmentCounts,
+    auroc_result,
+    clip_segments,
+)
 from sedcontract.traces import EventList
+from sedcontract.traces.decision import DecisionPolicy, decide
 from sedcontract.traces.grid import frames_covering, to_us
-from sedcontract.traces.scores import DecisionPolicy, activity_to_events, decide
+from sedcontract.traces.scores import ScoreTable, activity_to_events
 from sedcontract.traces.traceset import check_classes
 from sedcontract.traces.windows import Piece, check_windows, overlap_average
 
@@ -39,10 +50,11 @@ class Audited:
     """What one ``compute`` returns: the guard report and the clips it covers. (A plain class:
     torchmetrics walks dataclass results and refuses frozen ones.)"""
 
-    __slots__ = ("clips", "report")
+    __slots__ = ("auroc", "clips", "report")
 
-    def __init__(self, report: GuardReport, clips: tuple[str, ...]) -> None:
-        self.report, self.clips = report, clips
+    def __init__(self, report: GuardReport, clips: tuple[str, ...],
+                 auroc: dict | None = None) -> None:
+        self.report, self.clips, self.auroc = report, clips, auroc
 
 
 class ContractMonitor(Metric):
@@ -56,7 +68,8 @@ class ContractMonitor(Metric):
     def __init__(self, reference: EventList, durations: Mapping[str, float],
                  classes: Sequence[str], policy: AuditPolicy | None = None, *,
                  source: str = "",
-                 windows: Mapping[str, tuple[str, float, float]] | None = None) -> None:
+                 windows: Mapping[str, tuple[str, float, float]] | None = None,
+                 auroc: AurocSettings | None = None) -> None:
         super().__init__()
         # clips the batches name may be windows of the reference's files (id → file, start,
         # end): a batch then holds every window of its files, merged back to file time
@@ -98,6 +111,12 @@ class ContractMonitor(Metric):
                                              dtype=torch.int64), dist_reduce_fx="sum")
         self.add_state("seen", torch.zeros(len(self.clips), dtype=torch.int64),
                        dist_reduce_fx="sum")
+        # segment runs for the AUROC (DCASE 2024's settings unless given): one float64 tensor
+        # per clip, rows (clip, first segment, segments, scores…, positives…)
+        self.auroc = auroc or AurocSettings()
+        self.add_state("segments", [], dist_reduce_fx="cat")
+        self.segment_entry: dict[str, int] = {}  # clip → its entry in this process's list
+        self.label_index = {c: k for k, c in enumerate(self.classes)}
         # the decided events of the clips this process saw (for failure timelines; not
         # reduced across processes: O(events), kept until reset)
         self.predicted_rows: dict[str, list[tuple[str, float, float, str]]] = {}
@@ -110,6 +129,7 @@ class ContractMonitor(Metric):
         super().reset()
         self.predicted_rows = {}
         self.scores_of = {}
+        self.segment_entry = {}
 
     def predicted(self) -> EventList:
         """The decided events of every clip this process saw since the last reset."""
@@ -132,6 +152,7 @@ class ContractMonitor(Metric):
                 kept[:m] = values[k, :, :m].T  # frames past the scores are 0, as decided
                 self.scores_of[clip] = kept
         batch = tuple(dict.fromkeys(clips))
+        self.add_segments(values, clips)
         take = np.concatenate([self.events_of[c] for c in batch])
         ref = self.reference
         reference = EventList(ref.clip[take], ref.onset[take], ref.offset[take],
@@ -147,6 +168,48 @@ class ContractMonitor(Metric):
         rows = torch.tensor([self.index[c] for c in batch], device=self.seen.device)
         self.counts[rows] = torch.from_numpy(matrix).to(self.counts)
         self.seen[rows] = 1
+
+    def add_segments(self, values: np.ndarray, clips: Sequence[str]) -> None:
+        """Each clip's segment runs (its last scores in the batch, on its own frames) as one
+        entry of the ``segments`` state; a clip seen again by this process replaces its
+        entry."""
+        last = {c: k for k, c in enumerate(clips)}
+        segment_us = int(to_us(self.auroc.segment_length))
+        ref = self.reference
+        for clip, k in last.items():
+            i = self.index[clip]
+            n = min(int(self.lengths[i]), values.shape[-1])
+            frames = np.arange(n) * self.hop
+            table = ScoreTable(frames, frames + self.hop, self.classes,
+                               values[k, :, :n].T.astype(np.float64), np.arange(n) + 1)
+            events = self.events_of[clip]
+            runs = clip_segments(table, int(to_us(self.durations[clip])), segment_us,
+                               to_us(ref.onset[events]), to_us(ref.offset[events]),
+                               np.array([self.label_index[label] for label in
+                                         ref.label[events].tolist()], dtype=np.int64), i)
+            start = np.cumsum(runs.length) - runs.length
+            rows = torch.from_numpy(np.column_stack([
+                runs.clip, start, runs.length, runs.score, runs.positives]).astype(np.float64))
+            if clip in self.segment_entry:
+                self.segments[self.segment_entry[clip]] = rows
+            else:
+                self.segment_entry[clip] = len(self.segments)
+                self.segments.append(rows)
+
+    def segment_auroc(self) -> dict | None:
+        """mAUC and mpAUC of the runs every process kept (a clip several processes saw kept
+        once: their rows are alike), None when no clip was seen."""
+        parts = self.segments if isinstance(self.segments, list) else [self.segments]
+        parts = [p.detach().cpu().reshape(-1, 3 + 2 * len(self.classes)) for p in parts]
+        if not parts:
+            return None
+        rows = np.unique(torch.cat(parts).numpy(), axis=0)
+        if not len(rows):
+            return None
+        n = len(self.classes)
+        counts = SegmentCounts(rows[:, 0].astype(np.int64), rows[:, 2].astype(np.int64),
+                               rows[:, 3:3 + n], rows[:, 3 + n:].astype(np.int64))
+        return auroc_result(counts, self.classes, self.auroc)
 
     def merged(self, scores: torch.Tensor | np.ndarray, clips: Sequence[str]
                ) -> tuple[np.ndarray, list[str]]:
@@ -215,7 +278,8 @@ class ContractMonitor(Metric):
         active = np.zeros(padded.shape, dtype=bool)
         for k in range(len(batch)):
             n = int(lengths[k])
-            active[k, :, :n] = decide(padded[k, :, :n].T, self.policy.decision, self.hop).T
+            active[k, :, :n] = decide(padded[k, :, :n].T, self.policy.decision, self.hop,
+                                       self.classes).T
         return activity_to_events(active, batch, self.classes, self.hop, lengths)
 
     def compute(self) -> Audited:
@@ -236,7 +300,7 @@ class ContractMonitor(Metric):
         # the bounds of the policy section are the ones the runs converted, in their order
         structure = empty_report(self.policy, self.classes,
                                  conversions=list(self.resolver.conversions.values()))
-        return Audited(structure.rebuild(clips, arrays), clips)
+        return Audited(structure.rebuild(clips, arrays), clips, self.segment_auroc())
 
 
 def host(scores: torch.Tensor | np.ndarray) -> np.ndarray:

@@ -11,6 +11,7 @@ import json
 import logging
 import math
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import torch
@@ -34,8 +35,9 @@ class NonFiniteLoss(SedContractError):
 
 def guard_metrics(report: GuardReport, prefix: str = "val") -> dict[str, float]:
     """Flat ``{key: value}`` of a report for loggers: ``<prefix>/guard/<mode>/<coordinate>``,
-    its obligation count, ``<prefix>/logic`` (typed) and ``<prefix>/logic/union``, and the
-    standard scores as ``<prefix>/scores/<name>/f1`` (micro) and ``…/f1_macro``."""
+    its obligation count, ``<prefix>/logic`` (typed) and ``<prefix>/logic/union``, the
+    standard scores as ``<prefix>/scores/<name>/f1`` (micro) and ``…/f1_macro``, and the
+    segment-based ``<prefix>/scores/mauc`` and ``…/mpauc`` when the report has them."""
     out: dict[str, float] = {}
     for mode in report.modes:
         for name, value in report.vector(mode).items():
@@ -49,6 +51,9 @@ def guard_metrics(report: GuardReport, prefix: str = "val") -> dict[str, float]:
     for name, result in (report.scores or {}).items():
         out[f"{prefix}/scores/{name}/f1"] = result.overall.f1
         out[f"{prefix}/scores/{name}/f1_macro"] = result.macro("f1")[0]
+    if report.auroc is not None:
+        out[f"{prefix}/scores/mauc"] = report.auroc["mauc"]
+        out[f"{prefix}/scores/mpauc"] = report.auroc["mpauc"]
     return out
 
 
@@ -304,7 +309,8 @@ class DetectorModule(LightningModule):
             self.soft.update(self.contract.terms(out, batch))
 
     def on_validation_epoch_end(self) -> None:
-        self.report = self.monitor.compute().report
+        audited = self.monitor.compute()  # the AUROC of the frame scores joins the report
+        self.report = replace(audited.report, auroc=audited.auroc)
         self.predicted = self.monitor.predicted()  # this process's clips, for timelines
         self.scores_seen = self.monitor.scores_of  # kept frame scores (empty unless asked)
         self.monitor.reset()

@@ -16,8 +16,8 @@ from typing import Any
 from sedcontract.errors import SedContractError
 from sedcontract.scores.counts import Counts, MetricResult
 from sedcontract.traces import EventList
+from sedcontract.traces.decision import DecisionPolicy
 from sedcontract.traces.given import detections, events_of, is_score_tables, score_source
-from sedcontract.traces.scores import DecisionPolicy
 
 Thresholds = float | Mapping[str, float]
 

@@ -1,5 +1,6 @@
-"""Segment-based F1 / error rate (sed_eval's ``SegmentBasedMetrics``): a class is active in a
-segment its events touch."""
+"""Segment-based scores: F1 / error rate (sed_eval's ``SegmentBasedMetrics``: a class is active
+in a segment its events touch) and, from score tables, the ROC and (partial) AUROC of
+sed_scores_eval's ``segment_based`` (:mod:`sedcontract.scores.segment_roc`)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,12 @@ from sedcontract.scores.counts import (
     row_sums,
 )
 from sedcontract.scores.fscores import Thresholds, fscore_dicts, system_output
+from sedcontract.scores.segment_roc import (
+    AurocSettings,
+    auroc_of,
+    class_roc,
+    corpus_auroc_counts,
+)
 from sedcontract.traces import EventList
 from sedcontract.traces.given import durations_of, events_of
 from sedcontract.traces.grid import to_us
@@ -82,3 +89,33 @@ def fscore(scores: Any, ground_truth: Any, audio_durations: Any,
     return fscore_dicts(segment_metrics(truth, detections, classes=names,
                                         time_resolution=segment_length,
                                         durations=durations_of(audio_durations)))
+
+
+def roc_curve(scores: Any, ground_truth: Any, audio_durations: Any, *,
+              segment_length: float) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Segment-based ROC per class as sed_scores_eval's ``segment_based.roc_curve`` returns it,
+    ``{class: (tpr, fpr, thresholds)}`` sorted by FPR (without its fourth element, the
+    counts): score tables (a folder, or clip → DataFrame) against the ground truth;
+    ``audio_durations`` None takes each clip's scores' or last event's end, as it does. The
+    rules: :mod:`sedcontract.scores.segment_roc`."""
+    settings = AurocSettings(segment_length=segment_length)
+    counts, classes = corpus_auroc_counts(scores, ground_truth, audio_durations, settings)
+    return {name: class_roc(counts.score[:, c], counts.positives[:, c], counts.length)
+            for c, name in enumerate(classes)}
+
+
+def auroc(scores: Any, ground_truth: Any, audio_durations: Any, *, segment_length: float,
+          max_fpr: float | None = None
+          ) -> tuple[dict[str, float], dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]]:
+    """Segment-based AUROC as sed_scores_eval's ``segment_based.auroc`` returns it: ``({class:
+    AUROC, "mean": …}, {class: (tpr, fpr, thresholds)})``; with ``max_fpr`` the area up to it
+    divided by it (DCASE 2024's mpAUC: ``segment_length=1.0, max_fpr=0.1``, key ``mean``).
+    Declared deviation: a class without positive (or negative) segments is NaN and ``mean``
+    averages the classes where AUROC is defined (sed_scores_eval refuses a class without
+    reference events, and its rates are 0/0 for a class without negatives)."""
+    settings = AurocSettings(segment_length=segment_length,
+                             max_fpr=1.0 if max_fpr is None else max_fpr)
+    counts, classes = corpus_auroc_counts(scores, ground_truth, audio_durations, settings)
+    curves = {name: class_roc(counts.score[:, c], counts.positives[:, c], counts.length)
+              for c, name in enumerate(classes)}
+    return auroc_of(counts, classes, max_fpr), curves

@@ -18,11 +18,13 @@ from typing import Any
 import numpy as np
 
 from sedcontract.errors import TraceFormatError
+from sedcontract.traces.decision import DecisionPolicy
 from sedcontract.traces.events import EventList
 from sedcontract.traces.scores import (
-    DecisionPolicy,
     ScoreFolder,
     ScoreTable,
+    bad_scores,
+    cell_problem,
     check_score_classes,
     check_tiling,
     tables_to_events,
@@ -190,10 +192,11 @@ def table_of_frame(frame: Any, where: str) -> ScoreTable:
         raise TraceFormatError("a score that is not a number", path=where) from None
     scores = scores.reshape(len(onset), len(classes))
     rows = np.arange(len(onset), dtype=np.int64) + 1  # the DataFrame's positions, from 1
-    bad = np.argwhere(~np.isfinite(scores))
+    bad = np.argwhere(bad_scores(scores))
     if bad.size:
         k, c = bad[0]
-        raise TraceFormatError(f"score {float(scores[k, c])!r} is not a finite number",
+        value = float(scores[k, c])
+        raise TraceFormatError(f"score {value!r} {cell_problem(value, time=False)}",
                                path=where, row=int(rows[k]), column=classes[c])
     check_tiling(onset, offset, rows, where)
     return ScoreTable(onset, offset, classes, scores, rows)
@@ -331,34 +334,23 @@ def score_source(value: PathLike | ScoreFolder | Mapping[str, Any] | Any,
     return TableMapping(value)
 
 
-def per_class(threshold: float | Mapping[str, float], classes: Sequence[str]
-              ) -> np.ndarray | float:
-    """One threshold, or one per class of ``classes`` (in order) from a mapping naming each."""
-    if isinstance(threshold, Mapping):
-        missing = [c for c in classes if c not in threshold]
-        if missing:
-            raise TraceFormatError(f"no threshold for class(es) {', '.join(missing)}")
-        values = [threshold[c] for c in classes]
-    else:
-        values = [threshold]
-    for v in values:
-        if isinstance(v, bool) or not isinstance(v, int | float | np.number) \
-                or not math.isfinite(v):
-            raise TraceFormatError(f"a threshold must be a finite number, got {v!r}")
-    return np.asarray(values, dtype=np.float64) if isinstance(threshold, Mapping) \
-        else float(values[0])
-
-
 def detections(source: Any, ref: EventList, decision: DecisionPolicy, where: str, *,
                declared: Sequence[str] | None = None,
                thresholds: float | Mapping[str, float] | None = None) -> EventList:
     """The events of a table source under ``decision`` (``thresholds``, one or class →
-    threshold, in place of its threshold): every reference class among the ``declared`` ones
+    threshold, in place of its thresholds): every reference class among the ``declared`` ones
     must have a column (its events would all count as missed), and only the declared
     classes' columns are read. One rule for the command line, ``audit`` and ``fscore``."""
     check_score_classes(source, [c for c in ref.classes if declared is None or c in declared])
     if declared is not None:  # the declared classes' columns only (PSDS scores each column)
         source = source.only(declared)
-    vector = None if thresholds is None else per_class(thresholds, source.columns)
+    if thresholds is not None:
+        if isinstance(thresholds, Mapping):
+            missing = [c for c in source.columns if c not in thresholds]
+            if missing:
+                raise TraceFormatError(f"no threshold for class(es) {', '.join(missing)}")
+            thresholds = {c: thresholds[c] for c in source.columns}  # others ignored, as there
+        decision = decision.with_thresholds(thresholds)
+    decision.resolve(source.columns)  # a class it sets must be a column: refused up front
     # read one clip at a time: never every table at once
-    return tables_to_events(source.tables(), decision, where, thresholds=vector)
+    return tables_to_events(source.tables(), decision, where)

@@ -1,7 +1,6 @@
-"""Frame scores (sed_scores_eval layout: one tsv per clip, ``onset offset <class…>``) and the
-declared decision policy that turns them into events: optional median filter, then a
-threshold (active iff score > threshold), optionally with hysteresis (a run, once above the
-threshold, continues while the score stays at or above ``low``)."""
+"""Frame scores (sed_scores_eval layout: one tsv per clip, ``onset offset <class…>``), read one
+clip at a time, and the events the declared decision policy
+(:mod:`sedcontract.traces.decision`) makes of them."""
 
 from __future__ import annotations
 
@@ -18,6 +17,7 @@ import numpy as np
 from sedcontract.errors import TraceFormatError
 from sedcontract.traces.activity import runs
 from sedcontract.traces.classmap import ClassMap
+from sedcontract.traces.decision import DecisionPolicy, decide
 from sedcontract.traces.events import EventList
 from sedcontract.traces.grid import MAX_SECONDS, to_us
 from sedcontract.traces.tsv import (
@@ -32,47 +32,6 @@ from sedcontract.traces.tsv import (
     split_fields,
 )
 from sedcontract.traces.windows import Piece, check_windows, overlap_average, parse_window_id
-
-
-@dataclass(frozen=True)
-class DecisionPolicy:
-    """How scores become events; part of every report."""
-
-    threshold: float = 0.5
-    median_filter: float = 0.0  # seconds; 0 = off
-    source: str = ""            # what made the scores (e.g. a detector's sigmoid), if known
-    low: float | None = None    # hysteresis: a run continues while score >= low; None = off
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.source, str):
-            raise TraceFormatError(f"the decision's source must be text, got {self.source!r}")
-        if self.low is not None and (isinstance(self.low, bool)
-                                     or not isinstance(self.low, int | float)
-                                     or not math.isfinite(self.low)):
-            raise TraceFormatError(f"the hysteresis threshold (decision low) must be a finite "
-                                   f"number, got {self.low!r}")
-        for name in ("threshold", "median_filter"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int | float):
-                raise TraceFormatError(f"decision {name} must be a number, got {value!r}")
-        if not math.isfinite(self.threshold):
-            raise TraceFormatError(f"decision threshold must be a finite number, got "
-                                   f"{self.threshold!r}")
-        if not math.isfinite(self.median_filter) or self.median_filter < 0:
-            raise TraceFormatError(f"median filter must be a non-negative number of seconds, "
-                                   f"got {self.median_filter!r}")
-        if self.low is not None and self.low > self.threshold:
-            raise TraceFormatError(f"the hysteresis threshold (decision low, {self.low:g}) "
-                                   f"must not exceed the decision threshold "
-                                   f"({self.threshold:g})")
-
-    def describe(self) -> str:
-        mf = f", median filter {self.median_filter:g} s" if self.median_filter else ""
-        rule = f"active iff score > {self.threshold:g}{mf}"
-        if self.low is not None:
-            rule = (f"active from score > {self.threshold:g} while score >= {self.low:g} "
-                    f"(hysteresis){mf}")
-        return f"{self.source}; {rule}" if self.source else rule
 
 
 @dataclass(frozen=True)
@@ -132,8 +91,7 @@ def read_scores(path: str | Path) -> ScoreTable:
                                "long recording in windows (--windows) or on a coarser grid",
                                path=str(path))
     values = _fast_values(path, header_row, len(header), frames) if plain else None
-    if values is not None and np.isfinite(values).all() and \
-            (np.abs(values) <= MAX_SECONDS).all():
+    if values is not None and score_cells_ok(values[:, :2], values[:, 2:]):
         lines_of = np.arange(header_row + 1, header_row + 1 + len(values), dtype=np.int64)
         check_tiling(values[:, 0], values[:, 1], lines_of, path)
         return ScoreTable(values[:, 0], values[:, 1], tuple(header[2:]), values[:, 2:],
@@ -153,9 +111,9 @@ def read_scores(path: str | Path) -> ScoreTable:
             if number is None:
                 raise TraceFormatError(f"{text!r} is not a number", path=str(path), row=r,
                                        column=header[c])
-            if not math.isfinite(number) or abs(number) > MAX_SECONDS:
-                raise TraceFormatError(f"{text!r} is not a finite number within "
-                                       f"±{MAX_SECONDS:g}", path=str(path), row=r,
+            problem = cell_problem(number, time=c < 2)
+            if problem:
+                raise TraceFormatError(f"{text!r} {problem}", path=str(path), row=r,
                                        column=header[c])
             values[k, c] = number
         lines_of[k] = r
@@ -163,6 +121,30 @@ def read_scores(path: str | Path) -> ScoreTable:
     values, lines_of = values[:k], lines_of[:k]
     check_tiling(values[:, 0], values[:, 1], lines_of, path)
     return ScoreTable(values[:, 0], values[:, 1], tuple(header[2:]), values[:, 2:], lines_of)
+
+
+def cell_problem(value: float, *, time: bool) -> str:
+    """What is wrong with one number of a score table, '' if nothing: a time must be finite
+    and within ±:data:`MAX_SECONDS`; a score may also be ``-inf`` or ``+inf`` (SEBB
+    post-processing writes ``-inf`` outside its boxes; sed_scores_eval reads them), never
+    NaN."""
+    if math.isnan(value):
+        return "is not a number (NaN)" + ("" if time else "; a score may be -inf or +inf, "
+                                          "never NaN")
+    if abs(value) > MAX_SECONDS and (time or math.isfinite(value)):
+        return f"is not a finite number within ±{MAX_SECONDS:g}" if time else \
+            f"is beyond ±{MAX_SECONDS:g} (an infinite score is written -inf or inf)"
+    return ""
+
+
+def bad_scores(scores: np.ndarray) -> np.ndarray:
+    """Where scores fail :func:`cell_problem`: NaN, or finite beyond ±:data:`MAX_SECONDS`."""
+    return np.isnan(scores) | (np.isfinite(scores) & (np.abs(scores) > MAX_SECONDS))
+
+
+def score_cells_ok(times: np.ndarray, scores: np.ndarray) -> bool:
+    """Whether every cell of a table passes :func:`cell_problem`, checked on whole arrays."""
+    return bool((np.abs(times) <= MAX_SECONDS).all() and not bad_scores(scores).any())
 
 
 def _fast_values(path: Path, header_row: int, width: int, frames: int) -> np.ndarray | None:
@@ -240,50 +222,6 @@ def cut_table(table: ScoreTable, duration: float) -> ScoreTable | None:
                    offset=np.minimum(table.offset[keep], float(duration)),
                    scores=table.scores[keep],
                    lines=None if table.lines is None else table.lines[keep])
-
-
-def filter_frames(policy: DecisionPolicy, hop: float, frames: int) -> int:
-    """The median filter's length in frames of ``hop`` (1 = off); a filter longer than the
-    clip's ``frames`` is refused (its cost would grow with the filter, not the clip)."""
-    if policy.median_filter <= 0:
-        return 1
-    size = max(1, round(policy.median_filter / hop))
-    if frames > 0 and size > frames:
-        raise TraceFormatError(f"median filter of {policy.median_filter:g} s is {size} frames "
-                               f"of {hop:g} s, longer than the clip ({frames} frames)")
-    return size
-
-
-def decide(scores: np.ndarray, policy: DecisionPolicy, hop: float,
-           thresholds: np.ndarray | None = None) -> np.ndarray:
-    """Boolean activity from frame scores ``[..., frames, classes]`` under ``policy``: the
-    median filter (its length in seconds rounded to frames of ``hop``) along frames, then
-    the threshold (strictly above; ``thresholds``, one per class, in its place when given)."""
-    scores = np.asarray(scores, dtype=np.float64)
-    size = filter_frames(policy, hop, scores.shape[-2])
-    if size > 1 and scores.shape[-2] > 0:
-        from scipy.ndimage import median_filter  # imported where it is used: a slow import
-
-        sizes = (1,) * (scores.ndim - 2) + (size, 1)
-        scores = median_filter(scores, size=sizes, mode="nearest")
-    if policy.low is not None:
-        if thresholds is not None:
-            raise TraceFormatError("hysteresis takes one threshold, not one per class")
-        return hysteresis(scores, policy.low, policy.threshold)
-    return scores > (policy.threshold if thresholds is None else thresholds)
-
-
-def hysteresis(scores: np.ndarray, low: float, high: float) -> np.ndarray:
-    """Boolean activity from scores ``[..., frames, classes]``: a run switches on at a frame
-    above ``high`` and stays on while the score is at least ``low`` (``low <= high``); the
-    frames of a run of ``>= low`` before its first frame above ``high`` stay off."""
-    x = np.moveaxis(np.asarray(scores), -2, -1)  # frames last
-    kept = x >= low
-    start = kept & ~np.concatenate([np.zeros_like(kept[..., :1]), kept[..., :-1]], -1)
-    high_seen = np.cumsum(kept & (x > high), -1)
-    # high frames seen before each run's start, carried along the run (nondecreasing)
-    before = np.maximum.accumulate(np.where(start, high_seen - (x > high), 0), -1)
-    return np.moveaxis(kept & (high_seen > before), -1, -2)
 
 
 def scores_tsv(scores: np.ndarray, classes: Sequence[str], hop: float) -> str:
@@ -500,12 +438,10 @@ def check_score_classes(folder: ScoreFolder | Any, classes: Sequence[str]) -> No
 
 def tables_to_events(tables: Mapping[str, tuple[ScoreTable, str]]
                      | Iterable[tuple[str, tuple[ScoreTable, str]]], policy: DecisionPolicy,
-                     directory: str | Path, *,
-                     thresholds: np.ndarray | float | None = None) -> EventList:
+                     directory: str | Path) -> EventList:
     """Events of score tables (a mapping, or ``(clip, (table, path))`` pairs read one at a
-    time: :meth:`ScoreFolder.tables`) under the decision policy (``thresholds``, one or one
-    per column, in place of its threshold); each event names the score file and row it
-    starts on."""
+    time: :meth:`ScoreFolder.tables`) under the decision policy (its classes' own settings
+    by the tables' column names); each event names the score file and row it starts on."""
     events: list[tuple[str, float, float, str]] = []
     sources, lines, clips = [], [], {}
     for clip, (table, path) in tables.items() if isinstance(tables, Mapping) else tables:
@@ -514,8 +450,7 @@ def tables_to_events(tables: Mapping[str, tuple[ScoreTable, str]]
             continue
         hop = float(np.median(table.offset - table.onset))
         try:
-            active = decide(table.scores, policy, hop,
-                            None if thresholds is None else np.asarray(thresholds))
+            active = decide(table.scores, policy, hop, table.classes)
         except TraceFormatError as exc:
             raise TraceFormatError(exc.message, path=path) from None
         row, start, end = runs(active.T)

@@ -86,7 +86,8 @@ class Piece:
 def overlap_average(pieces: Sequence[Piece], *, where: str = "") -> Piece:
     """The windows' scores merged onto the union of their frame boundaries: each elementary
     span holds the mean of the frames that cover it. Time no window covers between the first
-    onset and the last offset is an error (a window is missing)."""
+    onset and the last offset is an error (a window is missing), and so is +inf met by -inf
+    (a mean that is not a number)."""
     if not pieces:
         raise TraceFormatError("no window scores to merge", path=where or None)
     on = [to_us(p.onset) for p in pieces]
@@ -103,11 +104,20 @@ def overlap_average(pieces: Sequence[Piece], *, where: str = "") -> Piece:
         spans = np.arange(first, last)
         frame = np.searchsorted(start, bounds[spans], side="right") - 1
         inside = bounds[spans] < end[frame]  # a gap inside one window adds nothing there
-        sums[spans[inside]] += piece.scores[frame[inside]]
+        with np.errstate(invalid="ignore"):  # +inf meeting -inf: refused below
+            sums[spans[inside]] += piece.scores[frame[inside]]
         counts[spans[inside]] += 1
     gap = np.flatnonzero(counts == 0)
     if gap.size:
         k = gap[0]
         raise TraceFormatError(f"no window covers {bounds[k] / 1e6:g}–{bounds[k + 1] / 1e6:g} s:"
                                " a window's scores are missing", path=where or None)
-    return Piece(bounds[:-1] / 1e6, bounds[1:] / 1e6, sums / counts[:, None])
+    with np.errstate(invalid="ignore"):
+        mean = sums / counts[:, None]
+    undefined = np.argwhere(np.isnan(mean))
+    if undefined.size:  # +inf and -inf met: scores are never NaN
+        k, c = undefined[0]
+        raise TraceFormatError(f"windows overlapping at {bounds[k] / 1e6:g}–"
+                               f"{bounds[k + 1] / 1e6:g} s score +inf and -inf in column "
+                               f"{c + 1}: their mean is undefined", path=where or None)
+    return Piece(bounds[:-1] / 1e6, bounds[1:] / 1e6, mean)

@@ -11,7 +11,9 @@ overlap. Counts are whole numbers kept per (class, score) and per
 (class, other class, score) only where a cross-trigger occurs; the counts of disjoint blocks of
 clips add up to the corpus's exactly, so an executor gives the same value as one process, bit
 for bit. Times are compared in whole microseconds after the criteria are rounded to 1 µs, as
-sed_scores_eval rounds them (``time_decimals=6``): equal to it for times given to 1 µs."""
+sed_scores_eval rounds them (``time_decimals=6``): equal to it for times given to 1 µs. A
+``-inf`` score (SEBB post-processing writes it outside its boxes) is never detected and no run
+grows across it; ``+inf`` is detected at every threshold, as sed_scores_eval reads both."""
 
 from __future__ import annotations
 
@@ -25,52 +27,16 @@ from sedcontract.blocks import EXECUTOR_BLOCKS, block_results
 from sedcontract.errors import SedContractError
 from sedcontract.scores.psds.roc import staircase_area, staircase_at
 from sedcontract.scores.psds.settings import PsdsSettings, PsdsUnavailable, audio_seconds
+from sedcontract.scores.truth import ClipTruth
 from sedcontract.traces import EventList
 from sedcontract.traces.grid import to_us
 from sedcontract.traces.intervals import expand_ranges
 from sedcontract.traces.overrun import cut_at_durations
-from sedcontract.traces.scores import ScoreTable, check_tiling, cut_table
+from sedcontract.traces.scores import ScoreTable, bad_scores, check_tiling, cut_table
 
 SECONDS_PER_HOUR = 3600.0
 BATCH_SEGMENTS = 100_000  # score segments (runs of equal scores) processed as one batch
 JOIN_ROWS = 1_000_000     # counts kept apart before they are joined (whole sums at a score)
-
-
-@dataclass(frozen=True)
-class ClipTruth:
-    """The merged reference events of some clips, sorted by clip then onset: the clip's index
-    (in ``clips``), class index (in the score columns), times in seconds."""
-
-    clips: tuple[str, ...]
-    clip: np.ndarray
-    cls: np.ndarray
-    onset: np.ndarray
-    offset: np.ndarray
-
-    @classmethod
-    def of(cls, ref: EventList, clips: Sequence[str], classes: Sequence[str]) -> ClipTruth:
-        """The reference of ``clips``, same-class events that overlap or touch merged (the
-        events sed_scores_eval accepts); a label without a score column is refused."""
-        merged = ref.merged()
-        index = {c: k for k, c in enumerate(classes)}
-        unknown = sorted(set(merged.label.tolist()) - set(index))
-        if unknown:
-            raise SedContractError(f"reference class {unknown[0]!r} has no score column (the "
-                                   f"columns are {', '.join(classes)}): PSDS scores each "
-                                   "column against the reference of its class")
-        where = {c: k for k, c in enumerate(clips)}
-        keep = np.array([c in where for c in merged.clip.tolist()], dtype=bool)
-        clip = np.array([where[c] for c in merged.clip[keep].tolist()], dtype=np.int64)
-        label = np.array([index[c] for c in merged.label[keep].tolist()], dtype=np.int64)
-        onset, offset = merged.onset[keep].astype(float), merged.offset[keep].astype(float)
-        order = np.lexsort((onset, clip))
-        return cls(tuple(clips), clip[order], label[order], onset[order], offset[order])
-
-    def block(self, first: int, stop: int) -> ClipTruth:
-        """The truth of clips ``[first, stop)``, renumbered from 0."""
-        lo, hi = np.searchsorted(self.clip, [first, stop])
-        return ClipTruth(self.clips[first:stop], self.clip[lo:hi] - first, self.cls[lo:hi],
-                         self.onset[lo:hi], self.offset[lo:hi])
 
 
 @dataclass(frozen=True)
@@ -279,10 +245,14 @@ def _runs(tables: Sequence[ScoreTable], n_classes: int) -> _Runs:
         if np.array_equal(jumped, rep):
             break
         rep = jumped
+    # a -inf segment is never detected (sed_scores_eval's rule): no run of its own, and a
+    # barrier no run grows across
+    first &= value > -np.inf
     run_of = np.full(len(col), -1, dtype=np.int64)
     run_of[first] = np.arange(int(first.sum()))
     left, right, lo, hi = left[first], right[first], lo[first], hi[first]
-    has_left, has_right = left >= lo, right <= hi
+    has_left = (left >= lo) & (value[np.maximum(left, 0)] > -np.inf)
+    has_right = (right <= hi) & (value[np.minimum(right, len(value) - 1)] > -np.inf)
     v_left = np.where(has_left, value[np.maximum(left, 0)], -np.inf)
     v_right = np.where(has_right, value[np.minimum(right, len(value) - 1)], -np.inf)
     # replaced by the run around the higher neighbour, born at that neighbour's score
@@ -481,8 +451,8 @@ class Gathered:
 
 
 def _check_table(table: ScoreTable, clip: str | None, classes: tuple[str, ...]) -> int:
-    """Refuse a table sed_scores_eval could not score (no frames, a score that is not finite,
-    other columns, frames that do not tile time from 0 s); its number of score segments."""
+    """Refuse a table sed_scores_eval could not score (no frames, a NaN score, other columns,
+    frames that do not tile time from 0 s); its number of score segments."""
     where = f"the score table of clip {clip!r}"
     if clip is None:
         raise SedContractError("more score tables than clips")
@@ -492,8 +462,8 @@ def _check_table(table: ScoreTable, clip: str | None, classes: tuple[str, ...]) 
     n = table.scores.shape[0]
     if n == 0:
         raise PsdsUnavailable(f"{where} has no frames: PSDS needs every clip's scores")
-    if not np.isfinite(table.scores).all():
-        raise SedContractError(f"{where} holds a score that is not a finite number")
+    if bad_scores(table.scores).any():  # -inf and +inf are scores (sed_scores_eval's too)
+        raise SedContractError(f"{where} holds a score that is NaN or beyond ±1e9")
     lines = table.lines if table.lines is not None else np.arange(n) + 2
     check_tiling(np.asarray(table.onset, dtype=float), np.asarray(table.offset, dtype=float),
                  np.asarray(lines), where)

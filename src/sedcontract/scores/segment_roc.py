@@ -1,0 +1,269 @@
+"""Segment-based ROC and (partial) AUROC from score tables, as sed_scores_eval's
+``segment_based.roc_curve`` / ``auroc`` compute them (DCASE 2024 Task 4 ranks MAESTRO by its
+mean partial AUROC, "mpAUC": 1 s segments, ``max_fpr`` 0.1).
+
+Each clip is cut into ``ceil(duration / segment_length)`` segments. A segment is positive for a
+class when a reference event of that class overlaps it (touching does not count); its score is
+the largest score of the frames that overlap it, and 0 when no frame reaches it (as in
+sed_scores_eval, whatever the scores' range). Every distinct segment score is an operating
+point (``score >= threshold`` is a detection); TPR = detected positive segments over all
+positive ones, FPR = detected negative segments over all negative ones. The area is summed
+under the staircase held to the right of each point up to ``max_fpr`` and divided by it (no
+McClish correction, unlike scikit-learn's ``roc_auc_score(max_fpr=)``).
+
+Segments are kept as runs that share their frames, so a clip costs its frames and events,
+never its duration: a long frame or a long stretch without frames is one run. Times are
+compared in whole microseconds, as everywhere here (sed_scores_eval rounds segment bounds to
+``time_decimals=6``; it divides ``duration / segment_length`` in floating point, which can add
+a segment, e.g. 12 segments of 0.1 s for 1.1 s, where this counts 11)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from sedcontract.errors import SedContractError
+from sedcontract.scores.psds.roc import staircase_area
+from sedcontract.scores.truth import ClipTruth
+from sedcontract.traces.given import durations_of, events_of, score_source
+from sedcontract.traces.grid import MAX_SECONDS, to_us
+from sedcontract.traces.scores import ScoreTable
+
+DCASE_SEGMENT = 1.0   # seconds: DCASE 2024 Task 4's segment length for MAESTRO
+DCASE_MAX_FPR = 0.1   # DCASE 2024 Task 4's partial AUROC bound (mpAUC)
+
+
+@dataclass(frozen=True)
+class AurocSettings:
+    """Segment length (seconds) and the partial AUROC's FPR bound: DCASE 2024's by default."""
+
+    segment_length: float = DCASE_SEGMENT
+    max_fpr: float = DCASE_MAX_FPR
+
+    def __post_init__(self) -> None:
+        for name in ("segment_length", "max_fpr"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | float | np.number) \
+                    or not np.isfinite(value):
+                raise SedContractError(f"AUROC {name} must be a number, got {value!r}")
+        if not 0 < self.segment_length <= MAX_SECONDS or to_us(self.segment_length) <= 0:
+            raise SedContractError(f"AUROC segment_length must be at least 1 µs, got "
+                                   f"{self.segment_length!r} s")
+        if not 0 < self.max_fpr <= 1:
+            raise SedContractError(f"AUROC max_fpr must be in (0, 1], got {self.max_fpr!r}")
+
+    def as_dict(self) -> dict[str, float]:
+        return {"segment_length": float(self.segment_length), "max_fpr": float(self.max_fpr)}
+
+
+@dataclass(frozen=True)
+class SegmentCounts:
+    """Segments of some clips as runs: each row is ``length`` consecutive segments of clip
+    ``clip`` that share one score per class (``score``), ``positives`` of them active in the
+    reference per class. Runs of disjoint blocks of clips concatenate."""
+
+    clip: np.ndarray       # [runs] clip index
+    length: np.ndarray     # [runs] segments in the run
+    score: np.ndarray      # [runs, classes]
+    positives: np.ndarray  # [runs, classes]
+
+    @staticmethod
+    def concat(parts: Sequence[SegmentCounts], n_classes: int) -> SegmentCounts:
+        if not parts:
+            return SegmentCounts(np.zeros(0, np.int64), np.zeros(0, np.int64),
+                                 np.zeros((0, n_classes)), np.zeros((0, n_classes), np.int64))
+        return SegmentCounts(*(np.concatenate([getattr(p, k) for p in parts])
+                               for k in ("clip", "length", "score", "positives")))
+
+    def take(self, weights: np.ndarray) -> SegmentCounts:
+        """The runs with each clip counted ``weights[clip]`` times (a bootstrap resample)."""
+        w = np.asarray(weights, dtype=np.int64)[self.clip]
+        return SegmentCounts(self.clip, self.length * w, self.score,
+                             self.positives * w[:, None])
+
+
+def clip_segments(table: ScoreTable, duration_us: int, segment_us: int, onset_us: np.ndarray,
+                offset_us: np.ndarray, cls: np.ndarray, clip: int = 0) -> SegmentCounts:
+    """One clip's segment runs: ``table``'s frames (tiling time from 0), the clip's duration
+    and segment length in µs, and its reference events (µs, class index)."""
+    n_classes = table.scores.shape[1]
+    n_seg = -(-int(duration_us) // segment_us)
+    if n_seg <= 0:
+        return SegmentCounts.concat([], n_classes)
+    on, off = to_us(table.onset), to_us(table.offset)
+    first = on // segment_us               # first segment each frame overlaps
+    last = -(-off // segment_us) - 1        # its last
+    breaks = np.unique(np.clip(np.concatenate([[0, n_seg], first, last + 1]), 0, n_seg))
+    start, length = breaks[:-1], np.diff(breaks)
+    lo = np.searchsorted(last, start, side="left")    # first frame reaching the run
+    hi = np.searchsorted(first, start, side="right")  # frames starting in or before it
+    score = np.zeros((len(start), n_classes))
+    some = hi > lo
+    if some.any() and len(on):
+        # the maximum over frames [lo, hi) of each run, by one reduceat on (lo, hi) pairs
+        padded = np.concatenate([table.scores, table.scores[-1:]])
+        pairs = np.stack([lo[some], hi[some]], axis=1).reshape(-1)
+        score[some] = np.maximum.reduceat(padded, pairs, axis=0)[::2]
+    # reference segments per class: event [a, b) overlaps segments floor(a/L) .. ceil(b/L)-1,
+    # laid on one line (class c's segment k at c·n_seg + k) and merged there
+    seg_a = np.clip(onset_us // segment_us, 0, n_seg)
+    seg_b = np.clip(-(-offset_us // segment_us), 0, n_seg)
+    keep = seg_b > seg_a
+    line_a = cls[keep] * n_seg + seg_a[keep]
+    line_b = cls[keep] * n_seg + seg_b[keep]
+    order = np.argsort(line_a, kind="stable")
+    line_a, line_b = line_a[order], line_b[order]
+    base = np.arange(n_classes, dtype=np.int64)[None, :] * n_seg
+    positives = np.zeros((len(start), n_classes), dtype=np.int64)
+    if len(line_a):
+        new = np.ones(len(line_a), dtype=bool)  # a range past every earlier one's end
+        new[1:] = line_a[1:] > np.maximum.accumulate(line_b)[:-1]
+        starts = line_a[new]
+        ends = np.maximum.reduceat(line_b, np.flatnonzero(new))
+        before = np.concatenate([[0], np.cumsum(ends - starts)])  # covered before range k
+
+        def coverage(x: np.ndarray) -> np.ndarray:  # covered segments on the line before x
+            k = np.maximum(np.searchsorted(starts, x, side="right") - 1, 0)
+            inside = np.clip(x - starts[k], 0, ends[k] - starts[k])
+            return before[k] + inside
+
+        positives = coverage(base + (start + length)[:, None]) - coverage(base + start[:, None])
+    return SegmentCounts(np.full(len(start), clip, dtype=np.int64), length.astype(np.int64),
+                         score, positives)
+
+
+def segment_counts(tables: Iterable[ScoreTable], truth: ClipTruth,
+                   durations: Sequence[float | None], settings: AurocSettings,
+                   first: int = 0) -> SegmentCounts:
+    """The segment runs of the clips of ``truth`` (tables in its clip order; a duration of
+    None is sed_scores_eval's default, the end of the scores or of the last reference event,
+    whichever is later); clip indices from ``first``."""
+    segment_us = int(to_us(settings.segment_length))
+    parts = []
+    n_classes = 0
+    lo_hi = np.searchsorted(truth.clip, np.arange(len(truth.clips) + 1))
+    for k, table in enumerate(tables):
+        n_classes = table.scores.shape[1]
+        a, b = lo_hi[k], lo_hi[k + 1]
+        on, off = to_us(truth.onset[a:b]), to_us(truth.offset[a:b])
+        duration = durations[k]
+        if duration is None:
+            ends = [to_us(table.offset[-1])] if len(table.offset) else []
+            duration_us = int(max([*ends, *off.tolist(), 0]))
+        else:
+            duration_us = int(to_us(duration))
+        parts.append(clip_segments(table, duration_us, segment_us, on, off, truth.cls[a:b],
+                                 first + k))
+    return SegmentCounts.concat(parts, n_classes)
+
+
+def class_roc(score: np.ndarray, positives: np.ndarray, length: np.ndarray
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One class's ROC as sed_scores_eval returns it: ``(tpr, fpr, thresholds)`` sorted by FPR,
+    then TPR, a point per distinct segment score (detected: ``score >= threshold``) and the
+    empty detection at threshold ``inf``. NaN rates where the class has no positive (TPR) or
+    no negative (FPR) segment."""
+    values, inverse = np.unique(score, return_inverse=True)
+    pos = np.bincount(inverse, weights=positives, minlength=len(values))
+    neg = np.bincount(inverse, weights=length - positives, minlength=len(values))
+    tps = np.concatenate([np.cumsum(pos[::-1])[::-1], [0.0]])
+    fps = np.concatenate([np.cumsum(neg[::-1])[::-1], [0.0]])
+    thresholds = np.concatenate([values, [np.inf]])
+    n_pos, n_neg = (tps[0], fps[0]) if len(values) else (0.0, 0.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        tpr = tps / n_pos if n_pos else np.full(len(tps), np.nan)
+        fpr = fps / n_neg if n_neg else np.full(len(fps), np.nan)
+    order = np.lexsort((tpr, fpr))
+    return tpr[order], fpr[order], thresholds[order]
+
+
+def auroc_of(counts: SegmentCounts, classes: Sequence[str], max_fpr: float | None = None
+             ) -> dict[str, float]:
+    """``{class: AUROC, "mean": …}`` of segment runs, the area up to ``max_fpr`` divided by it
+    when given. A class without positive or negative segments is NaN and left out of the mean
+    (the mean of no class is NaN)."""
+    out: dict[str, float] = {}
+    for c, name in enumerate(classes):
+        out[name] = area(*class_roc(counts.score[:, c], counts.positives[:, c],
+                                    counts.length)[:2], max_fpr)
+    defined = [v for v in out.values() if not np.isnan(v)]
+    out["mean"] = float(np.mean(defined)) if defined else float("nan")
+    return out
+
+
+def area(tpr: np.ndarray, fpr: np.ndarray, max_fpr: float | None = None) -> float:
+    """The staircase area under ``(fpr, tpr)`` (sorted by FPR, then TPR) up to ``max_fpr``
+    (default 1), divided by it, summed in sed_scores_eval's order; NaN for undefined rates."""
+    if not len(tpr) or np.isnan(tpr).any() or np.isnan(fpr).any():
+        return float("nan")
+    bound = 1.0 if max_fpr is None else float(max_fpr)
+    return staircase_area(fpr, tpr, bound, in_order=True) / bound
+
+
+def classes_defined(values: Mapping[str, float], classes: Sequence[str]) -> int:
+    """How many of ``classes`` have a defined (non-NaN) value."""
+    return sum(not np.isnan(values[c]) for c in classes)
+
+
+NO_DURATIONS = "the end of each clip's scores or last reference event (none given)"
+
+
+def auroc_result(counts: SegmentCounts, classes: Sequence[str], settings: AurocSettings,
+                 durations: str = "given") -> dict[str, Any]:
+    """mAUC and mpAUC with their per-class values, how many classes they average, the
+    settings and where the clips' durations came from."""
+    full = auroc_of(counts, classes)
+    partial = auroc_of(counts, classes, settings.max_fpr)
+    return {"mauc": full["mean"], "mpauc": partial["mean"],
+            "classes": classes_defined(full, classes),
+            "per_class": {c: {"auc": full[c], "pauc": partial[c]} for c in classes},
+            "settings": settings.as_dict(), "durations": durations, "rule": "sed_scores_eval"}
+
+
+def corpus_auroc_counts(scores: Any, ref: Any, durations: Any,
+                        settings: AurocSettings) -> tuple[SegmentCounts, tuple[str, ...]]:
+    """The segment runs of score tables (a folder, a table source, or clip → DataFrame in
+    sed_scores_eval's layout; every reference clip scored, no other) against the reference
+    (any form :func:`~sedcontract.traces.given.events_of` takes) and ``durations`` (clip →
+    seconds, a durations file or DataFrame; None: sed_scores_eval's default per clip), and
+    the classes (the score columns)."""
+    ref = events_of(ref, "ground truth")
+    given = durations_of(durations)
+    source = score_source(scores, ref.clips)
+    classes = tuple(source.columns)
+    clips = tuple(ref.clips)
+    if given is not None:
+        missing = [c for c in clips if c not in given]
+        if missing:
+            raise SedContractError(f"no duration for clip {missing[0]!r} "
+                                   f"({len(missing)} clip(s) without one)")
+    truth = ClipTruth.of(ref, clips, classes)
+    seconds = [None if given is None else given[c] for c in clips]
+    return segment_counts(source.stream(clips), truth, seconds, settings), classes
+
+
+def segment_auroc(scores: Any, ref: Any, durations: Any,
+                  settings: AurocSettings | None = None) -> dict[str, Any]:
+    """mAUC and mpAUC of score tables against the reference (:func:`corpus_auroc_counts`):
+    ``{"mauc", "mpauc", "classes", "per_class": {class: {"auc", "pauc"}}, "settings",
+    "durations", "rule"}``."""
+    settings = settings or AurocSettings()
+    counts, classes = corpus_auroc_counts(scores, ref, durations, settings)
+    return auroc_result(counts, classes, settings,
+                        "given" if durations is not None else NO_DURATIONS)
+
+
+@dataclass(frozen=True)
+class AurocRequest:
+    """mAUC and mpAUC beside the standard scores, from score tables (``scores``: a folder, a
+    table source or clip → table), with ``settings``; the reference taken as given."""
+
+    scores: Any
+    settings: AurocSettings = field(default_factory=AurocSettings)
+
+    def compute(self, ref: Any, durations: Mapping[str, float] | None) -> dict[str, Any]:
+        """The result of :func:`segment_auroc` on the request's tables."""
+        return segment_auroc(self.scores, ref, durations, self.settings)

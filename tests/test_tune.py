@@ -1,0 +1,132 @@
+"""``sedcontract tune``: per-class thresholds and median filters tuned on validation scores for a
+named objective, written as a decision file; applied with ``--decision`` to validation it
+gives each class its tuned value (the classes compose), and on held-out clips of the same
+system it beats the best single setting where the classes need different settings."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from sedcontract.analysis.tuning import choose, tune
+from sedcontract.cli import main
+from sedcontract.errors import SedContractError
+from sedcontract.traces import EventList, write_durations, write_events
+from sedcontract.traces.decision import read_decision
+from sedcontract.traces.scores import scores_tsv
+
+HOP = 0.02
+CLASSES = ("a", "b")
+
+
+def split(tmp_path, name: str, seed: int, clips: int = 6):
+    """Clips of 6 s: class a's events score 0.4 (its false bumps 0.2), class b's score 0.9
+    with a one-frame dip to 0 in the middle (its false bumps 0.6). Best per class: a at 0.3
+    (0.2 or 0.3, the nearer 0.5), b at 0.6 with a median filter that fills the dip; no single
+    threshold serves both."""
+    rng = np.random.default_rng(seed)
+    folder = tmp_path / name
+    folder.mkdir()
+    rows, durations = [], {}
+    n = round(6.0 / HOP)
+    for i in range(clips):
+        clip = f"{name}{i}"
+        durations[clip] = 6.0
+        scores = np.full((n, 2), 0.1)
+        for c, (level, bump) in enumerate(((0.4, 0.2), (0.9, 0.6))):
+            start = int(rng.integers(20, 120))
+            length = int(rng.integers(40, 80))
+            scores[start:start + length, c] = level
+            if c == 1:
+                scores[start + length // 2, c] = 0.0
+            rows.append((clip, start * HOP, (start + length) * HOP, CLASSES[c]))
+            b = int(rng.integers(200, 280))
+            scores[b:b + 10, c] = bump
+        (folder / f"{clip}.tsv").write_text(scores_tsv(scores, CLASSES, HOP))
+    ref, dur = tmp_path / f"{name}.tsv", tmp_path / f"{name}_durations.tsv"
+    write_events(ref, EventList.from_rows(rows, clips=tuple(durations)))
+    write_durations(dur, durations)
+    return folder, ref, dur
+
+
+def test_each_class_gets_its_own_setting_and_the_file_gives_its_values(tmp_path, capsys):
+    folder, ref, durations = split(tmp_path, "val", 0)
+    tuning = tune(ref, folder, durations, "event", thresholds=(0.1, 0.3, 0.5, 0.6, 0.8),
+                  median_filters=(0.0, 0.06))
+    assert tuning.decision.settings_of("a") == (0.3, 0.0, None)
+    assert tuning.decision.settings_of("b") == (0.6, 0.06, None)
+    assert tuning.macro("tuned") == 1.0 > tuning.macro("global")
+    # the decision file through the command line gives each class its tuned value
+    out = tmp_path / "decision.yaml"
+    assert main(["tune", "--ref", str(ref), "--durations", str(durations), "--pred-scores",
+                 str(folder), "--objective", "event", "--thresholds", "0.1,0.3,0.5,0.6,0.8",
+                 "--median-filters", "0,60ms", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "| b | 0.6 | 0.06 | 1.000 |" in printed and "| macro | | | 1.000 |" in printed
+    assert read_decision(out) == tuning.decision
+    assert main(["scores", "--ref", str(ref), "--durations", str(durations), "--pred-scores",
+                 str(folder), "--decision", str(out), "--format", "json"]) == 0
+    per_class = json.loads(capsys.readouterr().out)["scores"]["event"]["per_class"]
+    for c, name in enumerate(CLASSES):
+        assert per_class[name]["f1"] == tuning.values[tuning.chosen[c], c] == 1.0
+
+
+def test_tuned_on_validation_it_serves_held_out_clips(tmp_path, capsys):
+    """Tuned on one split, the decision (and the best single setting, written beside it as the
+    control) applied to other clips: per class tuned beats global there too."""
+    val, val_ref, val_dur = split(tmp_path, "val", 1)
+    test, test_ref, test_dur = split(tmp_path, "test", 2)
+    tuned, single = tmp_path / "tuned.yaml", tmp_path / "global.yaml"
+    assert main(["tune", "--ref", str(val_ref), "--durations", str(val_dur), "--pred-scores",
+                 str(val), "--objective", "intersection", "--thresholds", "0.1:0.9:0.1",
+                 "--median-filters", "0,60ms", "--out", str(tuned), "--global-out",
+                 str(single)]) == 0
+    capsys.readouterr()
+    macro = {}
+    for name, path in (("tuned", tuned), ("global", single)):
+        assert main(["scores", "--ref", str(test_ref), "--durations", str(test_dur),
+                     "--pred-scores", str(test), "--decision", str(path), "--format",
+                     "json"]) == 0
+        macro[name] = json.loads(capsys.readouterr().out)["scores"]["intersection"]["macro"]
+    assert macro["tuned"]["f1"] == 1.0 > macro["global"]["f1"]
+
+
+def test_a_guard_coordinate_and_logic_are_objectives(tmp_path):
+    """The typed vector's per-class coordinate (here onset) and logic are tuned for like the
+    F1 scores; an unknown objective is refused with the list of objectives."""
+    folder, ref, durations = split(tmp_path, "val", 3, clips=3)
+    onset = tune(ref, folder, durations, "onset", thresholds=(0.1, 0.3, 0.6),
+                 median_filters=(0.0,))
+    # class b's onsets are found at 0.6 (its bump is not above it) and at 0.3 and 0.1 too:
+    # ties go to the threshold nearest 0.5
+    assert onset.decision.settings_of("b")[0] == 0.6
+    assert not np.isnan(onset.values).all()
+    logic = tune(ref, folder, durations, "logic", thresholds=(0.1, 0.3, 0.6),
+                 median_filters=(0.0,))
+    assert logic.decision.settings_of("a")[0] == 0.3
+    with pytest.raises(SedContractError, match="unknown objective 'f1'; choose one of event, "
+                                               "intersection, segment, frame, onset"):
+        tune(ref, folder, durations, "f1")
+
+
+def test_ties_and_vacuous_classes_follow_the_declared_rule():
+    """Equal values go to the smaller median filter, then the threshold nearest 0.5; a class
+    vacuous everywhere keeps the best single setting and is named."""
+    candidates = ((0.3, 0.0), (0.7, 0.0), (0.5, 0.2), (0.4, 0.0))
+    values = np.array([[0.8, np.nan], [0.8, np.nan], [0.8, np.nan], [0.7, np.nan]])
+    tuning = choose("event", ("x", "y"), candidates, values)
+    assert tuning.candidates[tuning.chosen[0]] == (0.3, 0.0)  # 0.3 and 0.7 tie: 0.3 first
+    assert tuning.vacuous == ("y",) and tuning.chosen[1] == tuning.global_index
+    with pytest.raises(SedContractError, match="vacuous for every class"):
+        choose("event", ("y",), candidates[:1], np.array([[np.nan]]))
+
+
+def test_tune_refuses_to_write_onto_its_inputs(tmp_path, capsys):
+    folder, ref, _ = split(tmp_path, "val", 4, clips=2)
+    before = ref.read_text()
+    assert main(["tune", "--ref", str(ref), "--pred-scores", str(folder), "--objective",
+                 "event", "--out", str(ref)]) == 2
+    assert ref.read_text() == before
+    assert "it is also an input" in capsys.readouterr().err
