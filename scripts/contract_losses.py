@@ -508,8 +508,8 @@ def command_line(args: argparse.Namespace) -> str:
 
 def develop(args: argparse.Namespace) -> None:
     """The candidates on the development benchmarks' validation splits."""
-    from sedcontract.audit.bootstrap import resampling
     from sedcontract.outputs import guard
+    from sedcontract.resampling import resampling
 
     resampling(args.resamples, 0, 0.95, 1)  # refused now, not after hours of training
     guard(writes=paths_of(args.out, "contract_losses_development"))

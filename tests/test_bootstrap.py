@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import sedcontract
+from sedcontract import resampling as rs
 from sedcontract.audit import Interval, paired_bootstrap
 from sedcontract.audit import bootstrap as bs
 from sedcontract.audit.guard import GuardReport, count_layout, empty_report
@@ -94,7 +95,7 @@ def test_two_clips_enumerated_by_hand():
 
     a, b = system([2, 1], [1, 0]), system([1, 1], [0, 0])
     result = paired_bootstrap(a, b, mode="union", resamples=4000, seed=7)
-    indices = bs.resample_indices(2, 4000, 7)
+    indices = rs.resample_indices(2, 4000, 7)
     has0, has1 = (indices == 0).any(axis=1), (indices == 1).any(axis=1)
     kinds = Counter(zip(has0.tolist(), has1.tolist(), strict=True))
     both, only0, only1 = kinds[True, True], kinds[True, False], kinds[False, True]
@@ -122,7 +123,7 @@ def test_equals_a_plain_loop_bit_for_bit(aggregation, mode):
     a = synthetic(20, random_counts(rng, 20, rare=0), aggregation=aggregation)
     b = synthetic(20, random_counts(rng, 20, rare=1), aggregation=aggregation)
     result = paired_bootstrap(a, b, mode=mode, resamples=300, seed=11, level=0.9)
-    expected = oracle(a, b, mode, bs.resample_indices(20, 300, 11), 0.9)
+    expected = oracle(a, b, mode, rs.resample_indices(20, 300, 11), 0.9)
     assert list(result) == [*a.coordinates, "logic"]
     for name, (lo, hi, defined) in expected.items():
         got = result[name]
@@ -138,10 +139,10 @@ def test_equals_a_plain_loop_bit_for_bit(aggregation, mode):
 
 def test_blocks_of_resamples_give_the_oracle_too(monkeypatch):
     """Drawn and weighed a few resamples at a time (as a large run is), still the loop's bits."""
-    monkeypatch.setattr(bs, "_CHUNK_CELLS", 7 * 20 + 3)  # 7 resamples per block, last short
+    monkeypatch.setattr(rs, "CHUNK_CELLS", 7 * 20 + 3)  # 7 resamples per block, last short
     rng = np.random.default_rng(5)
     a, b = synthetic(20, random_counts(rng, 20)), synthetic(20, random_counts(rng, 20))
-    indices = bs.resample_indices(20, 52, 2)
+    indices = rs.resample_indices(20, 52, 2)
     assert indices.shape == (52, 20)
     result = paired_bootstrap(a, b, resamples=52, seed=2)
     for name, (lo, hi, defined) in oracle(a, b, "typed", indices, 0.95).items():
@@ -222,7 +223,7 @@ def test_bad_arguments_are_refused(option, value):
 
 def test_too_many_indices_to_hold_are_refused_by_name():
     with pytest.raises(SedContractError, match="more than 50000000"):
-        bs.resample_indices(420, 200_000)
+        rs.resample_indices(420, 200_000)
 
 
 def test_deterministic_from_the_seed():
@@ -233,7 +234,7 @@ def test_deterministic_from_the_seed():
     other = paired_bootstrap(a, b, resamples=400, seed=5)
     assert other != first
     assert all(same(other[n].point, first[n].point) for n in first)  # the point needs no draw
-    assert np.array_equal(bs.resample_indices(30, 400, 4), bs.resample_indices(30, 400, 4))
+    assert np.array_equal(rs.resample_indices(30, 400, 4), rs.resample_indices(30, 400, 4))
 
 
 def test_timing_2000_resamples_of_420_clips():
@@ -300,7 +301,7 @@ def test_one_systems_intervals_are_the_rebuilt_reports_quantiles(aggregation):
                      ref.offset + 0.3, ref.label, clips=ref.clips)
     report = sedcontract.audit(ref, pred, AuditPolicy(aggregation=aggregation,
                                                       scores=sedcontract.ScoreSettings()))
-    indices = bs.resample_indices(len(report.clips), 200, 3)
+    indices = rs.resample_indices(len(report.clips), 200, 3)
     arrays = report.arrays()
     for mode in ("typed", "union"):
         got = bs.bootstrap_intervals(report, mode=mode, resamples=200, seed=3)
@@ -427,7 +428,7 @@ def test_stacked_systems_share_their_draws():
         assert np.array_equal(stacked[:, s], alone, equal_nan=True)
     points = bs.count_scores(counts.sum(axis=0))
     names = (*a.coordinates, "logic")
-    assert bs.percentile_intervals(names, list(points[0] - points[1]),
+    assert rs.percentile_intervals(names, list(points[0] - points[1]),
                                    stacked[:, 0] - stacked[:, 1], 0.95, 150) == \
         paired_bootstrap(a, b, mode="union", resamples=150, seed=4)
 
@@ -436,8 +437,8 @@ def test_a_resample_count_past_the_bound_is_refused_before_any_draw(tmp_path, ca
     """``--bootstrap 1000000000`` once grew to a MemoryError after 20–40 s, in audit, sweep and
     report alike; it is refused by the option, and by the API, before anything is drawn."""
     from sedcontract.audit import bootstrap_intervals
-    from sedcontract.audit.bootstrap import MAX_RESAMPLES
     from sedcontract.cli import main
+    from sedcontract.resampling import MAX_RESAMPLES
     from tests.examples import write_worked_example
 
     args = [*write_worked_example(tmp_path), f"--pred={tmp_path / 'pred.tsv'}"]

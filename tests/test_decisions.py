@@ -109,7 +109,7 @@ def test_a_hydra_policy_reads_per_class_settings_and_decision_files(tmp_path):
     assert inline.decision.settings_of("Dog") == (0.3, 0.45, None)
     path = tmp_path / "tuned.yaml"
     path.write_text(decision_yaml(inline.decision))
-    filed = AuditPolicy.from_config(decision={"threshold": 0.9, "median_filter": 0.0,
+    filed = AuditPolicy.from_config(decision={"threshold": 0.5, "median_filter": 0.0,
                                               "low": None, "classes": {}, "file": str(path)})
     assert filed.decision == inline.decision
 
@@ -190,3 +190,28 @@ def test_fscore_thresholds_per_class_are_a_per_class_policy():
     one = {name: collar_based.fscore({"x": table}, truth, t, **collars)[0][name]
            for name, t in mapping.items() if name != "Other"}
     assert {name: f[name] for name in CLASSES} == pytest.approx(one, nan_ok=True)
+
+
+def test_a_class_can_turn_the_policys_hysteresis_off(tmp_path):
+    """``low: off`` for a class (YAML's bare off reads as false, also taken) decides it by
+    its threshold alone where the policy has hysteresis; the file round-trips."""
+    path = tmp_path / "d.yaml"
+    path.write_text("threshold: 0.6\nlow: 0.3\nclasses:\n  Dog: {low: off}\n  Cat: {low: 'off'}\n")
+    policy = read_decision(path)
+    assert policy.settings_of("Dog") == policy.settings_of("Cat") == (0.6, 0.0, None)
+    assert policy.settings_of("Speech") == (0.6, 0.0, 0.3)
+    scores = smooth_scores(2)
+    got = decide(scores, policy, 0.02, ("Dog", "Cat", "Speech"))
+    np.testing.assert_array_equal(got[:, 0], scores[:, 0] > 0.6)
+    path.write_text(decision_yaml(policy))
+    assert read_decision(path) == policy
+
+
+def test_a_hydra_decision_file_is_not_mixed_with_other_settings(tmp_path):
+    path = tmp_path / "d.yaml"
+    path.write_text("threshold: 0.4\n")
+    with pytest.raises(SedContractError, match=r"contract\.decision\.file holds the whole "
+                                               r"decision: give it or contract\.decision\."
+                                               r"threshold, not both"):
+        AuditPolicy.from_config(decision={"threshold": 0.3, "median_filter": 0.0, "low": None,
+                                          "classes": {}, "file": str(path)})

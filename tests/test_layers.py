@@ -16,11 +16,11 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "sedcontract"
-ORDER = ["errors", "requires", "outputs", "figures", "blocks", "traces", "contracts", "scores",
-         "audit", "analysis", "data", "models", "lightning", "config", "training", "evaluation",
-         "cli"]
-CORE = ("errors", "requires", "outputs", "figures", "blocks", "traces", "contracts", "scores",
-        "audit", "analysis")
+ORDER = ["errors", "requires", "outputs", "figures", "blocks", "resampling", "traces", "contracts",
+         "scores", "audit", "analysis", "data", "models", "lightning", "config", "training",
+         "evaluation", "cli"]
+CORE = ("errors", "requires", "outputs", "figures", "blocks", "resampling", "traces",
+        "contracts", "scores", "audit", "analysis")
 EDGE = {"config", "training", "evaluation"}
 HEAVY = {"torch", "torchaudio", "lightning", "torchmetrics", "hydra", "omegaconf", "wandb",
          "transformers"}

@@ -35,12 +35,12 @@ from sedcontract.audit import (
     to_csv,
     to_markdown,
 )
-from sedcontract.audit import bootstrap as bs
 from sedcontract.audit.render import table_text
 from sedcontract.cli import main
 from sedcontract.data import pathology_set, write_pathology_set
 from sedcontract.errors import SedContractError, TraceFormatError
 from sedcontract.figures import pyplot
+from sedcontract.resampling import resample_indices
 from tests.test_selection import DURATION, reference
 
 
@@ -407,7 +407,7 @@ def test_logic_per_resample_is_the_mean_of_its_non_vacuous_coordinates(systems):
         cell = per_clip[clips.index(r["clip"]), :, names.index(r["coordinate"])]
         cell += (r["satisfied"], r["obligations"])
     values = {n: [] for n in (*names, "logic")}
-    for draw in bs.resample_indices(len(clips), 200, 9):
+    for draw in resample_indices(len(clips), 200, 9):
         sat, obl = per_clip[draw].sum(axis=0)
         scores = [s / o for s, o in zip(sat, obl, strict=True) if o]
         for name, s, o in zip(names, sat, obl, strict=True):

@@ -285,7 +285,7 @@ def test_sweep_intervals_at_level_80_are_the_10th_and_90th_percentiles_of_the_dr
     """level=0.8 reaches every interval of a sweep: each system's and each paired difference's
     [lo, hi] are the 10th and 90th percentiles of the same resampled clips, not the 95 % ones."""
     from sedcontract.audit import audit
-    from sedcontract.audit.bootstrap import resample_indices
+    from sedcontract.resampling import resample_indices
 
     ref, durations = reference(5)
     systems = {"late": shifted(ref, 0.12, 0.05), "early": shifted(ref, -0.09, -0.15)}

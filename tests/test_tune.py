@@ -130,3 +130,17 @@ def test_tune_refuses_to_write_onto_its_inputs(tmp_path, capsys):
                  "event", "--out", str(ref)]) == 2
     assert ref.read_text() == before
     assert "it is also an input" in capsys.readouterr().err
+
+
+def test_tune_some_classes_and_a_threshold_range_that_stops_at_its_end(tmp_path):
+    """``--classes a`` tunes a alone (the reference's b left out, not refused); a range
+    START:STOP:STEP never passes STOP."""
+    from sedcontract.cli.tune import _thresholds
+
+    folder, ref, durations = split(tmp_path, "val", 5, clips=3)
+    tuning = tune(ref, folder, durations, "event", thresholds=(0.1, 0.3, 0.6),
+                  median_filters=(0.0,), classes=["a"])
+    assert tuning.classes == ("a",) and tuning.decision.settings_of("a")[0] == 0.3
+    assert _thresholds("0:1.1:0.4") == (0.0, 0.4, 0.8)
+    assert _thresholds("0.2:0.9:0.4") == (0.2, 0.6)
+    assert _thresholds("0.1:0.9:0.1")[-1] == 0.9 and len(_thresholds("0.1:0.9:0.1")) == 9

@@ -33,8 +33,20 @@ from sedcontract.errors import (
     SignalError,
     TraceFormatError,
 )
-from sedcontract.scores.psds import PRESETS, PsdsRequest, PsdsSettings, psds, psds_of_points
-from sedcontract.scores.segment_roc import AurocRequest, AurocSettings, segment_auroc
+from sedcontract.scores.psds import (
+    PRESETS,
+    PsdsRequest,
+    PsdsSettings,
+    paired_psds,
+    psds,
+    psds_of_points,
+)
+from sedcontract.scores.segment_roc import (
+    AurocRequest,
+    AurocSettings,
+    paired_auroc,
+    segment_auroc,
+)
 from sedcontract.traces import EventList, Grid, TraceSet, read_durations, read_events, write_events
 from sedcontract.traces.decision import DecisionPolicy
 
@@ -70,7 +82,9 @@ __all__ = [
     "format_formula",
     "hierarchical_bootstrap",
     "load_contract",
+    "paired_auroc",
     "paired_bootstrap",
+    "paired_psds",
     "parse_contract",
     "parse_formula",
     "psds",

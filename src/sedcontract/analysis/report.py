@@ -20,14 +20,7 @@ import numpy as np
 
 from sedcontract.analysis.confidence import STRATA
 from sedcontract.analysis.sweep import sweep_csv, sweep_markdown, sweep_png
-from sedcontract.audit.bootstrap import (
-    Interval,
-    count_scores,
-    percentile_intervals,
-    resampled_f1,
-    resampled_scores,
-    resampling,
-)
+from sedcontract.audit.bootstrap import count_scores, resampled_f1, resampled_scores
 from sedcontract.audit.render import (
     ROW_FIELDS,
     check_columns,
@@ -49,6 +42,7 @@ from sedcontract.audit.rows import (
 )
 from sedcontract.errors import SedContractError, TraceFormatError
 from sedcontract.figures import png, pyplot
+from sedcontract.resampling import Interval, percentile_intervals, resampling
 from sedcontract.scores.counts import Counts
 from sedcontract.traces import MODES
 from sedcontract.traces.tsv import clip_id, given_files, read_fields

@@ -46,9 +46,6 @@ class Tuning:
     chosen: tuple[int, ...]                         # each class's candidate
     vacuous: tuple[str, ...]
 
-    def per_class(self, k: int) -> dict[str, float]:
-        return dict(zip(self.classes, self.values[k].tolist(), strict=True))
-
     @property
     def global_index(self) -> int:
         return self.candidates.index((self.global_decision.threshold,
@@ -59,10 +56,12 @@ class Tuning:
         ``global`` or ``tuned``."""
         if which == "tuned":
             row = np.array([self.values[k, c] for c, k in enumerate(self.chosen)])
-        else:
-            key = (0.5, 0.0) if which == "default" else None
-            k = self.global_index if key is None else self.candidates.index(key)
-            row = self.values[k]
+        elif which == "global":
+            row = self.values[self.global_index]
+        elif (0.5, 0.0) in self.candidates:
+            row = self.values[self.candidates.index((0.5, 0.0))]
+        else:  # the default was not among the candidates
+            return math.nan
         defined = row[~np.isnan(row)]
         return float(defined.mean()) if len(defined) else math.nan
 
@@ -117,8 +116,10 @@ def tune(ref: Any, scores: Any, durations: Any, objective: str, *,
     ref = events_of(ref, "ref")
     durations = durations_of(durations)
     source = table_source(scores, ref.clips)
-    if classes is not None:
+    if classes is not None:  # the chosen classes' columns and reference events alone
         source = source.only(classes)
+        ref = EventList.from_rows([r for r in ref.to_rows() if r[3] in classes],
+                                  clips=ref.clips, path=ref.path)
     # every table read once, then decided under each candidate from memory
     tables = TableMapping(dict(source.tables()))
     names_of = tuple(tables.columns)

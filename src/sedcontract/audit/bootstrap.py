@@ -14,97 +14,31 @@ The core works on plain per-clip count arrays (:func:`resampled_scores`, :func:`
 
 from __future__ import annotations
 
-import math
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping, Sequence
 
 import numpy as np
 
 from sedcontract.audit.guard import GuardReport
 from sedcontract.errors import SedContractError
+from sedcontract.resampling import (
+    CHUNK_CELLS,
+    Interval,
+    index_chunks,
+    percentile_intervals,
+    resampling,
+    whole,
+)
+from sedcontract.scores.counts import MetricResult
 
-__all__ = ["POLICY_KEYS", "Interval", "bootstrap_intervals", "count_scores", "f1_scores",
-           "hierarchical_bootstrap", "paired_bootstrap", "percentile_intervals",
-           "resample_indices", "resampled_f1", "resampled_scores", "resampling",
-           "seed_clip_draws", "stratified_bootstrap"]
+__all__ = ["POLICY_KEYS", "bootstrap_intervals", "count_scores", "f1_scores",
+           "hierarchical_bootstrap", "paired_bootstrap", "resampled_f1", "resampled_scores",
+           "score_intervals", "seed_clip_draws", "stratified_bootstrap"]
 
 # The policy settings that decide what a count means; two reports compared clip by clip must
 # agree on all of them. (``decision`` and ``scores`` may differ: how each system's posteriors
 # became events, and which standard scores were computed beside the vector.)
 POLICY_KEYS = ("contract_sha256", "hop", "projection", "edges", "rounding", "eps", "bounds",
                "matching", "aggregation", "logic")
-MAX_INDEX_CELLS = 50_000_000   # resamples × clips that resample_indices materialises at most
-# resamples of one interval at most: each keeps a score per coordinate, mode and system (100,000
-# resamples of a 7-coordinate vector, typed and union, paired: about 25 MB); percentile
-# intervals settle at a few thousand
-MAX_RESAMPLES = 100_000
-_CHUNK_CELLS = 1 << 22         # resamples × clips drawn and weighed at once (≈ 32 MiB each)
-
-
-@dataclass(frozen=True)
-class Interval:
-    """A difference a − b: ``point`` on the full set of clips, the percentile interval
-    ``[lo, hi]`` at ``level`` over the resamples where the difference was defined, and how
-    many were (``defined`` of ``resamples``; the others were vacuous for a system)."""
-
-    point: float
-    lo: float
-    hi: float
-    level: float
-    defined: int
-    resamples: int
-
-    @property
-    def undefined(self) -> int:
-        """Resamples left out: a system had no obligations for this coordinate in them."""
-        return self.resamples - self.defined
-
-    @property
-    def excludes_zero(self) -> bool:
-        """The interval lies strictly on one side of 0 (False when it is undefined)."""
-        return bool(self.lo > 0 or self.hi < 0)
-
-
-def _whole(value: object, what: str, least: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < least:
-        raise SedContractError(f"{what} must be a whole number >= {least}, got {value!r}")
-    return int(value)
-
-
-def resampling(resamples: object, seed: object, level: object, clips: int) -> tuple[int, int]:
-    """The checked resample count and seed; the level and a non-empty set of clips checked."""
-    resamples, seed = _whole(resamples, "resamples", 1), _whole(seed, "seed", 0)
-    if resamples > MAX_RESAMPLES:
-        raise SedContractError(f"resamples must be at most {MAX_RESAMPLES:,} (each keeps a score "
-                               f"per coordinate; percentile intervals settle at a few "
-                               f"thousand), got {resamples:,}")
-    if isinstance(level, bool) or not isinstance(level, int | float) or not 0 < level < 1:
-        raise SedContractError(f"level must be a number strictly between 0 and 1, got "
-                               f"{level!r}")
-    if clips == 0:
-        raise SedContractError("the reports have no clips to resample")
-    return resamples, seed
-
-
-def _index_chunks(clips: int, resamples: int, seed: int) -> Iterator[np.ndarray]:
-    """The resampled clip positions, ``[rows, clips]`` blocks of consecutive resamples, drawn
-    from ``numpy.random.default_rng(seed)`` — a pure function of (clips, resamples, seed)."""
-    rng = np.random.default_rng(seed)
-    rows = max(1, _CHUNK_CELLS // clips)
-    for first in range(0, resamples, rows):
-        yield rng.integers(0, clips, size=(min(rows, resamples - first), clips))
-
-
-def resample_indices(clips: int, resamples: int = 2000, seed: int = 0) -> np.ndarray:
-    """``[resamples, clips]``: the clip positions :func:`paired_bootstrap` draws for this many
-    clips, resamples and seed (the same for any pair of systems, contract or tolerance), for
-    checks and for reuse; refused above :data:`MAX_INDEX_CELLS` cells."""
-    clips, resamples = _whole(clips, "clips", 1), _whole(resamples, "resamples", 1)
-    if clips * resamples > MAX_INDEX_CELLS:
-        raise SedContractError(f"{resamples} resamples × {clips} clips = {clips * resamples} "
-                               f"indices, more than {MAX_INDEX_CELLS} to hold at once; "
-                               "paired_bootstrap draws them in blocks")
-    return np.concatenate(list(_index_chunks(clips, resamples, _whole(seed, "seed", 0))))
 
 
 def _check_paired(a: GuardReport, b: GuardReport, mode: str) -> None:
@@ -251,10 +185,10 @@ def seed_clip_draws(seeds: int, clips: int, resamples: int = 2000, seed: int = 0
     resample, ``seeds`` training-seed positions with replacement ``[rows, seeds]``, and for
     each drawn seed ``clips`` clip positions with replacement ``[rows, seeds, clips]``; from
     ``numpy.random.default_rng(seed)``, a pure function of the four numbers."""
-    seeds, clips = _whole(seeds, "seeds", 1), _whole(clips, "clips", 1)
-    resamples, seed = _whole(resamples, "resamples", 1), _whole(seed, "seed", 0)
+    seeds, clips = whole(seeds, "seeds", 1), whole(clips, "clips", 1)
+    resamples, seed = whole(resamples, "resamples", 1), whole(seed, "seed", 0)
     rng = np.random.default_rng(seed)
-    rows = max(1, _CHUNK_CELLS // (seeds * clips))
+    rows = max(1, CHUNK_CELLS // (seeds * clips))
     for first in range(0, resamples, rows):
         count = min(rows, resamples - first)
         yield (rng.integers(0, seeds, size=(count, seeds)),
@@ -290,7 +224,7 @@ def stratified_bootstrap(strata: Sequence[tuple[Sequence[GuardReport], Sequence[
     strata = list(strata)
     if not strata:
         raise SedContractError("a stratified bootstrap needs at least one stratum")
-    parts = [_hierarchical(a, b, mode, resamples, _whole(seed, "seed", 0) + k, level)
+    parts = [_hierarchical(a, b, mode, resamples, whole(seed, "seed", 0) + k, level)
              for k, (a, b) in enumerate(strata)]
     names = parts[0][0]
     for k, (other, _, _) in enumerate(parts[1:], start=1):
@@ -336,7 +270,8 @@ def _hierarchical(a: Sequence[GuardReport], b: Sequence[GuardReport], mode: str,
                                f"settings ({' and '.join(sorted(settings))}); their F1 "
                                "differences would be the settings', not the systems'")
     if scored:  # [seeds, clips, 2 systems, scores, 3]: tp, references, outputs per clip
-        parts = np.stack([np.stack([_score_parts(x, scored), _score_parts(y, scored)], axis=1)
+        parts = np.stack([np.stack([_score_parts(x.scores, scored),
+                                    _score_parts(y.scores, scored)], axis=1)
                           for x, y in zip(runs_a, runs_b, strict=True)])
         f1 = np.concatenate([f1_scores(t) for t in _seed_clip_totals(parts, resamples, seed)])
         total_f1 = f1_scores(parts.sum(axis=(0, 1)))
@@ -346,10 +281,23 @@ def _hierarchical(a: Sequence[GuardReport], b: Sequence[GuardReport], mode: str,
     return names, points, diffs
 
 
-def _score_parts(report: GuardReport, scored: Sequence[str]) -> np.ndarray:
+def _score_parts(scores: Mapping[str, MetricResult], scored: Sequence[str]) -> np.ndarray:
     """``[clips, scores, 3]``: each standard score's tp, references and outputs per clip."""
-    return np.stack([np.stack([getattr(report.scores[k], part).sum(axis=1)
+    return np.stack([np.stack([getattr(scores[k], part).sum(axis=1)
                                for part in SCORE_PARTS], axis=1) for k in scored], axis=1)
+
+
+def score_intervals(scores: Mapping[str, MetricResult], *, resamples: int, seed: int,
+                    level: float) -> dict[str, Interval]:
+    """Each standard score's micro F1 (``<score>_f1``) with its percentile bootstrap interval
+    over the clips (the draws of every other interval of these clips and seed)."""
+    if not scores:
+        return {}
+    names = list(scores)
+    parts = _score_parts(scores, names)  # [clips, scores, 3]
+    return percentile_intervals([f"{name}_f1" for name in names],
+                                [r.overall.f1 for r in scores.values()],
+                                resampled_f1(parts, resamples, seed), level, resamples)
 
 
 def _seed_clip_totals(counts: np.ndarray, resamples: int, seed: int) -> Iterator[np.ndarray]:
@@ -364,7 +312,7 @@ def _seed_clip_totals(counts: np.ndarray, resamples: int, seed: int) -> Iterator
 def _resampled_totals(counts: np.ndarray, resamples: int, seed: int) -> Iterator[np.ndarray]:
     """Per block of resamples, the per-clip ``counts`` ``[clips, …]`` summed over each
     resample's drawn clips (:func:`resample_indices`)."""
-    return _drawn_totals(counts, _index_chunks(counts.shape[0], resamples, seed))
+    return _drawn_totals(counts, index_chunks(counts.shape[0], resamples, seed))
 
 
 def _drawn_totals(counts: np.ndarray, draws: Iterator[np.ndarray]) -> Iterator[np.ndarray]:
@@ -383,26 +331,12 @@ def _drawn_totals(counts: np.ndarray, draws: Iterator[np.ndarray]) -> Iterator[n
         yield (weights.astype(matrix.dtype) @ matrix).reshape(rows, *shape)
 
 
-def percentile_intervals(names: Sequence[str], points: Sequence[float], values: np.ndarray,
-                         level: float, resamples: int) -> dict[str, Interval]:
-    """Percentile intervals of the columns of ``values`` ``[resamples, names]`` (NaN rows left
-    out and counted) around ``points``: the ``(1 − level)/2`` and ``(1 + level)/2`` quantiles
-    (numpy's linear method); NaN where no resample is defined."""
-    quantiles = ((1 - level) / 2, (1 + level) / 2)
-    out = {}
-    for j, name in enumerate(names):
-        column = values[:, j][~np.isnan(values[:, j])]
-        lo, hi = (np.quantile(column, quantiles) if len(column) else (math.nan, math.nan))
-        out[name] = Interval(float(points[j]), float(lo), float(hi), float(level), len(column),
-                             resamples)
-    return out
-
-
 SCORE_PARTS = ("tp", "ref", "sys")
 
 
 def bootstrap_intervals(report: GuardReport, *, mode: str = "typed", resamples: int = 2000,
-              seed: int = 0, level: float = 0.95) -> dict[str, Interval]:
+                        seed: int = 0, level: float = 0.95,
+                        scores: bool = True) -> dict[str, Interval]:
     """One system's guard vector, logic and standard scores (micro F1, ``<score>_f1``) with
     percentile bootstrap intervals over its clips: each resample draws the clips with
     replacement (:func:`resample_indices`, the same draws as :func:`paired_bootstrap` for the
@@ -418,9 +352,7 @@ def bootstrap_intervals(report: GuardReport, *, mode: str = "typed", resamples: 
     names = [*report.coordinates, "logic"]
     points = [*report.vector(mode).values(), report.logic(mode)]
     out = percentile_intervals(names, points, vector, level, resamples)
-    if report.scores:
-        parts = _score_parts(report, list(report.scores))  # [clips, scores, 3]
-        scored = [f"{name}_f1" for name in report.scores]
-        out |= percentile_intervals(scored, [r.overall.f1 for r in report.scores.values()],
-                                    resampled_f1(parts, resamples, seed), level, resamples)
-    return out
+    if not scores:  # the standard scores' intervals apart (they do not depend on the mode)
+        return out
+    return out | score_intervals(report.scores or {}, resamples=resamples, seed=seed,
+                                 level=level)

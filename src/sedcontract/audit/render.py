@@ -210,7 +210,9 @@ def psds_markdown(result: dict[str, Any]) -> str:
              "|---|---|---|---|---|---|---|---|"]
     for name, value in result.items():
         s = value["settings"]
-        lines.append(f"| {name} | {value['value']:.4f} | {s['dtc']:g} | {s['gtc']:g} | "
+        interval = value.get("interval")
+        bounds = "" if interval is None else f" [{interval['lo']:.4f}, {interval['hi']:.4f}]"
+        lines.append(f"| {name} | {value['value']:.4f}{bounds} | {s['dtc']:g} | {s['gtc']:g} | "
                      f"{s['cttc']:g} | {s['alpha_ct']:g} | {s['alpha_st']:g} | "
                      f"{s['max_efpr']:g} |")
     joined = first.get("joined", {})
@@ -219,14 +221,23 @@ def psds_markdown(result: dict[str, Any]) -> str:
                   f"them): reference {joined['ref']}, operating points {joined['points']}"]
     unit = "detection(s)" if first["rule"] == "psds_eval" else "score table(s)"
     lines += ["", cut_note(first.get("cut"), unit)]
+    if "interval" in first:
+        i = first["interval"]
+        lines.append(f"in brackets: {i['level']:.0%} bootstrap intervals, {i['resamples']} "
+                     f"resamples of the clips (seed {i['seed']}), from per-clip counts")
     return "\n".join(lines) + "\n"
 
 
 def auroc_dict(result: dict[str, Any]) -> dict[str, Any]:
     """Segment-based AUROC as plain data (an undefined value is null)."""
-    return {**result, "mauc": _number(result["mauc"]), "mpauc": _number(result["mpauc"]),
-            "per_class": {c: {k: _number(v) for k, v in values.items()}
-                          for c, values in result["per_class"].items()}}
+    out = {**result, "mauc": _number(result["mauc"]), "mpauc": _number(result["mpauc"]),
+           "per_class": {c: {k: _number(v) for k, v in values.items()}
+                         for c, values in result["per_class"].items()}}
+    if "intervals" in result:
+        out["intervals"] = {name: {k: _number(v) if isinstance(v, float) else v
+                                   for k, v in interval.items()}
+                            for name, interval in result["intervals"].items()}
+    return out
 
 
 def auroc_markdown(result: dict[str, Any]) -> str:
@@ -235,16 +246,52 @@ def auroc_markdown(result: dict[str, Any]) -> str:
     def show(value: float) -> str:
         return "n/a" if math.isnan(value) else f"{value:.4f}"
 
+    def bounds(name: str) -> str:
+        interval = result.get("intervals", {}).get(name)
+        if interval is None:
+            return ""
+        return f" [{show(interval['lo'])}, {show(interval['hi'])}]"
+
     s = result["settings"]
     bound = f"{s['max_fpr']:g}"
+    intervals = result.get("intervals")
+    said = "" if not intervals else (
+        f" (in brackets: {intervals['mauc']['level']:.0%} bootstrap intervals, "
+        f"{intervals['mauc']['resamples']} resamples of the clips, seed "
+        f"{intervals['mauc']['seed']})")
     lines = [f"Segment-based AUROC (sed_scores_eval's rule, from score files; "
              f"{s['segment_length']:g} s segments; durations: {result['durations']}): "
-             f"mAUC {show(result['mauc'])}, mpAUC (max_fpr {bound}) {show(result['mpauc'])}, "
-             f"the mean over {result['classes']} of {len(result['per_class'])} classes", "",
+             f"mAUC {show(result['mauc'])}{bounds('mauc')}, mpAUC (max_fpr {bound}) "
+             f"{show(result['mpauc'])}{bounds('mpauc')}, the mean over {result['classes']} of "
+             f"{len(result['per_class'])} classes{said}", "",
              f"| class | AUROC | partial AUROC (max_fpr {bound}) |", "|---|---|---|"]
     for name, values in result["per_class"].items():
         lines.append(f"| {table_text(name)} | {show(values['auc'])} | "
                      f"{show(values['pauc'])} |")
+    return "\n".join(lines) + "\n"
+
+
+def ranking_dict(comparison: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    """Paired differences of PSDS and AUROC as plain data (an undefined bound is null)."""
+    return {name: {k: _number(v) if isinstance(v, float) else v for k, v in values.items()}
+            for name, values in comparison.items()}
+
+
+def ranking_markdown(comparison: Mapping[str, Mapping[str, Any]], title: str) -> str:
+    """One table: each scenario's PSDS, mAUC and mpAUC difference with its paired interval
+    (↑/↓ where the interval excludes 0)."""
+    first = next(iter(comparison.values()))
+    lines = [f"\n## {title} ({first['level']:.0%}, {first['resamples']} paired resamples of "
+             f"the clips, seed {first['seed']})\n", "| metric | difference |", "|---|---|"]
+    for name, d in comparison.items():
+        if math.isnan(d["point"]):
+            cell = "vacuous"
+        else:
+            arrow = " ↑" if d["lo"] > 0 else " ↓" if d["hi"] < 0 else ""
+            cell = f"{d['point']:+.4f} [{d['lo']:+.4f}, {d['hi']:+.4f}]{arrow}"
+        lines.append(f"| {name} | {cell} |")
+    lines.append("\nEach resample draws the same clips for both systems and recomputes each "
+                 "one's PSDS and AUROC from its per-clip counts.")
     return "\n".join(lines) + "\n"
 
 
@@ -482,9 +529,13 @@ def to_markdown(report: GuardReport) -> str:
     return "\n".join(out) + "\n"
 
 
-def scores_json(report: GuardReport | ScoresReport) -> str:
-    """The standard scores of a report with the policy behind them (and PSDS when present)."""
+def scores_json(report: GuardReport | ScoresReport,
+                intervals: Mapping[str, Any] | None = None) -> str:
+    """The standard scores of a report with the policy behind them (PSDS and AUROC when
+    present, and ``intervals``, already plain data, when given)."""
     data = {"policy": report.policy, "scores": scores_dict(report.scores or {})}
+    if intervals:
+        data |= intervals
     if report.psds is not None:
         data["psds"] = without_curves(report.psds)
     if report.auroc is not None:
@@ -509,7 +560,7 @@ def write_report(report: GuardReport, directory: str | Path, stem: str,
 
 
 def intervals_dict(intervals: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    """Bootstrap intervals (mode → name → :class:`~sedcontract.audit.bootstrap.Interval`) as
+    """Bootstrap intervals (mode → name → :class:`~sedcontract.resampling.Interval`) as
     plain data."""
     return {mode: {name: {"point": _number(iv.point), "lo": _number(iv.lo),
                           "hi": _number(iv.hi), "level": iv.level, "defined": iv.defined,
@@ -544,9 +595,10 @@ def intervals_markdown(intervals: dict[str, dict[str, Any]], seed: int,
     lines = [f"\n## {title} ({first.level:.0%}, {first.resamples} resamples of the "
              f"clips, seed {seed})\n",
              "| | " + " | ".join(modes) + " |", "|---|" + "---|" * len(modes)]
-    for name in names:
-        lines.append(f"| {name} | " + " | ".join(interval_text(intervals[m].get(name), signed)
-                                                   for m in modes) + " |")
+    for name in names:  # "—": not measured in that column (a standard score under a mode)
+        lines.append(f"| {name} | " + " | ".join(
+            interval_text(intervals[m][name], signed) if name in intervals[m] else "—"
+            for m in modes) + " |")
     lines.append("\nEach resample draws the clips with replacement and recomputes every score "
                  "from the per-clip counts: the spread over test sets like this one, not over "
                  "retrainings of the system.")

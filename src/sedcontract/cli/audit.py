@@ -29,6 +29,7 @@ from sedcontract.audit import (
     bootstrap_intervals,
     paired_bootstrap,
     score,
+    score_intervals,
     to_csv,
     to_dict,
     to_json,
@@ -40,6 +41,8 @@ from sedcontract.audit.render import (
     intervals_markdown,
     policy_id,
     psds_markdown,
+    ranking_dict,
+    ranking_markdown,
     scores_json,
     scores_markdown,
 )
@@ -49,9 +52,9 @@ from sedcontract.cli.command import Command, contract_read, emit, given
 from sedcontract.errors import SedContractError
 from sedcontract.outputs import Named, Outputs
 from sedcontract.scores.psds.operating_points import point_files, read_points
-from sedcontract.scores.psds.request import PsdsRequest, psd_roc_png
+from sedcontract.scores.psds.request import PsdsRequest, paired_psds, psd_roc_png
 from sedcontract.scores.psds.settings import PRESETS, PsdsSettings, without_curves
-from sedcontract.scores.segment_roc import AurocRequest, AurocSettings
+from sedcontract.scores.segment_roc import AurocRequest, AurocSettings, paired_auroc
 from sedcontract.traces import MODES, EventList, read_durations, read_events
 from sedcontract.traces.classmap import ClassMap, read_class_map
 from sedcontract.traces.decision import DecisionPolicy
@@ -160,16 +163,18 @@ class AuditRequest:
     bootstrap_seed: int = 0
     level: float = 0.95
     compare: str | None = None
+    compare_scores: str | None = None
 
     @classmethod
     def of(cls, args: argparse.Namespace, *, scores_only: bool) -> AuditRequest:
         """The request of the parsed options of ``audit`` (or of ``scores``, which has none
-        of the audit's own options)."""
-        own: dict[str, Any] = {}
+        of the audit's own options but the bootstrap's)."""
+        own: dict[str, Any] = {"bootstrap": args.bootstrap,
+                               "bootstrap_seed": args.bootstrap_seed, "level": args.level,
+                               "compare_scores": args.compare_scores}
         if not scores_only:
-            own = {"mode": args.mode, "system": args.system, "soft": args.soft,
-                   "backend": args.backend, "jobs": args.jobs, "bootstrap": args.bootstrap,
-                   "bootstrap_seed": args.bootstrap_seed, "level": args.level,
+            own |= {"mode": args.mode, "system": args.system, "soft": args.soft,
+                   "backend": args.backend, "jobs": args.jobs,
                    "compare": args.compare, "with_scores": args.with_scores,
                    "coordinates": tuple(args.coordinates.split(",")) if args.coordinates
                    else None,
@@ -232,13 +237,19 @@ class AuditRequest:
             raise SedContractError(f"{' and '.join(auroc_asked)} set the segment-based AUROC, "
                                    f"which comes from score files ({source}); events at one "
                                    "threshold and operating points have no segment scores")
+        if self.compare_scores is not None and not (self.pred_scores is not None
+                                                    and self.with_scores and self.durations):
+            raise SedContractError("--compare-scores compares PSDS, mAUC and mpAUC of two "
+                                   "systems' score files: give --pred-scores (with "
+                                   "--with-scores in audit) and --durations")
         if self.shard is not None and self.format != "json":
             raise SedContractError("--shard writes a JSON shard report for sedcontract merge: "
                                    "add --format json")
         if self.soft is not None and self.format == "json":
             raise SedContractError("--soft adds the table by annotation confidence (--format "
                                    "md) or softness and confidence rows (--format csv)")
-        if self.format in SYSTEM_FORMATS and (self.bootstrap or self.compare):
+        if self.format in SYSTEM_FORMATS and (self.bootstrap or self.compare
+                                              or self.compare_scores):
             raise SedContractError("--bootstrap and --compare add intervals to --format md or "
                                    "json; csv rows are the per-clip counts they are computed "
                                    "from")
@@ -249,6 +260,8 @@ class AuditRequest:
         points = point_files(self.pred_points, self._point_others()) if self.pred_points \
             else []
         return {"--ref": self.ref, "--pred": self.pred, "--compare": self.compare,
+                "--compare-scores": score_files(self.compare_scores)
+                if self.compare_scores is not None else [],
                 "--durations": self.durations, "--pred-points": points,
                 "--contract": contract, "--pred-scores": scores,
                 "--class-map": self.class_map, "--soft": self.soft,
@@ -293,6 +306,7 @@ class Audited:
     soft: SoftLabels | None = None
     confidence: ConfidenceTable | None = None
     corpus: dict[str, Any] | None = None
+    ranking: dict[str, dict[str, Any]] | None = None  # --compare-scores: paired differences
 
 
 def _warn(text: str) -> None:
@@ -373,7 +387,9 @@ def _psds_request(request: AuditRequest, folder: ScoreFolder | None,
             points = [class_map.events(table) for table in points]
         return PsdsRequest(points=points, settings=request.psds, cut=request.psds_cut)
     if folder is not None:
-        return PsdsRequest(scores=folder, settings=request.psds, cut=request.psds_cut)
+        return PsdsRequest(scores=folder, settings=request.psds, cut=request.psds_cut,
+                           resamples=request.bootstrap, seed=request.bootstrap_seed,
+                           level=request.level)
     return None
 
 
@@ -398,7 +414,8 @@ def compute(request: AuditRequest) -> Audited:
     policy = request.policy.but(decision=request.decision)
     psds = _psds_request(request, folder, class_map)
     auroc = None if folder is None or request.shard is not None else \
-        AurocRequest(folder, request.auroc)
+        AurocRequest(folder, request.auroc, request.bootstrap, request.bootstrap_seed,
+                     request.level)
     if request.scores_only:  # the score functions alone: no contract runs
         report = score(ref, pred, policy, durations=request.durations, psds=psds,
                        auroc=auroc, classes=classes)
@@ -409,18 +426,45 @@ def compute(request: AuditRequest) -> Audited:
                        shard=request.shard)
     _report_warnings(request, report)
     _psds_warnings(request, report.psds)
+    if request.bootstrap and request.pred_points:
+        _warn("--bootstrap: PSDS from operating points (psds_eval's rule) gets no interval; "
+              "PSDS from score files (--pred-scores) does")
     if request.shard is not None:
         durations = read_durations(request.durations) if request.durations else None
         events = pred if isinstance(pred, EventList) else read_events(pred)
         return Audited(report, report.psds, corpus=corpus_key(ref, events,
                                                               report.facts.classes, durations))
+    ranking = None if request.compare_scores is None else \
+        _ranking_comparison(request, ref, folder, class_map, classes)
     if request.scores_only:
-        return Audited(report, report.psds)
+        sections = {} if not request.bootstrap else {"intervals": {"scores": score_intervals(
+            report.scores, resamples=request.bootstrap, seed=request.bootstrap_seed,
+            level=request.level)}}
+        return Audited(report, report.psds, sections, ranking=ranking)
     soft = read_soft_tsv(request.soft) if request.soft else None
     confidence = None if soft is None else by_confidence(
         ref, pred, policy, soft, durations=request.durations, classes=classes)
-    return Audited(report, report.psds, _sections(request, report, ref, policy, classes),
-                   soft, confidence)
+    return Audited(report, report.psds, _sections(request, report, ref, policy, classes), soft,
+                   confidence, ranking=ranking)
+
+
+def _ranking_comparison(request: AuditRequest, ref: EventList, folder: ScoreFolder,
+                        class_map: ClassMap | None, classes: list[str] | None
+                        ) -> dict[str, dict[str, Any]]:
+    """``--compare-scores``: PSDS (each scenario), mAUC and mpAUC of ``--pred-scores`` minus
+    those of the other system's score files, each with its paired bootstrap interval (the same
+    clips drawn for both; ``--bootstrap`` resamples, default 2000)."""
+    other = ScoreFolder.open(request.compare_scores, ref.clips, class_map=class_map,
+                             windows=request.windows, durations=request.durations,
+                             skipped=[] if request.skip_unlisted else None)
+    if classes is not None:
+        other = other.only(classes)
+    durations = read_durations(request.durations)
+    keywords = {"resamples": request.bootstrap or 2000, "seed": request.bootstrap_seed,
+                "level": request.level}
+    return {**paired_psds(folder, other, ref, durations, request.psds, cut=request.psds_cut,
+                          **keywords),
+            **paired_auroc(folder, other, ref, durations, request.auroc, **keywords)}
 
 
 def _sections(request: AuditRequest, report: GuardReport, ref: EventList,
@@ -432,8 +476,13 @@ def _sections(request: AuditRequest, report: GuardReport, ref: EventList,
     if request.bootstrap:
         sections["intervals"] = {
             mode: bootstrap_intervals(report, mode=mode, resamples=resamples,
-                                      seed=request.bootstrap_seed, level=request.level)
+                                      seed=request.bootstrap_seed, level=request.level,
+                                      scores=False)
             for mode in report.modes}
+        if report.scores:  # once, not under each mode
+            sections["intervals"]["scores"] = score_intervals(
+                report.scores, resamples=resamples, seed=request.bootstrap_seed,
+                level=request.level)
     if request.compare:
         other = audit(ref, request.compare, policy, durations=request.durations,
                       mode=request.mode, coordinates=request.coordinates,
@@ -447,13 +496,13 @@ def _sections(request: AuditRequest, report: GuardReport, ref: EventList,
     return sections
 
 
-def _pair_title(request: AuditRequest) -> str:
-    """``--pred A minus --compare B``, by file name, or by path where the names are one."""
-    option, named = ("--pred", request.pred) if request.pred is not None else \
+def _pair_title(request: AuditRequest, option: str, against: str) -> str:
+    """``--pred A minus <option> B``, by file name, or by path where the names are one."""
+    mine, named = ("--pred", request.pred) if request.pred is not None else \
         ("--pred-scores", request.pred_scores)
-    a, b = Path(named), Path(request.compare)
+    a, b = Path(named), Path(against)
     same = a.name == b.name
-    return f"{option} {a if same else a.name} minus --compare {b if same else b.name}"
+    return f"{mine} {a if same else a.name} minus {option} {b if same else b.name}"
 
 
 def render(request: AuditRequest, done: Audited) -> str:
@@ -466,12 +515,22 @@ def render(request: AuditRequest, done: Audited) -> str:
         return psds_markdown(done.psds)
     if done.corpus is not None:
         return shard_json(report, *request.shard, done.corpus)
+    ranking_title = "" if request.compare_scores is None else (
+        "Paired difference of the ranking metrics, "
+        + _pair_title(request, "--compare-scores", request.compare_scores))
     if request.scores_only:
         if request.format == "json":
-            return scores_json(report)
-        text = scores_markdown(report.scores)
+            extra = {name: intervals_dict(value) for name, value in done.sections.items()}
+            if done.ranking is not None:
+                extra["ranking_comparison"] = ranking_dict(done.ranking)
+            return scores_json(report, extra)
+        text = scores_markdown(report.scores) + "".join(
+            intervals_markdown(value, request.bootstrap_seed, "Bootstrap intervals")
+            for value in done.sections.values())
         text += "\n" + psds_markdown(report.psds) if report.psds is not None else ""
-        return text + ("\n" + auroc_markdown(report.auroc) if report.auroc is not None else "")
+        text += "\n" + auroc_markdown(report.auroc) if report.auroc is not None else ""
+        return text + ("" if done.ranking is None else
+                       ranking_markdown(done.ranking, ranking_title))
     if request.format in SYSTEM_FORMATS:
         extra = () if done.confidence is None else confidence_rows(
             done.confidence, request.system_name, policy_id(report.policy))
@@ -479,14 +538,18 @@ def render(request: AuditRequest, done: Audited) -> str:
     if request.format == "json":
         data = to_dict(report) | {name: intervals_dict(value)
                                   for name, value in done.sections.items()}
+        if done.ranking is not None:
+            data["ranking_comparison"] = ranking_dict(done.ranking)
         return json.dumps(data, indent=2, allow_nan=False) + "\n"
     titles = {"intervals": "Bootstrap intervals",
-              "comparison": f"Paired difference, {_pair_title(request)}"
-              if request.compare else ""}
+              "comparison": "Paired difference, "
+              + _pair_title(request, "--compare", request.compare) if request.compare else ""}
     text = to_markdown(report) + "".join(
         intervals_markdown(value, request.bootstrap_seed, titles[name],
                            signed=name == "comparison")
         for name, value in done.sections.items())
+    if done.ranking is not None:
+        text += ranking_markdown(done.ranking, ranking_title)
     if done.confidence is not None:
         text += "\n" + confidence_markdown(done.confidence)
     return text
@@ -568,6 +631,10 @@ def _inputs(parser: argparse.ArgumentParser) -> None:
     for name, text in AUROC_PARAMETERS.items():
         parser.add_argument(f"--auroc-{name.replace('_', '-')}", dest=f"auroc_{name}",
                             type=float, default=None, help=text)
+    parser.add_argument("--compare-scores", default=None, metavar="DIR",
+                        help="a second system's score files of the same clips: adds PSDS, mAUC "
+                             "and mpAUC of --pred-scores minus this system's, each with its "
+                             "paired bootstrap interval (--bootstrap N resamples, default 2000)")
     parser.add_argument("--out", default=None, help="write here instead of standard output")
     options.add_options(parser, AuditPolicy)
     options.add_options(parser, ScoreSettings)
@@ -597,7 +664,8 @@ def _audit_options(parser: argparse.ArgumentParser) -> None:
                              "--pred-scores; "
                              "--pred-points adds PSDS whatever this says)")
     options.add_bootstrap_options(parser, default=0, what="every coordinate, logic and "
-                                  "standard score (md, json)")
+                                  "standard score, and PSDS, mAUC and mpAUC of score files "
+                                  "(md, json)")
     parser.add_argument("--compare", default=None, metavar="PRED_B",
                         help="a second system's predicted events (DCASE tsv or CSV) on the same "
                              "clips: adds the paired difference (--pred minus PRED_B) of every "
@@ -608,6 +676,8 @@ def _audit_options(parser: argparse.ArgumentParser) -> None:
 def _scores_options(parser: argparse.ArgumentParser) -> None:
     _inputs(parser)
     parser.add_argument("--format", choices=("md", "json"), default="md")
+    options.add_bootstrap_options(parser, default=0, what="each score's micro F1, and PSDS, "
+                                  "mAUC and mpAUC of score files (md, json)")
 
 
 def _run_demo(args: argparse.Namespace, out: Outputs) -> int:

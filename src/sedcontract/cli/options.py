@@ -9,7 +9,6 @@ from dataclasses import MISSING, fields
 from typing import Any
 
 from sedcontract.audit import AuditPolicy, ScoreSettings
-from sedcontract.audit.bootstrap import MAX_RESAMPLES
 from sedcontract.contracts import ROUNDINGS
 from sedcontract.contracts.policy import (
     AGGREGATIONS,
@@ -20,6 +19,7 @@ from sedcontract.contracts.policy import (
 from sedcontract.contracts.runs import BACKENDS
 from sedcontract.contracts.syntax import METHODS
 from sedcontract.errors import SedContractError
+from sedcontract.resampling import MAX_RESAMPLES
 from sedcontract.traces import EDGES, PROJECTIONS
 from sedcontract.traces.decision import DecisionPolicy, read_decision
 from sedcontract.traces.times import TimeError, bound, seconds, spell

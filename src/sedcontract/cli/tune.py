@@ -5,6 +5,7 @@ and training validation read (``--decision FILE``, ``contract.decision.file=FILE
 from __future__ import annotations
 
 import argparse
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,7 +25,7 @@ def _thresholds(text: str) -> tuple[float, ...]:
             start, stop, step = (float(v) for v in text.split(":"))
             if step <= 0 or stop < start:
                 raise ValueError
-            count = round((stop - start) / step) + 1
+            count = math.floor((stop - start) / step + 1e-9) + 1  # never past STOP
             if count > 1000:
                 raise argparse.ArgumentTypeError(f"{count} thresholds: at most 1000")
             return tuple(round(start + k * step, 10) for k in range(count))

@@ -154,9 +154,17 @@ class AuditPolicy:
         (``20ms``); ``eps`` as :class:`AuditPolicy` takes it. Errors name ``prefix.key``."""
         values = dict(values)
         decision = values.get("decision")
-        if isinstance(decision, Mapping) and "file" in decision:  # a decision file replaces
-            decision = dict(decision)                             # the block's settings
+        if isinstance(decision, Mapping) and "file" in decision:  # a decision file holds the
+            decision = dict(decision)                             # whole decision
             path = decision.pop("file")
+            if path is not None:
+                defaults = asdict(DecisionPolicy())
+                changed = sorted(k for k, v in decision.items()
+                                 if k in defaults and v not in (defaults[k], {}, None))
+                if changed:
+                    raise SedContractError(
+                        f"{prefix}.decision.file holds the whole decision: give it or "
+                        f"{', '.join(f'{prefix}.decision.{k}' for k in changed)}, not both")
             values["decision"] = decision if path is None else read_decision(path)
         for name, kind in (("decision", DecisionPolicy), ("scores", ScoreSettings)):
             value = values.get(name)

@@ -26,6 +26,12 @@ from typing import Any
 import numpy as np
 
 from sedcontract.errors import SedContractError
+from sedcontract.resampling import (
+    index_chunks,
+    interval_dicts,
+    percentile_intervals,
+    resampling,
+)
 from sedcontract.scores.psds.roc import staircase_area
 from sedcontract.scores.truth import ClipTruth
 from sedcontract.traces.given import durations_of, events_of, score_source
@@ -77,12 +83,6 @@ class SegmentCounts:
                                  np.zeros((0, n_classes)), np.zeros((0, n_classes), np.int64))
         return SegmentCounts(*(np.concatenate([getattr(p, k) for p in parts])
                                for k in ("clip", "length", "score", "positives")))
-
-    def take(self, weights: np.ndarray) -> SegmentCounts:
-        """The runs with each clip counted ``weights[clip]`` times (a bootstrap resample)."""
-        w = np.asarray(weights, dtype=np.int64)[self.clip]
-        return SegmentCounts(self.clip, self.length * w, self.score,
-                             self.positives * w[:, None])
 
 
 def clip_segments(table: ScoreTable, duration_us: int, segment_us: int, onset_us: np.ndarray,
@@ -167,8 +167,15 @@ def class_roc(score: np.ndarray, positives: np.ndarray, length: np.ndarray
     empty detection at threshold ``inf``. NaN rates where the class has no positive (TPR) or
     no negative (FPR) segment."""
     values, inverse = np.unique(score, return_inverse=True)
+    return grouped_roc(values, inverse, positives, length - positives)
+
+
+def grouped_roc(values: np.ndarray, inverse: np.ndarray, positives: np.ndarray,
+                negatives: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`class_roc` of runs already grouped by score (``values[inverse]`` is each run's
+    score): what a bootstrap resample recomputes with its weighted counts, without sorting."""
     pos = np.bincount(inverse, weights=positives, minlength=len(values))
-    neg = np.bincount(inverse, weights=length - positives, minlength=len(values))
+    neg = np.bincount(inverse, weights=negatives, minlength=len(values))
     tps = np.concatenate([np.cumsum(pos[::-1])[::-1], [0.0]])
     fps = np.concatenate([np.cumsum(neg[::-1])[::-1], [0.0]])
     thresholds = np.concatenate([values, [np.inf]])
@@ -180,6 +187,35 @@ def class_roc(score: np.ndarray, positives: np.ndarray, length: np.ndarray
     return tpr[order], fpr[order], thresholds[order]
 
 
+def auroc_draws(counts: SegmentCounts, n_clips: int, settings: AurocSettings,
+                resamples: int, seed: int) -> np.ndarray:
+    """``[resamples, 2]``: mAUC and mpAUC of each bootstrap resample of the clips (the draws of
+    :func:`sedcontract.resampling.index_chunks`, the same as every interval of these clips
+    and seed), each clip's runs counted as often as it was drawn."""
+    n = counts.score.shape[1]
+    groups = [np.unique(counts.score[:, c], return_inverse=True) for c in range(n)]
+    negatives = counts.length[:, None] - counts.positives
+    out = np.empty((resamples, 2))
+    k = 0
+    for chunk in index_chunks(n_clips, resamples, seed):
+        for draw in chunk:
+            w = np.bincount(draw, minlength=n_clips)[counts.clip]
+            full, partial = [], []
+            for c, (values, inverse) in enumerate(groups):
+                tpr, fpr, _ = grouped_roc(values, inverse, counts.positives[:, c] * w,
+                                          negatives[:, c] * w)
+                full.append(area(tpr, fpr))
+                partial.append(area(tpr, fpr, settings.max_fpr))
+            out[k] = [_mean_defined(full), _mean_defined(partial)]
+            k += 1
+    return out
+
+
+def _mean_defined(values: Sequence[float]) -> float:
+    defined = [v for v in values if not np.isnan(v)]
+    return float(np.mean(defined)) if defined else float("nan")
+
+
 def auroc_of(counts: SegmentCounts, classes: Sequence[str], max_fpr: float | None = None
              ) -> dict[str, float]:
     """``{class: AUROC, "mean": …}`` of segment runs, the area up to ``max_fpr`` divided by it
@@ -189,8 +225,7 @@ def auroc_of(counts: SegmentCounts, classes: Sequence[str], max_fpr: float | Non
     for c, name in enumerate(classes):
         out[name] = area(*class_roc(counts.score[:, c], counts.positives[:, c],
                                     counts.length)[:2], max_fpr)
-    defined = [v for v in out.values() if not np.isnan(v)]
-    out["mean"] = float(np.mean(defined)) if defined else float("nan")
+    out["mean"] = _mean_defined(list(out.values()))
     return out
 
 
@@ -246,24 +281,61 @@ def corpus_auroc_counts(scores: Any, ref: Any, durations: Any,
 
 
 def segment_auroc(scores: Any, ref: Any, durations: Any,
-                  settings: AurocSettings | None = None) -> dict[str, Any]:
+                  settings: AurocSettings | None = None, *, resamples: int = 0, seed: int = 0,
+                  level: float = 0.95) -> dict[str, Any]:
     """mAUC and mpAUC of score tables against the reference (:func:`corpus_auroc_counts`):
     ``{"mauc", "mpauc", "classes", "per_class": {class: {"auc", "pauc"}}, "settings",
-    "durations", "rule"}``."""
+    "durations", "rule"}``; with ``resamples``, ``"intervals"``: each one's percentile
+    bootstrap interval over the clips (:func:`auroc_draws`)."""
     settings = settings or AurocSettings()
     counts, classes = corpus_auroc_counts(scores, ref, durations, settings)
-    return auroc_result(counts, classes, settings,
-                        "given" if durations is not None else NO_DURATIONS)
+    result = auroc_result(counts, classes, settings,
+                          "given" if durations is not None else NO_DURATIONS)
+    if resamples:
+        n_clips = len(events_of(ref, "ground truth").clips)
+        resamples, seed = resampling(resamples, seed, level, n_clips)
+        draws = auroc_draws(counts, n_clips, settings, resamples, seed)
+        result["intervals"] = interval_dicts(percentile_intervals(
+            ("mauc", "mpauc"), (result["mauc"], result["mpauc"]), draws, level, resamples),
+            seed)
+    return result
+
+
+def paired_auroc(scores: Any, other: Any, ref: Any, durations: Any,
+                 settings: AurocSettings | None = None, *, resamples: int = 2000,
+                 seed: int = 0, level: float = 0.95) -> dict[str, dict[str, Any]]:
+    """The differences ``scores`` − ``other`` (two systems' tables of the same clips) of mAUC
+    and mpAUC, each with its paired percentile bootstrap interval: every resample draws the
+    same clips for both systems."""
+    settings = settings or AurocSettings()
+    a, classes = corpus_auroc_counts(scores, ref, durations, settings)
+    b, other_classes = corpus_auroc_counts(other, ref, durations, settings)
+    if classes != other_classes:
+        raise SedContractError(f"the two systems score different classes ({', '.join(classes)}"
+                               f" against {', '.join(other_classes)})")
+    n_clips = len(events_of(ref, "ground truth").clips)
+    resamples, seed = resampling(resamples, seed, level, n_clips)
+    points = [auroc_result(x, classes, settings) for x in (a, b)]
+    diff = auroc_draws(a, n_clips, settings, resamples, seed) - \
+        auroc_draws(b, n_clips, settings, resamples, seed)
+    return interval_dicts(percentile_intervals(
+        ("mauc", "mpauc"), [points[0][k] - points[1][k] for k in ("mauc", "mpauc")], diff,
+        level, resamples), seed)
 
 
 @dataclass(frozen=True)
 class AurocRequest:
     """mAUC and mpAUC beside the standard scores, from score tables (``scores``: a folder, a
-    table source or clip → table), with ``settings``; the reference taken as given."""
+    table source or clip → table), with ``settings``; the reference taken as given. With
+    ``resamples``, their bootstrap intervals over the clips (``seed``, ``level``)."""
 
     scores: Any
     settings: AurocSettings = field(default_factory=AurocSettings)
+    resamples: int = 0
+    seed: int = 0
+    level: float = 0.95
 
     def compute(self, ref: Any, durations: Mapping[str, float] | None) -> dict[str, Any]:
         """The result of :func:`segment_auroc` on the request's tables."""
-        return segment_auroc(self.scores, ref, durations, self.settings)
+        return segment_auroc(self.scores, ref, durations, self.settings,
+                             resamples=self.resamples, seed=self.seed, level=self.level)

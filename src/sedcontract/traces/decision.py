@@ -44,9 +44,13 @@ def _seconds(value: Any, what: str) -> float:
     return value
 
 
+OFF = "off"  # a class's ``low``: no hysteresis for it, whatever the policy's
+
+
 @dataclass(frozen=True)
 class ClassDecision:
-    """One class's own settings; None keeps the policy's."""
+    """One class's own settings; None keeps the policy's (``low="off"``: no hysteresis for
+    this class even where the policy has one)."""
 
     threshold: float | None = None
     median_filter: float | None = None
@@ -63,9 +67,16 @@ class ClassDecision:
         if unknown:
             raise TraceFormatError(f"unknown decision setting(s) {unknown} for class {name!r}; "
                                    f"a class may set {', '.join(SETTINGS)}")
-        return cls(**{k: None if v is None else (
-            _seconds(v, f"median filter of class {name!r}") if k == "median_filter"
-            else _number(v, f"{k} of class {name!r}")) for k, v in value.items()})
+        def setting(key: str, v: Any) -> Any:
+            if v is None:
+                return None
+            if key == "low" and (v is False or v == OFF):  # YAML reads a bare off as false
+                return OFF
+            if key == "median_filter":
+                return _seconds(v, f"median filter of class {name!r}")
+            return _number(v, f"{key} of class {name!r}")
+
+        return cls(**{k: setting(k, v) for k, v in value.items()})
 
 
 @dataclass(frozen=True)
@@ -129,9 +140,9 @@ class DecisionPolicy:
         """``(threshold, median_filter, low)`` of class ``name`` (its own, else the policy's)."""
         if own is None:
             own = dict(self.classes).get(name, ClassDecision())
+        low = self.low if own.low is None else (None if own.low == OFF else own.low)
         return (self.threshold if own.threshold is None else own.threshold,
-                self.median_filter if own.median_filter is None else own.median_filter,
-                self.low if own.low is None else own.low)
+                self.median_filter if own.median_filter is None else own.median_filter, low)
 
     @property
     def per_class(self) -> bool:

@@ -14,7 +14,9 @@ import numpy as np
 
 from sedcontract.errors import SedContractError
 from sedcontract.figures import png, pyplot
+from sedcontract.resampling import interval_dicts, percentile_intervals, resampling
 from sedcontract.scores.psds.operating_points import psds_of_points
+from sedcontract.scores.psds.resampled import psds_and_draws, psds_with_intervals
 from sedcontract.scores.psds.score_tables import psds_of_scores
 from sedcontract.scores.psds.settings import PRESETS, PsdsSettings, PsdsUnavailable
 from sedcontract.traces import EventList
@@ -35,6 +37,9 @@ class PsdsRequest:
     points: Sequence[EventList] | None = None
     settings: Mapping[str, PsdsSettings] = field(default_factory=lambda: dict(PRESETS))
     cut: bool = False
+    resamples: int = 0  # from score files: each scenario's bootstrap interval over the clips
+    seed: int = 0
+    level: float = 0.95
 
     def __post_init__(self) -> None:
         if (self.scores is None) == (self.points is None):
@@ -52,7 +57,8 @@ class PsdsRequest:
         when ``cut``); on ``executor`` in ``blocks`` of clips when given, the same result."""
         if self.scores is not None:
             return psds(self.scores, ref, durations, self.settings, executor=executor,
-                        blocks=blocks, cut=self.cut)
+                        blocks=blocks, cut=self.cut, resamples=self.resamples,
+                        seed=self.seed, level=self.level)
         return psds_of_points(self.points, ref, durations, self.settings, classes,
                               executor=executor, blocks=blocks, cut=self.cut)
 
@@ -60,7 +66,8 @@ class PsdsRequest:
 def psds(scores: str | Path | ScoreFolder | Mapping[str, Any], ref: Any,
          durations: Mapping[str, float] | str | Path | Any | None,
          settings: Mapping[str, PsdsSettings] | None = None, *, executor: Any = None,
-         blocks: int | None = None, cut: bool = False) -> dict[str, Any]:
+         blocks: int | None = None, cut: bool = False, resamples: int = 0, seed: int = 0,
+         level: float = 0.95) -> dict[str, Any]:
     """``{scenario: {"value", "per_class", "settings", "rule", "roc"}}`` (default scenarios: the
     DCASE presets) of the score files of ``ref``'s clips in a folder (read one clip at a time;
     a file of another clip is refused, as the command line refuses it), a
@@ -79,8 +86,38 @@ def psds(scores: str | Path | ScoreFolder | Mapping[str, Any], ref: Any,
     if durations is None:
         raise PsdsUnavailable("PSDS needs clip durations (--durations)")
     scores = score_source(scores, ref.clips)
+    if resamples:  # counted clip by clip in this process, then resampled
+        return psds_with_intervals(scores, ref, durations, settings or PRESETS,
+                                   tuple(scores.columns), cut=cut, resamples=resamples,
+                                   seed=seed, level=level)
     return psds_of_scores(scores, ref, durations, settings or PRESETS, tuple(scores.columns),
                           executor=executor, blocks=blocks, cut=cut)
+
+
+def paired_psds(scores: Any, other: Any, ref: Any, durations: Any,
+                settings: Mapping[str, PsdsSettings] | None = None, *, cut: bool = False,
+                resamples: int = 2000, seed: int = 0, level: float = 0.95
+                ) -> dict[str, dict[str, Any]]:
+    """Each scenario's PSDS difference ``scores`` − ``other`` (two systems' score tables of
+    the same clips, as :func:`psds` takes them) with its paired percentile bootstrap interval:
+    every resample draws the same clips for both systems (their per-clip counts weighed);
+    ``cut`` as :func:`psds` takes it."""
+    ref = events_of(ref, "ground truth")
+    durations = durations_of(durations)
+    if durations is None:
+        raise PsdsUnavailable("PSDS needs clip durations")
+    settings = settings or PRESETS
+    resamples, seed = resampling(resamples, seed, level, max(len(ref.clips), 1))
+    done = []
+    for tables in (scores, other):
+        source = score_source(tables, ref.clips)
+        done.append(psds_and_draws(source, ref, durations, settings, tuple(source.columns),
+                                   cut=cut, resamples=resamples, seed=seed))
+    (a, draws_a), (b, draws_b) = done
+    names = list(settings)
+    return interval_dicts(percentile_intervals(
+        names, [a[n]["value"] - b[n]["value"] for n in names], draws_a - draws_b, level,
+        resamples), seed)
 
 
 def psd_roc_png(result: Mapping[str, Any]) -> bytes:

@@ -17,6 +17,7 @@ grows across it; ``+inf`` is detected at every threshold, as sed_scores_eval rea
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -272,9 +273,11 @@ def _criterion_us(fraction: float, seconds: np.ndarray) -> np.ndarray:
 
 
 def _batch_counts(tables: Sequence[ScoreTable], truth: ClipTruth, n_classes: int,
-                  settings: Sequence[PsdsSettings]) -> list[ScoreCounts]:
+                  settings: Sequence[PsdsSettings], by_clip: bool = False
+                  ) -> list[ScoreCounts]:
     """Each scenario's counts of a batch of clips (``truth`` numbered from 0 like
-    ``tables``)."""
+    ``tables``); ``by_clip``: keyed by (clip in the batch, class) as ``clip · K + class``,
+    ``K`` × clips classes in all, so that a bootstrap can weigh each clip's."""
     runs = _runs(tables, n_classes)
     K = n_classes
     n = len(runs.col)
@@ -318,15 +321,20 @@ def _batch_counts(tables: Sequence[ScoreTable], truth: ClipTruth, n_classes: int
         # replaces stop counting
         fp_change = fp - np.bincount(runs.parent[mortal], weights=fp[mortal],
                                      minlength=n).astype(np.int64)
-        tp_label, tp_score, tp_change = _true_positives(runs, truth, r, g, inter,
+        tp_event, tp_score, tp_change = _true_positives(runs, truth, r, g, inter,
                                                         same & relevant[r], chosen.gtc, K)
+        tp_label = truth.cls[tp_event] + (truth.clip[tp_event] * K if by_clip else 0)
         if cross:
             ct = _cross_triggers(runs, truth, r, g, inter, ~same & ~relevant[r],
                                  _criterion_us(chosen.cttc, length), present, K)
         else:
             ct = (np.zeros(0, dtype=np.int64),) * 3 + (np.zeros(0),)
+        if not by_clip:
+            ct = (ct[0] % K, *ct[1:])
         out.append(ScoreCounts.of(
-            K, np.concatenate([run_cls, tp_label]), np.concatenate([runs.birth, tp_score]),
+            K * (len(tables) if by_clip else 1),
+            np.concatenate([runs.col if by_clip else run_cls, tp_label]),
+            np.concatenate([runs.birth, tp_score]),
             np.concatenate([np.zeros(n, dtype=np.int64), tp_change]),
             np.concatenate([fp_change, np.zeros(len(tp_label), dtype=np.int64)]),
             ct[0], ct[3], ct[1], ct[2]))
@@ -336,10 +344,10 @@ def _batch_counts(tables: Sequence[ScoreTable], truth: ClipTruth, n_classes: int
 def _true_positives(runs: _Runs, truth: ClipTruth, r: np.ndarray, g: np.ndarray,
                     inter: np.ndarray, counted: np.ndarray, gtc: float, K: int
                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Changes of the true positives: a reference event is found at a threshold when the
-    relevant detections cover at least ``gtc`` of it (in µs, the criterion rounded to 1 µs).
-    Its coverage changes where a relevant run overlapping it is born or replaced, and its state
-    is first seen at its column's highest score."""
+    """Changes of the true positives (the event, score, change): a reference event is found
+    at a threshold when the relevant detections cover at least ``gtc`` of it (in µs, the
+    criterion rounded to 1 µs). Its coverage changes where a relevant run overlapping it is
+    born or replaced, and its state is first seen at its column's highest score."""
     rc, gc, ic = r[counted], g[counted], inter[counted]
     dies = runs.dies[rc]
     events = np.arange(len(truth.cls))
@@ -365,16 +373,16 @@ def _true_positives(runs: _Runs, truth: ClipTruth, r: np.ndarray, g: np.ndarray,
     before[np.r_[True, g_all[1:] != g_all[:-1]]] = 0
     change = found - before
     keep = change != 0
-    return truth.cls[g_all[keep]], level[keep], change[keep]
+    return g_all[keep], level[keep], change[keep]
 
 
 def _cross_triggers(runs: _Runs, truth: ClipTruth, r: np.ndarray, g: np.ndarray,
                     inter: np.ndarray, counted: np.ndarray, need: np.ndarray,
                     present: np.ndarray, K: int) -> tuple[np.ndarray, ...]:
-    """Changes of the cross-triggers (class, other class, count, score): a detection that is
-    not relevant cross-triggers another class when that class's reference covers at least
-    ``cttc`` of it. A criterion that rounds to 0 µs counts every class the clip's reference
-    names, as sed_scores_eval's ``>=`` does."""
+    """Changes of the cross-triggers (the run's column, other class, count, score): a
+    detection that is not relevant cross-triggers another class when that class's reference
+    covers at least ``cttc`` of it. A criterion that rounds to 0 µs counts every class the
+    clip's reference names, as sed_scores_eval's ``>=`` does."""
     rc, gc = r[counted], g[counted]
     key = rc * K + truth.cls[gc]
     keys, inverse = np.unique(key, return_inverse=True)
@@ -390,7 +398,7 @@ def _cross_triggers(runs: _Runs, truth: ClipTruth, r: np.ndarray, g: np.ndarray,
         keep = other != runs.col[zero][i] % K
         hit = np.union1d(hit, zero[i][keep] * K + other[keep])
     run, other = hit // K, hit % K
-    label = runs.col[run] % K
+    label = runs.col[run]
     dies = runs.dies[run]
     return (np.concatenate([label, label[dies]]), np.concatenate([other, other[dies]]),
             np.concatenate([np.ones(len(run), dtype=np.int64),
@@ -399,20 +407,24 @@ def _cross_triggers(runs: _Runs, truth: ClipTruth, r: np.ndarray, g: np.ndarray,
 
 
 def block_counts(tables: Iterable[ScoreTable], truth: ClipTruth, classes: tuple[str, ...],
-                 settings: Sequence[PsdsSettings]) -> list[list[ScoreCounts]]:
+                 settings: Sequence[PsdsSettings], *, per_clip: bool = False
+                 ) -> list[list[ScoreCounts]]:
     """Each scenario's counts of consecutive clips (``tables`` in ``truth``'s clip order, read
     one at a time), as a few parts (:class:`Gathered`): a task an executor runs. Clips are
-    counted in batches of about :data:`BATCH_SEGMENTS` score segments."""
-    out = [Gathered() for _ in settings]  # per scenario
+    counted in batches of about :data:`BATCH_SEGMENTS` score segments; with ``per_clip``, each
+    batch's counts keyed by clip (:class:`ClipKeyed`, what a bootstrap weighs)."""
+    out = [Gathered(joining=not per_clip) for _ in settings]  # per scenario
     batch: list[ScoreTable] = []
     segments = first = 0
+    firsts: list[int] = []  # with per_clip, each part's first clip
 
     def flush() -> None:
         nonlocal first, batch, segments
         stop = first + len(batch)
         for k, counts in enumerate(_batch_counts(batch, truth.block(first, stop),
-                                                 len(classes), settings)):
+                                                 len(classes), settings, by_clip=per_clip)):
             out[k].add([counts])
+        firsts.append(first)
         first, batch, segments = stop, [], 0
 
     for table in tables:
@@ -426,7 +438,21 @@ def block_counts(tables: Iterable[ScoreTable], truth: ClipTruth, classes: tuple[
         flush()
     if first != len(truth.clips):
         raise SedContractError(f"{first} score tables for {len(truth.clips)} clips")
+    if per_clip:
+        return [[ClipKeyed(part, a, len(classes)) for part, a in zip(g.parts, firsts,
+                                                                      strict=True)]
+                for g in out]
     return [g.parts for g in out]
+
+
+@dataclass(frozen=True)
+class ClipKeyed:
+    """A batch's counts keyed by (clip, class) as ``clip · K + class`` (clips numbered from
+    ``first``): what a bootstrap weighs clip by clip."""
+
+    counts: ScoreCounts
+    first: int
+    n_classes: int
 
 
 class Gathered:
@@ -435,10 +461,10 @@ class Gathered:
     a join that keeps most rows (scores seldom shared across clips) stops it, so that rows are
     joined a few times at most, and counts at a score many clips share are kept once."""
 
-    def __init__(self) -> None:
+    def __init__(self, joining: bool = True) -> None:
         self.parts: list[ScoreCounts] = []
         self.kept = 0  # rows of the joined first part
-        self.joining = True
+        self.joining = joining
 
     def add(self, more: Sequence[ScoreCounts]) -> None:
         self.parts += more
@@ -533,12 +559,23 @@ def _roc(curves: Sequence[tuple[np.ndarray, np.ndarray]], settings: PsdsSettings
 
 
 def psds_from_counts(parts: Sequence[ScoreCounts], truth: ClipTruth, classes: Sequence[str],
-                     total: float, settings: PsdsSettings) -> dict[str, Any]:
-    """One scenario's PSDS, per-class PSDS and PSD-ROC from its counts."""
+                     total: float, settings: PsdsSettings,
+                     clip_weights: np.ndarray | None = None) -> dict[str, Any]:
+    """One scenario's PSDS, per-class PSDS and PSD-ROC from its counts (of a resample: each
+    clip's reference events counted ``clip_weights[clip]`` times, as its counts were; a
+    resample without events of some class has no PSDS: ``{"value": nan}``)."""
     K = len(classes)
-    n_ref = np.bincount(truth.cls, minlength=K)
+    if clip_weights is None:
+        n_ref = np.bincount(truth.cls, minlength=K)
+        lengths = truth.offset - truth.onset
+    else:
+        n_ref = np.bincount(truth.cls, weights=clip_weights[truth.clip],
+                            minlength=K).astype(np.int64)
+        if (n_ref == 0).any():  # undefined, as for the corpus (counted as such by intervals)
+            return {"value": math.nan}
+        lengths = (truth.offset - truth.onset) * clip_weights[truth.clip]
     seconds = np.zeros(K)
-    np.add.at(seconds, truth.cls, truth.offset - truth.onset)
+    np.add.at(seconds, truth.cls, lengths)
     weights = 1.0 / np.maximum(seconds, 1e-12) if settings.alpha_ct > 0 and K > 1 else None
     curves = [_class_curve(parts, c, int(n_ref[c]), weights, total, settings, K)
               for c in range(K)]
@@ -554,9 +591,9 @@ def psds_from_counts(parts: Sequence[ScoreCounts], truth: ClipTruth, classes: Se
                                 for name, (tpr, efpr) in zip(classes, curves, strict=True)}}}
 
 
-def _block_task(scores: Any, truth: ClipTruth, classes: tuple[str, ...],
-                settings: Sequence[PsdsSettings], lengths: Mapping[str, float] | None = None
-                ) -> tuple[list[list[ScoreCounts]], int]:
+def block_task(scores: Any, truth: ClipTruth, classes: tuple[str, ...],
+                settings: Sequence[PsdsSettings], lengths: Mapping[str, float] | None = None,
+                per_clip: bool = False) -> tuple[list[list[ScoreCounts]], int]:
     """:func:`block_counts` of one block: its score tables (a table source; a folder reads
     them where the task runs), each cut at its clip's length when ``lengths`` are given; and
     how many tables were cut."""
@@ -564,7 +601,7 @@ def _block_task(scores: Any, truth: ClipTruth, classes: tuple[str, ...],
     cut = [0]
     if lengths is not None:
         tables = _cut(tables, truth.clips, lengths, cut)
-    return block_counts(tables, truth, classes, settings), cut[0]
+    return block_counts(tables, truth, classes, settings, per_clip=per_clip), cut[0]
 
 
 def _cut(tables: Iterable[ScoreTable], clips: Sequence[str], lengths: Mapping[str, float],
@@ -580,6 +617,57 @@ def _cut(tables: Iterable[ScoreTable], clips: Sequence[str], lengths: Mapping[st
         yield table if shorter is None else shorter
 
 
+@dataclass(frozen=True)
+class ScoredCorpus:
+    """The checked clips of a PSDS from score tables: their truth (cut with the tables when
+    ``lengths`` are given), total duration, and how many reference events were cut."""
+
+    clips: list[str]
+    truth: ClipTruth
+    classes: tuple[str, ...]
+    total: float
+    lengths: dict[str, float] | None
+    ref_cut: int
+
+    @classmethod
+    def of(cls, scores: Any, ref: EventList, durations: Mapping[str, float],
+           classes: Sequence[str], cut: bool = False) -> ScoredCorpus:
+        """Every clip scored and with a duration, every class with reference events (else
+        PSDS is unavailable, as sed_scores_eval refuses it)."""
+        clips = list(ref.clips)
+        missing = [c for c in clips if c not in scores]
+        if missing:
+            raise SedContractError(f"no score table for clip(s) "
+                                   f"{', '.join(map(repr, missing[:5]))}")
+        absent = [c for c in clips if c not in durations]
+        if absent:
+            raise SedContractError(f"no duration for clip {absent[0]!r}: PSDS needs every "
+                                   "clip's duration")
+        total = audio_seconds(durations, clips)
+        ref_cut = 0
+        if cut:
+            ref, ref_cut = cut_at_durations(ref, durations)
+        truth = ClipTruth.of(ref, clips, classes)
+        empty = [c for c, n in zip(classes, np.bincount(truth.cls, minlength=len(classes)),
+                                   strict=True) if n == 0]
+        if empty:  # its TPR has no denominator (sed_scores_eval refuses it too)
+            raise PsdsUnavailable(f"no reference events of class(es) {', '.join(empty[:5])}"
+                                  f"{' …' if len(empty) > 5 else ''}: PSDS averages the TPR "
+                                  "of every scored class (keep the classes with events, "
+                                  "--classes)")
+        lengths = {c: float(durations[c]) for c in clips} if cut else None
+        return cls(clips, truth, tuple(classes), total, lengths, ref_cut)
+
+    def results(self, parts: Sequence[Sequence[ScoreCounts]],
+                settings: Mapping[str, PsdsSettings], pred_cut: int,
+                cut: bool) -> dict[str, Any]:
+        """Each scenario's PSDS of its counts (``parts[k]``: scenario ``k``'s)."""
+        counted = {"ref": self.ref_cut, "pred": pred_cut} if cut else None
+        return {name: {**psds_from_counts(parts[k], self.truth, self.classes, self.total,
+                                          chosen), "cut": counted}
+                for k, (name, chosen) in enumerate(settings.items())}
+
+
 def psds_of_scores(scores: Any, ref: EventList,
                    durations: Mapping[str, float], settings: Mapping[str, PsdsSettings],
                    classes: Sequence[str], *, executor: Any = None,
@@ -590,35 +678,17 @@ def psds_of_scores(scores: Any, ref: EventList,
     ``classes``: the reference and the tables as they come, or with ``cut`` both cut at the
     durations (``"cut"``: how many reference events and tables were). With ``executor``
     (anything with ``submit``) the clips are cut into ``blocks`` whose counts are joined: the
-    same result as one process, bit for bit."""
-    clips = list(ref.clips)
-    missing = [c for c in clips if c not in scores]
-    if missing:
-        raise SedContractError(f"no score table for clip(s) {', '.join(map(repr, missing[:5]))}")
-    absent = [c for c in clips if c not in durations]
-    if absent:
-        raise SedContractError(f"no duration for clip {absent[0]!r}: PSDS needs every clip's "
-                               "duration")
-    total = audio_seconds(durations, clips)
-    ref_cut = 0
-    if cut:
-        ref, ref_cut = cut_at_durations(ref, durations)
-    lengths = {c: float(durations[c]) for c in clips} if cut else None
-    truth = ClipTruth.of(ref, clips, classes)
-    empty = [c for c, n in zip(classes, np.bincount(truth.cls, minlength=len(classes)),
-                               strict=True) if n == 0]
-    if empty:  # its TPR has no denominator (sed_scores_eval refuses it too)
-        raise PsdsUnavailable(f"no reference events of class(es) {', '.join(empty[:5])}"
-                              f"{' …' if len(empty) > 5 else ''}: PSDS averages the TPR of "
-                              "every scored class (keep the classes with events, --classes)")
-    names, chosen = list(settings), list(settings.values())
-    classes = tuple(classes)
+    same result as one process, bit for bit. Bootstrap intervals:
+    :mod:`sedcontract.scores.psds.resampled`."""
+    corpus = ScoredCorpus.of(scores, ref, durations, classes, cut)
+    clips, truth, lengths = corpus.clips, corpus.truth, corpus.lengths
+    chosen = list(settings.values())
     if executor is None:
-        parts, pred_cut = _block_task(scores, truth, classes, chosen, lengths)
+        parts, pred_cut = block_task(scores, truth, corpus.classes, chosen, lengths)
     else:
         def task(a: int, b: int) -> Any:
-            return executor.submit(_block_task, scores.select(clips[a:b]), truth.block(a, b),
-                                   classes, chosen, None if lengths is None else
+            return executor.submit(block_task, scores.select(clips[a:b]), truth.block(a, b),
+                                   corpus.classes, chosen, None if lengths is None else
                                    {c: lengths[c] for c in clips[a:b]})
 
         gathered = [Gathered() for _ in chosen]
@@ -629,6 +699,4 @@ def psds_of_scores(scores: Any, ref: EventList,
             for k, counts in enumerate(result):
                 gathered[k].add(counts)
         parts = [g.parts for g in gathered]
-    counted = {"ref": ref_cut, "pred": pred_cut} if cut else None
-    return {name: {**psds_from_counts(parts[k], truth, classes, total, chosen[k]),
-                   "cut": counted} for k, name in enumerate(names)}
+    return corpus.results(parts, settings, pred_cut, cut)
