@@ -215,3 +215,25 @@ def test_a_hydra_decision_file_is_not_mixed_with_other_settings(tmp_path):
                                                r"threshold, not both"):
         AuditPolicy.from_config(decision={"threshold": 0.3, "median_filter": 0.0, "low": None,
                                           "classes": {}, "file": str(path)})
+
+
+def test_declared_classes_keep_their_own_settings_and_a_name_not_in_the_scores_is_refused():
+    """Declaring some classes (``--classes``) keeps the decision's settings of the others out
+    of the way; a class the scores do not have at all is still refused."""
+    from sedcontract.traces import EventList
+    from sedcontract.traces.given import detections, score_source
+    from sedcontract.traces.scores import ScoreTable
+
+    scores = smooth_scores(4, 100)
+    k = np.arange(100)
+    tables = {"x": ScoreTable(k * 0.02, (k + 1) * 0.02, CLASSES, scores, k + 2)}
+    ref = EventList.from_rows([("x", 0.1, 0.5, "Dog")], clips=("x",))
+    source = score_source(tables, ref.clips)
+    policy = DecisionPolicy(classes={"Speech": {"threshold": 0.9}, "Dog": {"threshold": 0.4}})
+    events = detections(source, ref, policy, "x", declared=["Dog"])
+    assert set(events.label.tolist()) <= {"Dog"}
+    alone = detections(source, ref, DecisionPolicy(threshold=0.4), "x", declared=["Dog"])
+    assert events.to_rows() == alone.to_rows()
+    with pytest.raises(TraceFormatError, match="sets class 'Zebra'"):
+        detections(source, ref, DecisionPolicy(classes={"Zebra": {"threshold": 0.2}}), "x",
+                   declared=["Dog"])

@@ -174,11 +174,11 @@ class AuditRequest:
                                "compare_scores": args.compare_scores}
         if not scores_only:
             own |= {"mode": args.mode, "system": args.system, "soft": args.soft,
-                   "backend": args.backend, "jobs": args.jobs,
-                   "compare": args.compare, "with_scores": args.with_scores,
-                   "coordinates": tuple(args.coordinates.split(",")) if args.coordinates
-                   else None,
-                   "shard": parse_shard(args.shard) if args.shard is not None else None}
+                    "backend": args.backend, "jobs": args.jobs,
+                    "compare": args.compare, "with_scores": args.with_scores,
+                    "coordinates": tuple(args.coordinates.split(",")) if args.coordinates
+                    else None,
+                    "shard": parse_shard(args.shard) if args.shard is not None else None}
         with_scores = own.get("with_scores", True)
         request = cls(
             ref=args.ref, policy=options.policy(args, scores=with_scores),

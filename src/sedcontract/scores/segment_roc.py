@@ -86,7 +86,7 @@ class SegmentCounts:
 
 
 def clip_segments(table: ScoreTable, duration_us: int, segment_us: int, onset_us: np.ndarray,
-                offset_us: np.ndarray, cls: np.ndarray, clip: int = 0) -> SegmentCounts:
+                  offset_us: np.ndarray, cls: np.ndarray, clip: int = 0) -> SegmentCounts:
     """One clip's segment runs: ``table``'s frames (tiling time from 0), the clip's duration
     and segment length in µs, and its reference events (µs, class index)."""
     n_classes = table.scores.shape[1]
@@ -137,16 +137,14 @@ def clip_segments(table: ScoreTable, duration_us: int, segment_us: int, onset_us
 
 def segment_counts(tables: Iterable[ScoreTable], truth: ClipTruth,
                    durations: Sequence[float | None], settings: AurocSettings,
-                   first: int = 0) -> SegmentCounts:
-    """The segment runs of the clips of ``truth`` (tables in its clip order; a duration of
-    None is sed_scores_eval's default, the end of the scores or of the last reference event,
-    whichever is later); clip indices from ``first``."""
+                   n_classes: int) -> SegmentCounts:
+    """The segment runs of the clips of ``truth`` (tables in its clip order, ``n_classes``
+    columns; a duration of None is sed_scores_eval's default, the end of the scores or of the
+    last reference event, whichever is later)."""
     segment_us = int(to_us(settings.segment_length))
     parts = []
-    n_classes = 0
     lo_hi = np.searchsorted(truth.clip, np.arange(len(truth.clips) + 1))
     for k, table in enumerate(tables):
-        n_classes = table.scores.shape[1]
         a, b = lo_hi[k], lo_hi[k + 1]
         on, off = to_us(truth.onset[a:b]), to_us(truth.offset[a:b])
         duration = durations[k]
@@ -156,7 +154,7 @@ def segment_counts(tables: Iterable[ScoreTable], truth: ClipTruth,
         else:
             duration_us = int(to_us(duration))
         parts.append(clip_segments(table, duration_us, segment_us, on, off, truth.cls[a:b],
-                                 first + k))
+                                   k))
     return SegmentCounts.concat(parts, n_classes)
 
 
@@ -277,7 +275,8 @@ def corpus_auroc_counts(scores: Any, ref: Any, durations: Any,
                                    f"({len(missing)} clip(s) without one)")
     truth = ClipTruth.of(ref, clips, classes)
     seconds = [None if given is None else given[c] for c in clips]
-    return segment_counts(source.stream(clips), truth, seconds, settings), classes
+    return segment_counts(source.stream(clips), truth, seconds, settings, len(classes)), \
+        classes
 
 
 def segment_auroc(scores: Any, ref: Any, durations: Any,

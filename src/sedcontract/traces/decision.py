@@ -160,6 +160,10 @@ class DecisionPolicy:
                         np.array([v[1] for v in values], dtype=np.float64),
                         np.array([np.nan if v[2] is None else v[2] for v in values]))
 
+    def restricted(self, classes: Sequence[str]) -> DecisionPolicy:
+        """This policy with the settings of ``classes`` alone (the others' are left out)."""
+        return replace(self, classes=tuple((n, d) for n, d in self.classes if n in classes))
+
     def with_thresholds(self, thresholds: float | Mapping[str, float]) -> DecisionPolicy:
         """This policy with one threshold for every class, or one per named class."""
         if isinstance(thresholds, Mapping):

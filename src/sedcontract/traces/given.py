@@ -342,8 +342,10 @@ def detections(source: Any, ref: EventList, decision: DecisionPolicy, where: str
     must have a column (its events would all count as missed), and only the declared
     classes' columns are read. One rule for the command line, ``audit`` and ``fscore``."""
     check_score_classes(source, [c for c in ref.classes if declared is None or c in declared])
+    decision.resolve(source.columns)  # a class it sets must be a column: refused up front
     if declared is not None:  # the declared classes' columns only (PSDS scores each column)
         source = source.only(declared)
+        decision = decision.restricted(declared)
     if thresholds is not None:
         if isinstance(thresholds, Mapping):
             missing = [c for c in source.columns if c not in thresholds]
@@ -351,6 +353,5 @@ def detections(source: Any, ref: EventList, decision: DecisionPolicy, where: str
                 raise TraceFormatError(f"no threshold for class(es) {', '.join(missing)}")
             thresholds = {c: thresholds[c] for c in source.columns}  # others ignored, as there
         decision = decision.with_thresholds(thresholds)
-    decision.resolve(source.columns)  # a class it sets must be a column: refused up front
     # read one clip at a time: never every table at once
     return tables_to_events(source.tables(), decision, where)
