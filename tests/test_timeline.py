@@ -139,3 +139,30 @@ def test_the_timelines_of_one_epoch_are_logged_at_one_size(calibration, tmp_path
     for image, caption in zip(images, kwargs["caption"], strict=True):
         own = Image.open(folder / "epoch_000" / f"{caption.split(':')[0]}.png").convert("RGB")
         assert image.crop((0, 0, *own.size)).tobytes() == own.tobytes()
+
+
+def test_classes_silent_on_both_sides_get_no_lanes():
+    """A class with no reference and no predicted event in the clip, and no failure, is named
+    once instead of drawn as empty lanes (text and figure); the others keep their lines."""
+    from sedcontract.analysis.timeline import silent_rows
+    from sedcontract.traces import EventList
+
+    ref = EventList.from_rows([("x", 0.5, 2.0, "speech"), ("y", 1.0, 1.5, "tone")],
+                              clips=("x", "y"))
+    pred = EventList.from_rows([("x", 0.6, 2.0, "speech"), ("y", 3.0, 3.5, "burst")],
+                               clips=("x", "y"))
+    durations = {"x": 6.0, "y": 6.0}
+    classes = ["burst", "speech", "tone"]
+    expected = {"x": ["burst", "tone"], "y": ["speech"]}
+    for clip in ("x", "y"):
+        tl = timeline(ref, pred, AuditPolicy(), clip, durations=durations, classes=classes)
+        silent = [tl.rows[r] for r in silent_rows(tl, list(tl.outcomes))]
+        assert silent == expected[clip]
+        text = timeline_text(tl)
+        for row in tl.rows:
+            assert (f"  [{row}] ref " in text) == (row not in silent), (clip, row)
+        assert "silent on both sides, nothing failing: " + ", ".join(silent) in text
+        assert timeline_png(tl)[:4] == b"\x89PNG"
+    # a class whose only trace is a failure keeps its lines (y's burst: a false event)
+    tl = timeline(ref, pred, AuditPolicy(), "y", durations=durations, classes=classes)
+    assert "  [burst] ref none; pred 3.00–3.50 s" in timeline_text(tl)

@@ -92,13 +92,31 @@ def _spans(runs: Intervals, row: int, hop: float) -> list[tuple[float, float]]:
                                                runs.end[keep].tolist(), strict=True)]
 
 
+def silent_rows(tl: Timeline, names: Sequence[str]) -> list[int]:
+    """The rows (classes) without reference or predicted activity in the clip and without a
+    failure of any of ``names``: nothing to show but empty lanes."""
+    return [r for r in range(len(tl.rows))
+            if not _spans(tl.ref, r, tl.hop) and not _spans(tl.pred, r, tl.hop)
+            and not any(tl.failed(n)[r] for n in names)]
+
+
+def _silent_note(tl: Timeline, silent: Sequence[int]) -> str:
+    names = ", ".join(str(tl.rows[r]) for r in silent)
+    return f"{len(silent)} class(es) silent on both sides, nothing failing: {names}"
+
+
 def timeline_text(tl: Timeline, names: Sequence[str] | None = None) -> str:
-    """Every failing obligation, in seconds, per coordinate and row."""
+    """Every failing obligation, in seconds, per coordinate and row; the rows silent on both
+    sides without a failure are named once."""
+    silent = silent_rows(tl, list(names or tl.outcomes))
     out = [f"clip {tl.clip}: {tl.frames} frames of {tl.hop:g} s, {tl.mode} traces, "
            f"eps {tl.eps_frames} frames"]
     for r, row in enumerate(tl.rows):
-        out.append(f"  [{row}] ref {_show(_spans(tl.ref, r, tl.hop))}; "
-                   f"pred {_show(_spans(tl.pred, r, tl.hop))}")
+        if r not in silent:
+            out.append(f"  [{row}] ref {_show(_spans(tl.ref, r, tl.hop))}; "
+                       f"pred {_show(_spans(tl.pred, r, tl.hop))}")
+    if silent:
+        out.append(f"  ({_silent_note(tl, silent)})")
     for name in names or tl.outcomes:
         outcome = tl.outcomes[name]
         unit = "frames" if outcome.sort == "frame" else "intervals"
@@ -120,12 +138,16 @@ def _show(spans: list[tuple[float, float]], most: int = 8) -> str:
 def timeline_png(tl: Timeline, names: Sequence[str] | None = None) -> bytes:
     """The timeline as PNG bytes: per row (class), the reference (with ±eps around its
     boundaries) and the prediction, then one lane per coordinate: obligations in grey,
-    failures in red."""
+    failures in red. Rows silent on both sides without a failure get no lanes; the title
+    names them."""
     plt = pyplot()
 
     names = list(names or tl.outcomes)
+    silent = silent_rows(tl, names)
     lanes: list[tuple[str, str, int]] = []  # (label, kind, row)
     for r, row in enumerate(tl.rows):
+        if r in silent:
+            continue
         lanes += [(f"{row}: ref", "ref", r), (f"{row}: pred", "pred", r)]
         lanes += [(f"{row}: {n}", n, r) for n in names if tl.obliged(n)[r] > 0]
     fig, ax = plt.subplots(figsize=(11, 0.28 * len(lanes) + 1.2))
@@ -151,7 +173,8 @@ def timeline_png(tl: Timeline, names: Sequence[str] | None = None) -> bytes:
     ax.set_xlabel("seconds")
     ax.set_title(f"{tl.clip} ({tl.mode} traces, eps {tl.eps_frames * tl.hop:g} s)\nreference "
                  "blue (±eps shaded), prediction orange; per coordinate: obligations grey, "
-                 "failures red", fontsize=9)
+                 "failures red" + (f"\n{_silent_note(tl, silent)}" if silent else ""),
+                 fontsize=9)
     ax.grid(axis="x", alpha=0.3)
     fig.tight_layout()
     return png(fig, dpi=110)
