@@ -422,7 +422,7 @@ def test_option_clashes_are_refused_in_one_place_before_any_file_is_read(tmp_pat
          "from --pred-scores or from --pred-points, not both"),
         (["audit", *inputs, "--shard", "0/2"], "add --format json"),
         (["audit", *inputs, "--soft", missing, "--format", "json"], "--soft adds"),
-        (["audit", *inputs, "--format", "csv", "--bootstrap", "10"], "csv rows are"),
+        (["audit", *inputs, "--format", "csv", "--bootstrap", "10"], "draws of PSDS"),
         (["audit", *inputs, "--format", "csv", "--compare", missing], "csv rows are"),
         (["scores", *inputs, "--psds", "psds1"], "which these inputs do not give"),
         (["audit", "--ref", missing], "needs one system output"),

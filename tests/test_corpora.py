@@ -575,9 +575,13 @@ def test_a_file_annotated_with_no_rows_is_a_file_without_events(tmp_path, capsys
                  str(out / "maestro_real.tsv"), "--durations",
                  str(out / "maestro_real_durations.tsv"), "--soft",
                  str(out / "maestro_real_soft.tsv"), "--format", "csv", "--out", str(rows)]) == 0
-    soft = [r for r in csv.DictReader(io.StringIO(rows.read_text()))
+    records = list(csv.DictReader(io.StringIO(rows.read_text())))
+    soft = [r for r in records
             if r["coordinate"] == "softness" and r["clip"] == "city_center_05"]
-    assert soft and all(r["obligations"] == "0" for r in soft)
+    # no annotated segment: its softness rows are 0/0 and left out, the clip is still counted
+    assert all(r["obligations"] == "0" for r in soft)
+    assert any(r["clip"] == "city_center_05" and r["coordinate"] == "activity"
+               for r in records)
 
 
 def test_soft_labels_far_out_cost_their_rows_not_their_span(tmp_path):

@@ -52,7 +52,9 @@ window.addEventListener("load", () => {
     const s = getComputedStyle(c); return [s.color, s.backgroundColor, c.textContent]; });
   const top = id => document.getElementById(id).getBoundingClientRect().top;
   out.order = ["overview", "comparison", "figures", "tables"].map(top);
-  out.detailsClosed = [...document.querySelectorAll("details")].every(d => !d.open);
+  out.detailsClosed = [...document.querySelectorAll("details")].every(
+    d => !d.open || d.id === "per_class");
+  out.perClassOpen = document.getElementById("per_class").open;
   out.details = document.querySelectorAll("details").length;
   document.querySelectorAll("details").forEach(d => { d.open = true; });
   out.openScrollWidth = root.scrollWidth;
@@ -164,9 +166,10 @@ def test_the_report_fits_a_1280_px_page_and_every_image_loads(page, tmp_path):
     assert out["firstTable"] == "overview"
     view = out["overview"]
     assert view["right"] <= WIDTH and view["width"] <= view["box"] and view["clipped"] == 0
-    # overview, comparison, figures, then the long tables, folded until opened
+    # overview, comparison, figures, then the long tables, folded until opened (but the
+    # per-class vectors, unfolded in the overview)
     assert out["order"] == sorted(out["order"])
-    assert out["detailsClosed"] and out["details"] >= 7
+    assert out["detailsClosed"] and out["details"] >= 7 and out["perClassOpen"]
     # the figures: vectors, sweep and the timeline, each loaded and inside the page
     assert len(out["images"]) == 3
     for image in out["images"]:
@@ -188,4 +191,64 @@ def test_a_screenshot_of_the_top_of_the_report(page, tmp_path):
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     width, height = struct.unpack(">II", data[16:24])
     assert (width, height) == (WIDTH, 2400)
+    print(f"\nscreenshot: {shot}")
+
+
+@pytest.fixture(scope="module")
+def desed_page(teacher_scores, tmp_path_factory) -> Path:
+    """report.html of three systems on the real DESED validation files (the DCASE baseline's
+    scores thresholded at 0.5 and 0.3, and the same scores three frames late), each audited
+    with the ranking metrics' draws (``audit --format csv --bootstrap 200``)."""
+    from tests.real_dcase import DURATIONS, REF
+
+    root = tmp_path_factory.mktemp("desed_browser")
+    late = root / "late"
+    late.mkdir()
+    for path in teacher_scores.iterdir():
+        head, *lines = path.read_text().splitlines()
+        cells = [line.split("\t") for line in lines]
+        shifted = [row[:2] + (["0"] * (len(row) - 2) if k < 3 else cells[k - 3][2:])
+                   for k, row in enumerate(cells)]
+        (late / path.name).write_text("\n".join([head, *("\t".join(r) for r in shifted)])
+                                      + "\n")
+    rows = []
+    for name, folder, threshold in (("th0.5", teacher_scores, "0.5"),
+                                    ("th0.3", teacher_scores, "0.3"), ("late", late, "0.5")):
+        assert main(["audit", "--ref", str(REF), "--durations", str(DURATIONS), "--clips",
+                     "durations", "--pred-scores", str(folder), "--threshold", threshold,
+                     "--with-scores", "--bootstrap", "200", "--format", "csv", "--system",
+                     name, "--out", str(root / f"{name}.csv")]) == 0
+        rows.append(str(root / f"{name}.csv"))
+    assert main(["report", *rows, "--out", str(root / "report"), "--baseline", "th0.5",
+                 "--bootstrap", "200"]) == 0
+    return root / "report" / "report.html"
+
+
+def test_the_desed_report_shows_what_dcase_ranks_on_and_fits_1280_px(desed_page, tmp_path):
+    """The first table holds PSDS1, PSDS2, mAUC and mpAUC of each system with an interval;
+    the standard scores come micro and macro with intervals; the heading names 1168 clips ×
+    10 classes; the per-class PSD-ROC figures load; nothing is wider than the page."""
+    text = desed_page.read_text()
+    assert "<h1>Guard vectors of 3 systems on 1168 clips × 10 classes</h1>" in text
+    copy = tmp_path / "checked.html"
+    copy.write_text(text.replace("</body>", CHECKS + "</body>"))
+    dom = browse(copy, tmp_path, f"--window-size={WIDTH},1000", "--virtual-time-budget=8000",
+                 "--dump-dom")
+    found = re.search(r'<pre id="checks">(.*?)</pre>', dom, re.S)
+    assert found, "the check script did not run: " + dom[-500:]
+    out = json.loads(html.unescape(found.group(1)))
+    assert out["closedScrollWidth"] <= WIDTH and out["openScrollWidth"] <= WIDTH, out
+    view = out["overview"]
+    assert view["right"] <= WIDTH and view["clipped"] == 0
+    assert len(out["cells"]) == 3 * 4  # the ranking table: 3 systems × PSDS1, PSDS2, mAUC, mpAUC
+    for _, _, cell in out["cells"]:
+        assert re.match(r"^0\.\d{3}0\.\d{3}–0\.\d{3}$", cell), cell
+    assert len(out["images"]) == 3  # the vectors and the per-class PSD-ROC of PSDS1 and PSDS2
+    for image in out["images"]:
+        assert image["complete"] and image["natural"] > 0 and image["right"] <= WIDTH, image
+    assert re.search(r"0\.353<span class=\"iv\">0\.3\d\d–0\.3\d\d</span>", text)  # PSDS1
+    assert '<th scope="col">macro</th>' in text
+    shot = tmp_path / "desed_report.png"
+    browse(desed_page, tmp_path, f"--window-size={WIDTH},2400", f"--screenshot={shot}")
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     print(f"\nscreenshot: {shot}")

@@ -111,6 +111,30 @@ def test_rank_reversals_are_marked():
     assert result.flips("offset") == []
 
 
+def test_the_figure_draws_logic_and_the_coordinates_that_move_with_eps():
+    """missed and false count the same events at every eps (no window in their clauses):
+    the figure leaves them out and names them; onset moves, and logic is each radius's mean
+    of the non-vacuous coordinates."""
+    ref, durations = reference(4)
+    result = sweep(ref, {"late": shifted(ref, 0.15, 0.0), "same": ref}, AuditPolicy(),
+                   ["0", "100ms", "200ms"], durations=durations)
+    assert result.varies("onset") and not result.varies("missed")
+    assert not result.varies("false")
+    for radius in result.radii:
+        scores = [result.score("late", radius, c) for c in result.coordinates]
+        known = [v for v in scores if not math.isnan(v)]
+        assert result.logic("late", radius) == pytest.approx(sum(known) / len(known))
+    from sedcontract.analysis.sweep import sweep_png
+    from sedcontract.figures import system_colours
+
+    first = sweep_png(result)
+    assert first[:8] == b"\x89PNG\r\n\x1a\n"
+    # one colour per name, whichever figure names which systems: a report's own map is used
+    colours = system_colours(["late", "same", "zzz_other"])
+    assert colours["late"] == system_colours(["late", "same"])["late"]
+    assert sweep_png(result, colours) == first
+
+
 def test_system_names_are_escaped_in_the_markdown():
     """A system named like HTML or with a pipe stays text in its table column and in the
     ranking flips; an ordinary name is written as it is."""

@@ -111,6 +111,51 @@ def test_a_guard_coordinate_and_logic_are_objectives(tmp_path):
         tune(ref, folder, durations, "f1")
 
 
+def test_a_risk_order_is_an_objective_the_mean_of_its_high_risk_kinds(tmp_path, capsys):
+    """``--objective risk --risk-order FILE``: each candidate's per-class value is the mean of
+    the non-vacuous scores of the order's high-risk kinds (a coordinate and a diagnostic here,
+    read off each candidate's audit); a high-risk kind the contract cannot score is refused,
+    named, and a risk order goes with --objective risk only."""
+    import sedcontract
+    from sedcontract.analysis.selection import RiskOrder
+    from sedcontract.traces import read_durations, read_events
+    from sedcontract.traces.decision import DecisionPolicy
+    from sedcontract.traces.given import TableMapping, detections, score_source
+
+    folder, ref, durations = split(tmp_path, "val", 3, clips=3)
+    grid = {"thresholds": (0.1, 0.3, 0.6), "median_filters": (0.0, 0.06)}
+    order = RiskOrder(("false", "leakage", "onset"), frozenset({"false", "leakage"}))
+    risk = tune(ref, folder, durations, "risk", risk=order, **grid)
+    false = tune(ref, folder, durations, "false", **grid)
+    events_ref, seconds = read_events(ref), read_durations(durations)
+    tables = TableMapping(dict(score_source(folder, events_ref.clips).tables()))
+    for k, (t, m) in enumerate(risk.candidates):
+        events = detections(tables, events_ref, DecisionPolicy(threshold=t, median_filter=m),
+                            "scores")
+        typed = sedcontract.audit(events_ref, events, durations=seconds).modes["typed"]
+        for c, name in enumerate(CLASSES):
+            cells = [typed.per_class(kind)[name] for kind in ("false", "leakage")]
+            known = [cell.score for cell in cells if not cell.vacuous]
+            expected = sum(known) / len(known) if known else np.nan
+            assert np.isclose(risk.values[k, c], expected, equal_nan=True), (t, m, name)
+            assert np.isclose(false.values[k, c], cells[0].score if not cells[0].vacuous
+                              else np.nan, equal_nan=True)
+    assert not np.array_equal(risk.values, false.values, equal_nan=True)
+    with pytest.raises(SedContractError, match="a risk order is the objective risk"):
+        tune(ref, folder, durations, "false", risk=order, **grid)
+    (tmp_path / "risk.yaml").write_text("order: [false, clipping]\nhigh: 2\n")
+    args = ["tune", "--ref", str(ref), "--pred-scores", str(folder), "--durations",
+            str(durations), "--objective", "risk", "--risk-order", str(tmp_path / "risk.yaml"),
+            "--thresholds", "0.3,0.6", "--median-filters", "0", "--out",
+            str(tmp_path / "tuned.yaml")]
+    assert main(args) == 2
+    assert "clipping" in capsys.readouterr().err
+    (tmp_path / "risk.yaml").write_text("order: [false, leakage, onset]\nhigh: 2\n")
+    assert main(args) == 0 and "Tuned for risk per class" in capsys.readouterr().out
+    assert main([*args[:8], "logic", *args[9:]]) == 2  # a risk order without --objective risk
+    assert "go together" in capsys.readouterr().err
+
+
 def test_ties_and_vacuous_classes_follow_the_declared_rule():
     """Equal values go to the smaller median filter, then the threshold nearest 0.5; a class
     vacuous everywhere keeps the best single setting and is named."""

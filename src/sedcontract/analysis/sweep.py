@@ -18,7 +18,7 @@ from sedcontract.audit.render import interval_text, markdown_text, read_csv, row
 from sedcontract.contracts.bounds import coerce_binding
 from sedcontract.contracts.policy import AuditPolicy
 from sedcontract.errors import SedContractError, TraceFormatError
-from sedcontract.figures import png, pyplot
+from sedcontract.figures import png, pyplot, system_colours
 from sedcontract.resampling import Interval
 from sedcontract.traces import EventList
 from sedcontract.traces.times import parse_time
@@ -108,6 +108,23 @@ class SweepResult:
             if (row["system"], row["eps"], row["coordinate"]) == (system, radius, coordinate):
                 return math.nan if row["score"] is None else row["score"]
         raise KeyError((system, radius, coordinate))
+
+    def logic(self, system: str, radius: str) -> float:
+        """The mean of the non-vacuous coordinates at ``radius`` (NaN when all are vacuous)."""
+        known = [v for c in self.coordinates
+                 if not math.isnan(v := self.score(system, radius, c))]
+        return sum(known) / len(known) if known else math.nan
+
+    def varies(self, coordinate: str) -> bool:
+        """Whether some system's counts of ``coordinate`` differ between radii: the coordinate
+        depends on eps (``silence``, ``onset``, …) rather than on the events alone."""
+        seen: dict[str, tuple[int, int]] = {}
+        for row in self.rows:
+            if row["coordinate"] == coordinate:
+                counts = (row["satisfied"], row["obligations"])
+                if seen.setdefault(row["system"], counts) != counts:
+                    return True
+        return False
 
     def flips(self, coordinate: str) -> list[str]:
         """Systems in a pair whose order on ``coordinate`` reverses between the first
@@ -296,43 +313,52 @@ def sweep_markdown(result: SweepResult) -> str:
     return "\n".join(out)
 
 
-def sweep_png(result: SweepResult) -> bytes:
-    """The figure as PNG bytes: one panel per coordinate, a line per system (score against eps
-    in ms, its bootstrap interval as a band when there is one); on a panel, the systems whose
-    ranking flips on that coordinate are drawn dashed. One legend below the panels."""
+def sweep_png(result: SweepResult, colours: Mapping[str, Any] | None = None) -> bytes:
+    """The figure as PNG bytes: logic, then one panel per coordinate that depends on eps (the
+    others are named in the title), a line per system in its colour (``colours``: name →
+    colour, one per system across a report's figures) with its bootstrap interval as a band
+    when there is one; on a panel, the systems whose ranking flips are drawn dashed. One
+    legend below the panels."""
     plt = pyplot()
 
+    colours = colours or system_colours(result.systems)
     x = [_ms(r) for r in result.radii]
-    cols = min(4, len(result.coordinates))
-    rows = -(-len(result.coordinates) // cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(3.2 * cols, 2.6 * rows + 0.6), squeeze=False,
+    varying = [c for c in result.coordinates if result.varies(c)]
+    fixed = [c for c in result.coordinates if c not in varying]
+    panels = ["logic", *varying]
+    cols = min(4, len(panels))
+    rows = -(-len(panels) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(3.2 * cols, 2.6 * rows + 0.8), squeeze=False,
                              sharex=True)
-    handles = {}
-    for ax, coordinate in zip(axes.flat, result.coordinates, strict=False):
-        flips = set(result.flips(coordinate)) if len(result.systems) > 1 else set()
-        for k, system in enumerate(result.systems):
-            y = [result.score(system, r, coordinate) for r in result.radii]
-            line, = ax.plot(x, y, marker="o", markersize=3, color=f"C{k % 10}",
-                            linestyle="--" if system in flips else "-")
-            handles.setdefault(system, line)
-            if result.intervals is not None:  # the bootstrap interval as a band
-                ivs = [result.intervals[(system, r)][coordinate] for r in result.radii]
+    for ax, coordinate in zip(axes.flat, panels, strict=False):
+        flips = set(result.flips(coordinate)) if len(result.systems) > 1 and \
+            coordinate != "logic" else set()
+        for system in result.systems:
+            y = [result.logic(system, r) if coordinate == "logic" else
+                 result.score(system, r, coordinate) for r in result.radii]
+            ax.plot(x, y, marker="o", markersize=3, color=colours[system],
+                    linestyle="--" if system in flips else "-")
+            ivs = [result.intervals[(system, r)].get(coordinate) for r in result.radii] \
+                if result.intervals is not None else []
+            if ivs and all(iv is not None for iv in ivs):  # the bootstrap interval as a band
                 ax.fill_between(x, [iv.lo for iv in ivs], [iv.hi for iv in ivs],
-                                color=line.get_color(), alpha=0.15, linewidth=0)
+                                color=colours[system], alpha=0.15, linewidth=0)
         ax.set_title(coordinate + (" (dashed: ranking flips)" if flips else ""), fontsize=9)
         ax.set_ylim(-0.02, 1.02)
         ax.grid(alpha=0.3)
-    for ax in list(axes.flat)[len(result.coordinates):]:
+    for ax in list(axes.flat)[len(panels):]:
         ax.set_visible(False)
     for ax in axes[-1]:
         ax.set_xlabel("eps (ms)", fontsize=8)
-    fig.suptitle(f"guard vector against the tolerance radius ({result.mode} traces)",
-                 fontsize=10)
-    legend_rows = -(-len(handles) // 6)
+    title = f"guard vector against the tolerance radius ({result.mode} traces)"
+    if fixed:
+        title += f"\nnot drawn, the same at every eps: {', '.join(fixed)}"
+    fig.suptitle(title, fontsize=10)
+    legend_rows = -(-len(result.systems) // 6)
     from matplotlib.lines import Line2D
 
-    fig.legend([Line2D([], [], color=h.get_color(), marker="o", markersize=3)
-                for h in handles.values()], list(handles), loc="lower center",
-               ncol=min(6, len(handles)), fontsize=8, frameon=False)
+    fig.legend([Line2D([], [], color=colours[s], marker="o", markersize=3)
+                for s in result.systems], list(result.systems), loc="lower center",
+               ncol=min(6, len(result.systems)), fontsize=8, frameon=False)
     fig.tight_layout(rect=(0, 0.04 + 0.03 * legend_rows, 1, 1))
     return png(fig, dpi=120)

@@ -2,9 +2,12 @@
 decision (a threshold and a median filter, the same for every class) is applied to the score
 tables, the objective is read per class, and each class keeps the candidate that serves it
 best. The objective is a standard score's per-class F1 (``event``: collar, ``intersection``,
-``segment``, ``frame``), a guard coordinate of the typed vector (``onset``, ``offset``, …), or
-``logic`` (the mean of a class's non-vacuous coordinates). Classes are independent under all of
-them (a class's score reads only its own events), so the per-class choices compose.
+``segment``, ``frame``), a guard coordinate of the typed vector (``onset``, ``offset``, …),
+``logic`` (the mean of a class's non-vacuous coordinates), or ``risk``: the mean of a risk
+order's high-risk kinds (coordinates or diagnostics of the contract, e.g. missed, leakage,
+false), so the failures the consumer can least afford are the ones kept rarest. Classes are
+independent under all of them (a class's score reads only its own events), so the per-class
+choices compose.
 
 Ties go to the smaller median filter, then to the threshold nearest the global default (0.5):
 the choice is deterministic. A class whose objective is vacuous at every candidate (no
@@ -19,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from sedcontract.analysis.selection import RiskOrder
 from sedcontract.audit import AuditPolicy, ScoreSettings, audit, score
 from sedcontract.errors import SedContractError
 from sedcontract.traces import EventList
@@ -27,6 +31,7 @@ from sedcontract.traces.given import TableMapping, detections, durations_of, eve
 from sedcontract.traces.given import score_source as table_source
 
 F1_OBJECTIVES = ("event", "intersection", "segment", "frame")
+RISK = "risk"  # the mean of a risk order's high-risk kinds
 DEFAULT_THRESHOLDS = tuple(round(0.1 * k, 1) for k in range(1, 10))
 DEFAULT_FILTERS = (0.0, 0.1, 0.2, 0.4)
 
@@ -67,16 +72,35 @@ class Tuning:
 
 
 def objective_names(policy: AuditPolicy) -> tuple[str, ...]:
-    """The objectives a policy offers: the F1 scores, its contract's coordinates, logic."""
+    """The objectives a policy offers: the F1 scores, its contract's coordinates, logic and
+    a risk order's high-risk kinds."""
     from sedcontract.audit.guard import clause_names
 
-    return (*F1_OBJECTIVES, *clause_names(policy.parsed)[0], "logic")
+    return (*F1_OBJECTIVES, *clause_names(policy.parsed)[0], "logic", RISK)
+
+
+def risk_kinds(policy: AuditPolicy, risk: RiskOrder | None) -> tuple[str, ...]:
+    """The high-risk kinds of ``risk`` in its order, each a coordinate or diagnostic of the
+    policy's contract (a pathology name that is neither is refused: tuning reads scores)."""
+    from sedcontract.audit.guard import clause_names
+
+    if risk is None:
+        raise SedContractError("the objective risk needs a risk order (--risk-order FILE)")
+    coordinates, diagnostics, _ = clause_names(policy.parsed)
+    kinds = tuple(k for k in risk.order if k in risk.high)
+    unknown = [k for k in kinds if k not in (*coordinates, *diagnostics)]
+    if unknown:
+        raise SedContractError(f"{risk.path}: the high-risk kind(s) {', '.join(unknown)} are "
+                               "no coordinate or diagnostic of the contract, so tuning cannot "
+                               f"score them (it knows {', '.join((*coordinates, *diagnostics))})")
+    return kinds
 
 
 def class_values(ref: EventList, events: EventList, policy: AuditPolicy, objective: str,
-                 classes: Sequence[str], durations: Mapping[str, float] | None
-                 ) -> np.ndarray:
-    """The objective per class (NaN where vacuous) of one candidate's events."""
+                 classes: Sequence[str], durations: Mapping[str, float] | None,
+                 kinds: Sequence[str] = ()) -> np.ndarray:
+    """The objective per class (NaN where vacuous) of one candidate's events (``kinds``: the
+    high-risk kinds the objective ``risk`` averages)."""
     if objective in F1_OBJECTIVES:
         report = score(ref, events, policy.but(scores=policy.scores or ScoreSettings()),
                        durations=durations, classes=classes)
@@ -84,7 +108,8 @@ def class_values(ref: EventList, events: EventList, policy: AuditPolicy, objecti
         return np.array([per[c].f1 for c in classes], dtype=np.float64)
     report = audit(ref, events, policy, durations=durations, mode="typed", classes=classes)
     typed = report.modes["typed"]
-    names = report.coordinates if objective == "logic" else (objective,)
+    names = report.coordinates if objective == "logic" else tuple(kinds) \
+        if objective == RISK else (objective,)
     cells = {name: typed.per_class(name) for name in names}
     out = []
     for c in classes:
@@ -96,15 +121,21 @@ def class_values(ref: EventList, events: EventList, policy: AuditPolicy, objecti
 def tune(ref: Any, scores: Any, durations: Any, objective: str, *,
          policy: AuditPolicy | None = None, thresholds: Sequence[float] = DEFAULT_THRESHOLDS,
          median_filters: Sequence[float] = DEFAULT_FILTERS,
-         classes: Sequence[str] | None = None, where: str = "scores") -> Tuning:
+         classes: Sequence[str] | None = None, where: str = "scores",
+         risk: RiskOrder | None = None) -> Tuning:
     """Tune each class's threshold and median filter on ``scores`` (a folder, a table source
     or clip → DataFrame) against ``ref`` for ``objective`` (higher is better); ``policy``
-    measures (its contract, hop, score settings)."""
+    measures (its contract, hop, score settings); ``risk``: the risk order of the objective
+    ``risk``."""
     policy = policy or AuditPolicy()
     names = objective_names(policy)
     if objective not in names:
         raise SedContractError(f"unknown objective {objective!r}; choose one of "
                                f"{', '.join(names)}")
+    if risk is not None and objective != RISK:
+        raise SedContractError(f"a risk order is the objective risk's; --objective {objective} "
+                               "does not read it")
+    kinds = risk_kinds(policy, risk) if objective == RISK else ()
     thresholds = sorted({float(t) for t in thresholds})
     median_filters = sorted({float(m) for m in median_filters})
     if not thresholds or not median_filters:
@@ -127,7 +158,7 @@ def tune(ref: Any, scores: Any, durations: Any, objective: str, *,
     values = np.empty((len(candidates), len(names_of)))
     for k, (t, m) in enumerate(candidates):
         events = detections(tables, ref, DecisionPolicy(threshold=t, median_filter=m), where)
-        values[k] = class_values(ref, events, policy, objective, names_of, durations)
+        values[k] = class_values(ref, events, policy, objective, names_of, durations, kinds)
     return choose(objective, names_of, candidates, values)
 
 

@@ -30,9 +30,21 @@ from sedcontract.resampling import (
 )
 from sedcontract.scores.counts import MetricResult
 
-__all__ = ["POLICY_KEYS", "bootstrap_intervals", "count_scores", "f1_scores",
-           "hierarchical_bootstrap", "paired_bootstrap", "resampled_f1", "resampled_scores",
-           "score_intervals", "seed_clip_draws", "stratified_bootstrap"]
+__all__ = [
+    "POLICY_KEYS",
+    "bootstrap_intervals",
+    "count_scores",
+    "f1_scores",
+    "hierarchical_bootstrap",
+    "macro_f1",
+    "paired_bootstrap",
+    "resampled_f1",
+    "resampled_macro_f1",
+    "resampled_scores",
+    "score_intervals",
+    "seed_clip_draws",
+    "stratified_bootstrap",
+]
 
 # The policy settings that decide what a count means; two reports compared clip by clip must
 # agree on all of them. (``decision`` and ``scores`` may differ: how each system's posteriors
@@ -127,6 +139,23 @@ def resampled_f1(parts: np.ndarray, resamples: int, seed: int) -> np.ndarray:
     """Per-clip (tp, references, outputs) ``[clips, …, 3]`` → ``[resamples, …]``: every
     resample's :func:`f1_scores`, the same draws as :func:`resampled_scores`."""
     return np.concatenate([f1_scores(t) for t in _resampled_totals(parts, resamples, seed)])
+
+
+def macro_f1(totals: np.ndarray) -> np.ndarray:
+    """``[…, classes, 3]`` totals → ``[…]``: the mean of the per-class F1 over the classes
+    where it is defined (:meth:`~sedcontract.scores.counts.MetricResult.macro`), NaN where
+    none is."""
+    f1 = f1_scores(totals)
+    defined = (~np.isnan(f1)).sum(axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(defined > 0, np.nansum(f1, axis=-1) / np.maximum(defined, 1), np.nan)
+
+
+def resampled_macro_f1(parts: np.ndarray, resamples: int, seed: int) -> np.ndarray:
+    """Per-clip (tp, references, outputs) per class ``[clips, …, classes, 3]`` →
+    ``[resamples, …]``: every resample's :func:`macro_f1`, the same draws as
+    :func:`resampled_f1`."""
+    return np.concatenate([macro_f1(t) for t in _resampled_totals(parts, resamples, seed)])
 
 
 def paired_bootstrap(a: GuardReport | Sequence[GuardReport],
@@ -321,7 +350,11 @@ def _drawn_totals(counts: np.ndarray, draws: Iterator[np.ndarray]) -> Iterator[n
     matrix product of draw counts by the count matrix per block."""
     n, shape = counts.shape[0], counts.shape[1:]
     flat = counts.reshape(n, -1)
-    # Integer-valued float64 sums are exact below 2**53 whatever BLAS's order; above, integers.
+    # Integer-valued float64 sums are exact below 2**53 whatever BLAS's order; above, integers,
+    # which hold any resample's sum while n times the largest count stays below 2**63.
+    if float(flat.max(initial=0)) * n >= 2.0 ** 63:
+        raise SedContractError("counts too large to resample: a resample drawing the largest "
+                               "clip's count every time would pass 2^63 − 1")
     exact = float(flat.max(initial=0)) * n < 2.0 ** 53
     matrix = flat.astype(np.float64) if exact else flat
     for drawn in draws:

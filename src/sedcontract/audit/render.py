@@ -21,6 +21,7 @@ import numpy as np
 
 from sedcontract.audit.guard import Cell, GuardReport, ModeReport, ScoresReport
 from sedcontract.audit.rows import matching_row, score_row
+from sedcontract.audit.summary_rows import ranking_rows, setting_rows
 from sedcontract.errors import TraceFormatError
 from sedcontract.outputs import atomic_write
 from sedcontract.scores.counts import Counts, MetricResult
@@ -30,8 +31,9 @@ from sedcontract.traces.soft import SoftLabels
 from sedcontract.traces.tsv import regular_file
 
 SCHEMA_VERSION = 1
-ROW_FIELDS = ("system", "policy", "mode", "clip", "class", "coordinate", "role", "sort",
-              "satisfied", "obligations")
+TEXT_FIELDS = ("system", "policy", "mode", "clip", "class", "coordinate", "role", "sort")
+ROW_FIELDS = (*TEXT_FIELDS, "satisfied", "obligations")  # every source row has these
+VALUE_FIELD = "value"  # a ranking row's number (PSDS, mAUC, …); optional in older files
 MAX_COUNT = 2**63 - 1  # counts are summed as int64
 
 
@@ -69,12 +71,23 @@ def read_csv(path: str | Path, columns: Sequence[str], what: str
     """The records of a CSV file whose header names ``columns`` (see :func:`check_columns`) as
     ``(line, {column: text})``; blank lines are skipped, a record of another length is
     refused."""
-    reader = csv.reader(io.StringIO(read_text(path), newline=""))
+    return csv_records(read_text(path), path, columns, what)
+
+
+def csv_records(text: str, path: str | Path, columns: Sequence[str], what: str,
+                wanted: Sequence[str] | None = None) -> list[tuple[int, dict[str, str]]]:
+    """:func:`read_csv` of a file's text; ``wanted`` (default ``columns``) are the columns
+    each record holds, those beyond ``columns`` optional (blank when the header lacks them)."""
+    reader = csv.reader(io.StringIO(text, newline=""))
     records = []
     try:
         header = next(reader, [])
         check_columns(header, columns, path, what)
-        at = {c: header.index(c) for c in columns}
+        twice = [c for c in wanted or () if header.count(c) > 1]
+        if twice:
+            raise TraceFormatError(f"the header names column {twice[0]!r} twice",
+                                   path=str(path), row=1, column=twice[0])
+        at = {c: header.index(c) for c in wanted or columns if c in header}
         for record in reader:
             if record and len(record) != len(header):
                 raise TraceFormatError(f"{len(record)} fields; the header has {len(header)}",
@@ -230,7 +243,8 @@ def psds_markdown(result: dict[str, Any]) -> str:
 
 def auroc_dict(result: dict[str, Any]) -> dict[str, Any]:
     """Segment-based AUROC as plain data (an undefined value is null)."""
-    out = {**result, "mauc": _number(result["mauc"]), "mpauc": _number(result["mpauc"]),
+    out = {**{k: v for k, v in result.items() if k != "draws"},
+           "mauc": _number(result["mauc"]), "mpauc": _number(result["mpauc"]),
            "per_class": {c: {k: _number(v) for k, v in values.items()}
                          for c, values in result["per_class"].items()}}
     if "intervals" in result:
@@ -336,13 +350,24 @@ def to_rows(report: GuardReport, system: str = "system",
     ``score:<name>/recall`` and ``/precision`` rows count true positives of the references and
     of the outputs (segment scores: segments). With ``soft`` labels of the reference,
     ``softness`` rows hold the annotated segments' summed ambiguity ``1 − |2s − 1|`` and their
-    number, both in thousandths (their ratio is the mean ambiguity)."""
+    number, both in thousandths (their ratio is the mean ambiguity).
+
+    A row whose counts are both 0 adds nothing to any sum and is left out (most rows of a
+    many-class corpus), except on each mode's first coordinate, so every clip and class keeps
+    its row in order, and on the first clip, so every coordinate is named."""
     rows = []
     policy = policy_id(report.policy)
+    first_clip = report.clips[0] if report.clips else None
+    named: set[str] = set()  # modes whose first coordinate was written in full
 
     def add(mode: str, labels: list[tuple[str, str | None]], coordinate: str, role: str,
             sort: str, satisfied: np.ndarray, obligations: np.ndarray) -> None:
-        for i, (clip, cls) in enumerate(labels):
+        every = mode not in named
+        named.add(mode)
+        for i in (range(len(labels)) if every else
+                  np.flatnonzero((np.asarray(satisfied) != 0) | (np.asarray(obligations) != 0)
+                                 | np.array([c == first_clip for c, _ in labels], dtype=bool))):
+            clip, cls = labels[i]
             rows.append({"system": system, "policy": policy, "mode": mode, "clip": clip,
                          "class": "*" if cls is None else cls, "coordinate": coordinate,
                          "role": role, "sort": sort, "satisfied": int(satisfied[i]),
@@ -380,12 +405,17 @@ def to_rows(report: GuardReport, system: str = "system",
 
 def to_csv(report: GuardReport, system: str = "system", soft: SoftLabels | None = None,
            extra: Iterable[dict[str, Any]] = ()) -> str:
-    """The source rows of :func:`to_rows` as CSV, then ``extra`` rows (same columns)."""
+    """The source rows of :func:`to_rows` as CSV, then ``extra`` rows (same columns), then
+    the rows of what is no per-clip count: the policy's settings and the ranking metrics
+    (:mod:`sedcontract.audit.summary_rows`), their number in the ``value`` column."""
     out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=ROW_FIELDS, lineterminator="\n")
+    writer = csv.DictWriter(out, fieldnames=(*ROW_FIELDS, VALUE_FIELD), lineterminator="\n")
     writer.writeheader()
     writer.writerows(to_rows(report, system, soft))
     writer.writerows(extra)
+    digest = policy_id(report.policy)
+    writer.writerows(setting_rows(report.policy, report.psds, report.auroc, system, digest))
+    writer.writerows(ranking_rows(report.psds, report.auroc, system, digest))
     return out.getvalue()
 
 

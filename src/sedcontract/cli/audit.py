@@ -248,11 +248,18 @@ class AuditRequest:
         if self.soft is not None and self.format == "json":
             raise SedContractError("--soft adds the table by annotation confidence (--format "
                                    "md) or softness and confidence rows (--format csv)")
-        if self.format in SYSTEM_FORMATS and (self.bootstrap or self.compare
-                                              or self.compare_scores):
-            raise SedContractError("--bootstrap and --compare add intervals to --format md or "
-                                   "json; csv rows are the per-clip counts they are computed "
-                                   "from")
+        if self.format in SYSTEM_FORMATS and (self.compare or self.compare_scores):
+            raise SedContractError("--compare and --compare-scores add paired intervals to "
+                                   "--format md or json; csv rows are the per-clip counts "
+                                   "they are computed from (sedcontract report --baseline "
+                                   "pairs systems from their rows)")
+        if self.format in SYSTEM_FORMATS and self.bootstrap and not (
+                self.pred_scores is not None and self.with_scores):
+            raise SedContractError("--bootstrap with --format csv writes the bootstrap draws of "
+                                   "PSDS, mAUC and mpAUC, which come from score files "
+                                   "(--pred-scores with --with-scores); the guard coordinates' "
+                                   "and F1 intervals are computed by sedcontract report from "
+                                   "the per-clip rows")
 
     def reads(self, contract: list[Path]) -> Named:
         """The paths the request reads, by option (``contract``: the contract's file)."""
@@ -444,8 +451,9 @@ def compute(request: AuditRequest) -> Audited:
     soft = read_soft_tsv(request.soft) if request.soft else None
     confidence = None if soft is None else by_confidence(
         ref, pred, policy, soft, durations=request.durations, classes=classes)
-    return Audited(report, report.psds, _sections(request, report, ref, policy, classes), soft,
-                   confidence, ranking=ranking)
+    sections = {} if request.format in SYSTEM_FORMATS else \
+        _sections(request, report, ref, policy, classes)  # rows: the report resamples them
+    return Audited(report, report.psds, sections, soft, confidence, ranking=ranking)
 
 
 def _ranking_comparison(request: AuditRequest, ref: EventList, folder: ScoreFolder,
@@ -665,7 +673,8 @@ def _audit_options(parser: argparse.ArgumentParser) -> None:
                              "--pred-points adds PSDS whatever this says)")
     options.add_bootstrap_options(parser, default=0, what="every coordinate, logic and "
                                   "standard score, and PSDS, mAUC and mpAUC of score files "
-                                  "(md, json)")
+                                  "(md, json; csv: the draws of PSDS, mAUC and mpAUC, for "
+                                  "sedcontract report)")
     parser.add_argument("--compare", default=None, metavar="PRED_B",
                         help="a second system's predicted events (DCASE tsv or CSV) on the same "
                              "clips: adds the paired difference (--pred minus PRED_B) of every "

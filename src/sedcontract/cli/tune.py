@@ -57,17 +57,23 @@ class TuneRequest:
     policy: AuditPolicy
     out: str
     global_out: str | None
+    risk_order: str | None = None
 
     @classmethod
     def of(cls, args: argparse.Namespace) -> TuneRequest:
+        if (args.objective == "risk") != (args.risk_order is not None):
+            raise SedContractError("--objective risk and --risk-order FILE go together: the "
+                                   "objective is the mean of the order's high-risk kinds")
         return cls(args.ref, args.durations, args.pred_scores, args.objective,
                    args.thresholds, args.median_filters,
                    tuple(c.strip() for c in args.classes.split(",")) if args.classes else None,
-                   options.policy(args, scores=True), args.out, args.global_out)
+                   options.policy(args, scores=True), args.out, args.global_out,
+                   args.risk_order)
 
     def reads(self, contract: list[Path]) -> Named:
         return {"--ref": self.ref, "--durations": self.durations,
-                "--pred-scores": score_files(self.pred_scores), "--contract": contract}
+                "--pred-scores": score_files(self.pred_scores), "--contract": contract,
+                "--risk-order": given(self.risk_order)}
 
     def writes(self) -> Named:
         return {"--out": self.out, "--global-out": given(self.global_out)}
@@ -78,10 +84,17 @@ def _run(args: argparse.Namespace, out: Outputs) -> int:
     from sedcontract.traces.decision import decision_yaml
 
     request = TuneRequest.of(args)
+    risk = None
+    if request.risk_order is not None:
+        from sedcontract.analysis.selection import read_risk_order
+        from sedcontract.audit.guard import clause_names
+
+        coordinates, diagnostics, _ = clause_names(request.policy.parsed)
+        risk = read_risk_order(request.risk_order, [*coordinates, *diagnostics])
     tuning = tune(request.ref, request.pred_scores, request.durations, request.objective,
                   policy=request.policy, thresholds=request.thresholds,
                   median_filters=request.median_filters, classes=request.classes,
-                  where=request.pred_scores)
+                  where=request.pred_scores, risk=risk)
     table = tuning_markdown(tuning)
     note = (f"sedcontract tune --objective {request.objective} on {request.pred_scores} "
             f"against {request.ref}\nvalidation macro {request.objective}: tuned "
@@ -102,8 +115,12 @@ def _options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--objective", required=True,
                         help="what to maximise per class: event (collar F1), intersection, "
                              "segment or frame F1, a guard coordinate of the contract (onset, "
-                             "offset, missed, false, silence, duration, fragmentation), or "
-                             "logic")
+                             "offset, missed, false, silence, duration, fragmentation), "
+                             "logic, or risk (the mean of --risk-order's high-risk kinds)")
+    parser.add_argument("--risk-order", default=None, metavar="FILE",
+                        help="with --objective risk: a risk order (YAML order and high, as "
+                             "sedcontract select reads it) whose high-risk kinds are "
+                             "coordinates or diagnostics of the contract")
     parser.add_argument("--thresholds", type=_thresholds, default=None,
                         help="candidate thresholds: 0.2,0.5 or START:STOP:STEP (default "
                              "0.1:0.9:0.1)")

@@ -113,7 +113,11 @@ class MetricResult:
 
     def macro(self, name: str) -> tuple[float, int]:
         """Mean of a per-class score over classes where it is defined, and their number."""
-        values = [getattr(c, name) for c in self.per_class.values()]
+        return self.mean_of([getattr(c, name) for c in self.per_class.values()])
+
+    @staticmethod
+    def mean_of(values: Sequence[float]) -> tuple[float, int]:
+        """The macro rule: the mean of the defined values (NaN when none is), and how many."""
         values = [v for v in values if not math.isnan(v)]
         return (float(np.mean(values)) if values else math.nan), len(values)
 

@@ -297,6 +297,7 @@ def segment_auroc(scores: Any, ref: Any, durations: Any,
         result["intervals"] = interval_dicts(percentile_intervals(
             ("mauc", "mpauc"), (result["mauc"], result["mpauc"]), draws, level, resamples),
             seed)
+        result["draws"] = {"mauc": draws[:, 0], "mpauc": draws[:, 1]}  # for source rows
     return result
 
 

@@ -122,11 +122,12 @@ def paired_psds(scores: Any, other: Any, ref: Any, durations: Any,
 
 def psd_roc_png(result: Mapping[str, Any]) -> bytes:
     """The PSD-ROC of each scenario, a panel each: the effective TPR against the effective FP
-    rate up to ``max_efpr`` (with the mean TPR and its spread across classes where known)."""
+    rate up to ``max_efpr``, with each class's own curve and the mean TPR and its spread
+    across classes where known."""
     if "note" in result:
         raise SedContractError(f"no PSD-ROC to draw: PSDS was not computed ({result['note']})")
     plt = pyplot()
-    fig, axes = plt.subplots(1, len(result), figsize=(5.0 * len(result), 3.8), squeeze=False)
+    fig, axes = plt.subplots(1, len(result), figsize=(5.0 * len(result), 4.6), squeeze=False)
     for ax, (name, value) in zip(axes[0], result.items(), strict=True):
         roc, s = value["roc"], value["settings"]
         x = np.asarray(roc["efpr"], dtype=float)
@@ -139,6 +140,14 @@ def psd_roc_png(result: Mapping[str, Any]) -> bytes:
                             step="post", alpha=0.2, color="tab:blue",
                             label="mean TPR ± std over classes")
             ax.step(x_end, mean, where="post", color="tab:blue", linestyle="--", lw=1)
+        for k, (cls, curve) in enumerate(sorted((roc.get("classes") or {}).items())):
+            cx = np.asarray(curve["efpr"], dtype=float)
+            cy = np.asarray(curve["tpr"], dtype=float)
+            inside = cx <= s["max_efpr"]
+            if inside.any():  # each class's own staircase, thin, beneath the summary curves
+                ax.step(np.append(cx[inside], s["max_efpr"]),
+                        np.append(cy[inside], cy[inside][-1]), where="post", lw=0.8,
+                        alpha=0.7, color=f"C{k % 10}", label=cls)
         etpr = np.asarray(roc["etpr"], dtype=float)[keep]
         ax.step(x_end, np.append(etpr, etpr[-1]), where="post", color="black", lw=2,
                 label=f"eTPR = mean − {s['alpha_st']:g}·std")
@@ -149,6 +158,9 @@ def psd_roc_png(result: Mapping[str, Any]) -> bytes:
         ax.set_title(f"{name.upper()} {value['value']:.4f} (dtc {s['dtc']:g}, gtc {s['gtc']:g}, "
                      f"cttc {s['cttc']:g}, α_ct {s['alpha_ct']:g})", fontsize=9)
         ax.grid(alpha=0.3)
-        ax.legend(loc="lower right", fontsize=8)
-    fig.tight_layout()
+    handles, labels = axes[0][0].get_legend_handles_labels()  # the same curves in each panel
+    fig.legend(handles, labels, loc="lower center", fontsize=7, frameon=False,
+               ncol=min(len(labels), 3 * len(result)))
+    rows = -(-len(labels) // (3 * len(result)))
+    fig.tight_layout(rect=(0, 0.05 * rows, 1, 1))
     return png(fig)

@@ -150,6 +150,7 @@ def psds_with_intervals(scores: Any, ref: EventList, durations: Mapping[str, flo
     names = list(settings)
     intervals = interval_dicts(percentile_intervals(
         names, [out[n]["value"] for n in names], draws, level, resamples), seed)
-    for name in names:
+    for j, name in enumerate(names):
         out[name]["interval"] = intervals[name]
+        out[name]["draws"] = draws[:, j]  # kept for source rows; reports leave them out
     return out

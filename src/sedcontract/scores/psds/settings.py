@@ -82,9 +82,10 @@ def cut_note(cut: Mapping[str, int] | None, unit: str) -> str:
 
 
 def without_curves(result: Mapping[str, Any]) -> dict[str, Any]:
-    """A PSDS result as reports hold it: the values, settings and counts, not the curves."""
-    return {name: {k: v for k, v in value.items() if k != "roc"} if isinstance(value, dict)
-            else value for name, value in result.items()}
+    """A PSDS result as reports hold it: the values, settings and counts, not the curves nor
+    the bootstrap draws."""
+    return {name: {k: v for k, v in value.items() if k not in ("roc", "draws")}
+            if isinstance(value, dict) else value for name, value in result.items()}
 
 
 def ground_truth(ref: EventList) -> dict[str, list[tuple[float, float, str]]]:
