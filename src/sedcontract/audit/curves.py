@@ -42,6 +42,7 @@ EVENT_CLAUSES = ("missed", "false", "fragmentation")
 DIAGNOSTICS = ("late_onset", "early_onset", "late_release", "early_release", "merge", "leakage")
 CURVE_COORDINATES = (*FRAME_CLAUSES, *EVENT_CLAUSES, *DIAGNOSTICS)  # exact at every threshold
 INF = math.inf
+BATCH_CELLS = 1_000_000  # grid cells (frames × rows) handled at once: bounds the memory
 
 
 @dataclass(frozen=True)
@@ -68,202 +69,238 @@ class Curve:
         return self.values[::-1]
 
 
-@dataclass
-class _Changes:
-    """Changes collected for one (mode, class, coordinate): base counts and per-value
-    changes."""
+class _Counts:
+    """The changes of one coordinate for every key (a class, and the union trace last): the
+    counts with nothing active, and ``(key, value, satisfied change, obligation change)``
+    meaning "for thresholds below ``value``, add these"."""
 
-    base_sat: int = 0
-    base_obl: int = 0
-    values: list[np.ndarray] = field(default_factory=list)
-    d_sat: list[np.ndarray] = field(default_factory=list)
-    d_obl: list[np.ndarray] = field(default_factory=list)
+    def __init__(self, keys: int) -> None:
+        self.keys = keys
+        self.base = np.zeros((keys, 2), dtype=np.int64)
+        self.parts: list[tuple[np.ndarray, ...]] = []
 
-    def add(self, values: Any, d_sat: Any = 0, d_obl: Any = 0) -> None:
-        values = np.atleast_1d(np.asarray(values, dtype=np.float64))
-        if not len(values):
+    def add_base(self, key: np.ndarray, sat: Any, obl: Any) -> None:
+        key = np.asarray(key, dtype=np.int64)
+        np.add.at(self.base, (key, 0), np.broadcast_to(np.asarray(sat, dtype=np.int64),
+                                                       key.shape))
+        np.add.at(self.base, (key, 1), np.broadcast_to(np.asarray(obl, dtype=np.int64),
+                                                       key.shape))
+
+    def add(self, key: np.ndarray, value: np.ndarray, sat: Any, obl: Any) -> None:
+        key, value = np.asarray(key, dtype=np.int64), np.asarray(value, dtype=np.float64)
+        live = value > -INF  # "below -inf" holds for no threshold
+        if not live.any():
             return
-        self.values.append(values)
-        self.d_sat.append(np.broadcast_to(np.asarray(d_sat, dtype=np.int64), values.shape))
-        self.d_obl.append(np.broadcast_to(np.asarray(d_obl, dtype=np.int64), values.shape))
+        shape = key.shape
+        self.parts.append((key[live], value[live],
+                           np.broadcast_to(np.asarray(sat, dtype=np.int64), shape)[live],
+                           np.broadcast_to(np.asarray(obl, dtype=np.int64), shape)[live]))
 
-    def curve(self) -> Curve:
-        if not self.values:
-            empty = np.zeros(0)
-            return Curve(empty, empty.astype(np.int64), empty.astype(np.int64),
-                         (self.base_sat, self.base_obl))
-        values = np.concatenate(self.values)
-        sat, obl = np.concatenate(self.d_sat), np.concatenate(self.d_obl)
-        keep = values > -INF  # [t < -inf] holds for no threshold
-        values, sat, obl = values[keep], sat[keep], obl[keep]
-        unique, inverse = np.unique(-values, return_inverse=True)
-        sat_sum = np.bincount(inverse.reshape(-1), weights=sat, minlength=len(unique))
-        obl_sum = np.bincount(inverse.reshape(-1), weights=obl, minlength=len(unique))
-        changed = (sat_sum != 0) | (obl_sum != 0)
-        return Curve(-unique[changed],
-                     self.base_sat + np.cumsum(np.rint(sat_sum[changed])).astype(np.int64),
-                     self.base_obl + np.cumsum(np.rint(obl_sum[changed])).astype(np.int64),
-                     (self.base_sat, self.base_obl))
+    def interval(self, key: np.ndarray, lo: np.ndarray, hi: np.ndarray, sat: int,
+                 obl: int) -> None:
+        """Add ``[lo <= t < hi]`` times (sat, obl) for each key."""
+        keep = lo < hi
+        self.add(key[keep], hi[keep], sat, obl)
+        self.add(key[keep], lo[keep], -sat, -obl)
+
+    def compact(self) -> None:
+        """The changes summed per key and value (descending) and zero changes dropped: memory
+        follows the distinct score values, not the frames added."""
+        if not self.parts:
+            return
+        key, value, sat, obl = (np.concatenate(x) for x in zip(*self.parts, strict=True))
+        by_key = np.argsort(key, kind="stable")  # a few keys: split first, then sort values
+        bounds = np.searchsorted(key[by_key], np.arange(self.keys + 1))
+        parts = []
+        for k in range(self.keys):
+            mine = by_key[bounds[k]:bounds[k + 1]]
+            unique, inverse = np.unique(-value[mine], return_inverse=True)
+            d_sat = np.rint(np.bincount(inverse, weights=sat[mine], minlength=len(unique)))
+            d_obl = np.rint(np.bincount(inverse, weights=obl[mine], minlength=len(unique)))
+            changed = (d_sat != 0) | (d_obl != 0)
+            parts.append((np.full(int(changed.sum()), k, dtype=np.int64), -unique[changed],
+                          d_sat[changed].astype(np.int64), d_obl[changed].astype(np.int64)))
+        self.parts = parts
+
+    def curves(self) -> list[Curve]:
+        """Each key's :class:`Curve`."""
+        self.compact()
+        out = []
+        for k in range(self.keys):
+            base = (int(self.base[k, 0]), int(self.base[k, 1]))
+            _, value, sat, obl = self.parts[k] if self.parts else (None, np.zeros(0), np.zeros(
+                0, dtype=np.int64), np.zeros(0, dtype=np.int64))
+            out.append(Curve(value, base[0] + np.cumsum(sat), base[1] + np.cumsum(obl), base))
+        return out
 
 
-def _indicator(changes: _Changes, lo: np.ndarray, hi: np.ndarray, what: str = "sat") -> None:
-    """Add ``[lo <= t < hi]`` for disjoint intervals (lo may be -inf, hi +inf)."""
+def _grouped_indicator(group: np.ndarray, lo: np.ndarray, hi: np.ndarray, exactly_one: bool
+                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For intervals ``[lo, hi)`` of ``t`` tagged by ``group``: where, in each group, the
+    number of intervals holding ``t`` is at least one (``exactly_one``: exactly one) changes,
+    as ``(group, value, change)``: for thresholds below ``value``, add ``change``."""
     keep = lo < hi
-    lo, hi = lo[keep], hi[keep]
-    if what == "sat":
-        changes.add(hi, 1, 0)
-        changes.add(lo, -1, 0)
-    else:
-        changes.add(hi, 0, 1)
-        changes.add(lo, 0, -1)
-
-
-def _union(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The union of intervals ``[lo, hi)`` as disjoint intervals (touching ones joined)."""
-    keep = lo < hi
-    lo, hi = lo[keep], hi[keep]
-    if not len(lo):
-        return lo, hi
-    order = np.argsort(lo, kind="stable")
-    lo, hi = lo[order], hi[order]
-    reach = np.maximum.accumulate(hi)
-    start = np.r_[True, lo[1:] > reach[:-1]]
-    return lo[start], np.maximum.reduceat(hi, np.flatnonzero(start))
-
-
-def _onset_intervals(g: np.ndarray, edges: str) -> tuple[np.ndarray, np.ndarray]:
-    """For each frame k, the thresholds at which a predicted onset lies at k: ``[g[k-1],
-    g[k])`` (frame 0: ``(-inf, g[0])`` with closed edges, none with open ones)."""
-    lo = np.r_[INF if edges == "open" else -INF, g[:-1]]
-    return lo, g.copy()
-
-
-def _offset_intervals(g: np.ndarray, edges: str) -> tuple[np.ndarray, np.ndarray]:
-    """For each frame k, the thresholds at which a predicted offset (the first inactive frame
-    after a run) lies at k: ``[g[k], g[k-1])``; closed edges also put the offset of a run
-    still active at the last frame on that frame."""
-    lo, hi = g.copy(), np.r_[-INF, g[:-1]]
-    if edges == "closed" and len(g):
-        lo[-1], hi[-1] = -INF, max(g[-1], hi[-1])
-    return lo, hi
-
-
-def _window(k: int, eps: int, n: int) -> slice:
-    return slice(max(0, k - eps), min(n, k + eps + 1))
-
-
-def _runs(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    padded = np.r_[False, mask, False].astype(np.int8)
-    change = np.diff(padded)
-    return np.flatnonzero(change == 1), np.flatnonzero(change == -1)
-
-
-def _run_starts(changes: _Changes, g: np.ndarray, sign: int, what: str) -> None:
-    """Add ``sign`` × the number of runs of ``g > t`` within ``g`` taken alone (frame
-    ``-1`` inactive): a run starts at k for ``t`` in ``[g[k-1], g[k])``."""
-    lo, hi = np.r_[-INF, g[:-1]], g
-    keep = lo < hi
-    if what == "sat":
-        changes.add(hi[keep], sign, 0)
-        changes.add(lo[keep], -sign, 0)
-    else:
-        changes.add(hi[keep], 0, sign)
-        changes.add(lo[keep], 0, -sign)
-
-
-def _exactly_one(changes: _Changes, g: np.ndarray) -> None:
-    """Add ``[the runs of g > t, taken alone, number exactly one]`` to the satisfied counts."""
-    lo, hi = np.r_[-INF, g[:-1]], g
-    keep = lo < hi
-    values = np.r_[hi[keep], lo[keep]]
-    steps = np.r_[np.ones(keep.sum(), dtype=np.int64), -np.ones(keep.sum(), dtype=np.int64)]
+    group, lo, hi = group[keep], lo[keep], hi[keep]
+    values = np.r_[hi, lo]
+    groups = np.r_[group, group]
+    steps = np.r_[np.ones(len(hi), dtype=np.int64), -np.ones(len(lo), dtype=np.int64)]
     live = values > -INF
-    values, steps = values[live], steps[live]
+    values, groups, steps = values[live], groups[live], steps[live]
     if not len(values):
-        return
-    unique, inverse = np.unique(-values, return_inverse=True)
-    step = np.bincount(inverse.reshape(-1), weights=steps, minlength=len(unique))
-    count = np.cumsum(np.rint(step)).astype(np.int64)  # for t just below each -unique
-    one = (count == 1).astype(np.int64)
-    change = np.diff(np.r_[0, one])
+        return groups, values, steps
+    order = np.lexsort((-values, groups))
+    values, groups, steps = values[order], groups[order], steps[order]
+    new = np.r_[True, (groups[1:] != groups[:-1]) | (values[1:] != values[:-1])]
+    at = np.flatnonzero(new)
+    values, groups, steps = values[at], groups[at], np.add.reduceat(steps, at)
+    total = np.cumsum(steps)
+    first = np.r_[True, groups[1:] != groups[:-1]]
+    offset = np.maximum.accumulate(np.where(first, np.arange(len(total)), 0))
+    count = total - (total[offset] - steps[offset])  # running count within the group
+    held = (count == 1) if exactly_one else (count >= 1)
+    before = np.r_[False, held[:-1]]
+    before[first] = False
+    change = held.astype(np.int64) - before
     nonzero = change != 0
-    changes.add(-unique[nonzero], change[nonzero], 0)
+    return groups[nonzero], values[nonzero], change[nonzero]
 
 
-def _row_changes(changes: Mapping[str, _Changes], g: np.ndarray, ref: np.ndarray, eps: int,
-                 edges: str) -> None:
-    """Every coordinate of one trace row (one clip and class, or a clip's union): its grid
-    scores ``g`` (``-inf`` where no score reaches) and reference activity ``ref``."""
-    n = len(g)
-    ref = ref.astype(bool)
-    on_lo, on_hi = _onset_intervals(g, edges)
-    off_lo, off_hi = _offset_intervals(g, edges)
-    ref_on = np.flatnonzero(onset_frames(ref, edges))
-    ref_off = np.flatnonzero(offset_frames(ref, edges))
-    for name, frames, (lo, hi), extra in (
-            ("onset", ref_on, (on_lo, on_hi), None),
-            ("late_onset", ref_on, (on_lo, on_hi), "active"),
-            ("early_onset", ref_on, (on_lo, on_hi), "inactive"),
-            ("offset", ref_off, (off_lo, off_hi), None),
-            ("late_release", ref_off, (off_lo, off_hi), "inactive"),
-            ("early_release", ref_off, (off_lo, off_hi), "active")):
-        c = changes[name]
-        c.base_obl += len(frames)
-        for k in frames:
-            w = _window(int(k), eps, n)
-            lows, highs = lo[w], hi[w]
-            if extra == "active":      # pred.active at k: t < g[k]
-                lows, highs = np.r_[lows, -INF], np.r_[highs, g[k]]
-            elif extra == "inactive":  # !pred.active at k: t >= g[k]
-                lows, highs = np.r_[lows, g[k]], np.r_[highs, INF]
-            _indicator(c, *_union(lows, highs))
-    # silence (far from reference activity) and leakage (next to it): frames stay inactive
-    near = np.zeros(n, dtype=bool)
-    for s, e in zip(*_runs(ref), strict=True):
-        near[max(0, s - eps):min(n, e + eps)] = True
-    for name, where in (("silence", ~near), ("leakage", near & ~ref)):
-        c = changes[name]
-        scores = g[where]
-        c.base_obl += len(scores)
-        c.base_sat += len(scores)
-        c.add(scores, -1, 0)
-    # missed and fragmentation: per reference run
-    starts, ends = _runs(ref)
-    missed, frag = changes["missed"], changes["fragmentation"]
-    missed.base_obl += len(starts)
-    for s, e in zip(starts, ends, strict=True):
-        top = float(g[s:e].max())
-        missed.add(top, 1, 0)
-        frag.add(top, 0, 1)
-        _exactly_one(frag, g[s:e])
-    # false: runs overlapping some reference frame, of all runs; merge: of those, the ones
-    # overlapping exactly one reference run
-    false, merge = changes["false"], changes["merge"]
-    _run_starts(false, g, 1, "obl")
-    _run_starts(false, g, 1, "sat")
-    for p, q in zip(*_runs(~ref), strict=True):  # runs wholly inside a non-reference stretch
-        _run_starts(false, g[p:q], -1, "sat")
-        left = min(g[p], g[p - 1]) if p > 0 else -INF
-        right = min(g[q - 1], g[q]) if q < n else -INF
-        false.add([left, right], 1, 0)
-        if p > 0 and q < n:
-            false.add(min(float(g[p - 1:q + 1].min()), INF), -1, 0)
-    _run_starts(merge, g, 1, "obl")
-    _run_starts(merge, g, 1, "sat")
-    for p, q in zip(*_runs(~ref), strict=True):
-        _run_starts(merge, g[p:q], -1, "obl")
-        _run_starts(merge, g[p:q], -1, "sat")
-        left = min(g[p], g[p - 1]) if p > 0 else -INF
-        right = min(g[q - 1], g[q]) if q < n else -INF
-        merge.add([left, right], 1, 1)
-        if p > 0 and q < n:
-            merge.add(float(g[p - 1:q + 1].min()), -1, -1)
-    # a run overlapping m >= 2 reference runs bridges the m - 1 gaps between them
-    for i in range(len(starts) - 1):
-        bridge = float(g[ends[i] - 1:starts[i + 1] + 1].min())
-        merge.add(bridge, -1, 0)
-        if i + 2 < len(starts):
-            merge.add(float(g[ends[i] - 1:starts[i + 2] + 1].min()), 1, 0)
+def _reduce(fn: np.ufunc, g: np.ndarray, starts: np.ndarray, ends: np.ndarray,
+            empty: float) -> np.ndarray:
+    """``fn`` over each ``g[starts[i]:ends[i]]`` (disjoint, ascending, non-empty)."""
+    if not len(starts):
+        return np.zeros(0)
+    index = np.empty(2 * len(starts), dtype=np.int64)
+    index[0::2], index[1::2] = starts, ends
+    return fn.reduceat(np.r_[g, empty], index)[0::2]
+
+
+def _runs_of(mask: np.ndarray, first: np.ndarray, last: np.ndarray
+             ) -> tuple[np.ndarray, np.ndarray]:
+    """Maximal runs ``[start, end)`` of ``mask`` that do not cross a row boundary."""
+    before = np.r_[False, mask[:-1]]
+    before[first] = False
+    after = np.r_[mask[1:], False]
+    after[last] = False
+    return np.flatnonzero(mask & ~before), np.flatnonzero(mask & ~after) + 1
+
+
+def _batch_changes(counts: Mapping[str, _Counts], g: np.ndarray, ref: np.ndarray,
+                   ref_on: np.ndarray, ref_off: np.ndarray, row_start: np.ndarray,
+                   row_key: np.ndarray, eps: int, edges: str) -> None:
+    """Every coordinate of a batch of trace rows laid end to end (``g``: grid scores, ``ref``:
+    reference activity and its onsets and offsets, ``row_start``: each row's first position
+    and the end; ``row_key``: each row's key), added to ``counts``."""
+    n_all = len(g)
+    lengths = np.diff(row_start)
+    row = np.repeat(np.arange(len(lengths)), lengths)
+    key = row_key[row]
+    first, last = np.zeros(n_all, dtype=bool), np.zeros(n_all, dtype=bool)
+    first[row_start[:-1][lengths > 0]] = True
+    last[row_start[1:][lengths > 0] - 1] = True
+    k = np.arange(n_all) - row_start[:-1][row]
+    g_before = np.r_[-INF, g[:-1]]
+    g_before[first] = -INF
+    # predicted onsets and offsets at each frame, as intervals of t
+    on_lo, on_hi = g_before.copy(), g
+    if edges == "open":
+        on_lo[first] = INF
+    off_lo, off_hi = g.copy(), g_before.copy()
+    if edges == "closed":
+        off_lo[last], off_hi[last] = -INF, np.maximum(g[last], g_before[last])
+    shifts = np.arange(-eps, eps + 1)
+    for positions, (lo, hi), names in (
+            (np.flatnonzero(ref_on), (on_lo, on_hi), ("onset", "late_onset", "early_onset")),
+            (np.flatnonzero(ref_off), (off_lo, off_hi),
+             ("offset", "early_release", "late_release"))):
+        where = positions[:, None] + shifts[None, :]
+        inside = (k[positions][:, None] + shifts[None, :] >= 0) & \
+            (k[positions][:, None] + shifts[None, :] < lengths[row[positions]][:, None])
+        group = np.broadcast_to(np.arange(len(positions))[:, None], where.shape)[inside]
+        at = where[inside]
+        window_lo, window_hi = lo[at], hi[at]
+        boundary_key = key[positions]
+        here = g[positions]
+        for name, extra in zip(names, (None, "active", "inactive"), strict=True):
+            c = counts[name]
+            c.add_base(boundary_key, 0, 1)
+            lows, highs, groups = window_lo, window_hi, group
+            if extra is not None:  # active at the boundary: t < g; inactive: t >= g
+                lows = np.r_[window_lo, np.full(len(positions), -INF) if extra == "active"
+                             else here]
+                highs = np.r_[window_hi, here if extra == "active"
+                              else np.full(len(positions), INF)]
+                groups = np.r_[group, np.arange(len(positions))]
+            held_group, held_value, change = _grouped_indicator(groups, lows, highs, False)
+            c.add(boundary_key[held_group], held_value, change, 0)
+    # silence far from reference activity, leakage next to it
+    ref_starts, ref_ends = _runs_of(ref, first, last)
+    near_change = np.zeros(n_all + 1, dtype=np.int64)
+    row_of_run = row[ref_starts] if len(ref_starts) else np.zeros(0, dtype=np.int64)
+    np.add.at(near_change, np.maximum(row_start[:-1][row_of_run], ref_starts - eps), 1)
+    np.add.at(near_change, np.minimum(row_start[1:][row_of_run], ref_ends + eps), -1)
+    near = np.cumsum(near_change[:-1]) > 0
+    for name, mask in (("silence", ~near), ("leakage", near & ~ref)):
+        c = counts[name]
+        c.add_base(key[mask], 1, 1)
+        c.add(key[mask], g[mask], -1, 0)
+    # missed and fragmentation, per reference run
+    run_key = key[ref_starts]
+    top = _reduce(np.maximum, g, ref_starts, ref_ends, -INF)
+    counts["missed"].add_base(run_key, 0, 1)
+    counts["missed"].add(run_key, top, 1, 0)
+    frag = counts["fragmentation"]
+    frag.add(run_key, top, 0, 1)
+    in_run = np.repeat(np.arange(len(ref_starts)), ref_ends - ref_starts)
+    at = np.concatenate([np.arange(a, b) for a, b in zip(ref_starts, ref_ends, strict=True)]) \
+        if len(ref_starts) else np.zeros(0, dtype=np.int64)
+    lo = g_before[at].copy() if len(at) else np.zeros(0)
+    if len(at):
+        lo[np.r_[0, np.cumsum(ref_ends - ref_starts)[:-1]]] = -INF  # a run's first frame
+    held_group, held_value, change = _grouped_indicator(in_run, lo, g[at], True)
+    frag.add(run_key[held_group], held_value, change, 0)
+    # false and merge: every run of g > t, less those wholly in a stretch without reference
+    # activity (inclusion and exclusion at the stretch's two ends)
+    false, merge = counts["false"], counts["merge"]
+    for c in (false, merge):
+        c.interval(key, g_before, g, 1, 0)
+    false.interval(key, g_before, g, 0, 1)
+    quiet_starts, quiet_ends = _runs_of(~ref, first, last)
+    quiet = ~ref
+    quiet_before = g_before.copy()
+    quiet_before[quiet_starts] = -INF
+    false.interval(key[quiet], quiet_before[quiet], g[quiet], -1, 0)
+    merge.interval(key[quiet], quiet_before[quiet], g[quiet], -1, 0)
+    merge.interval(key, g_before, g, 0, 1)
+    merge.interval(key[quiet], quiet_before[quiet], g[quiet], 0, -1)
+    quiet_key = key[quiet_starts]
+    has_left = ~first[quiet_starts]
+    has_right = ~last[quiet_ends - 1]
+    left = np.minimum(g[quiet_starts], g_before[quiet_starts])
+    right = np.minimum(g[quiet_ends - 1], np.r_[g, -INF][quiet_ends])
+    lowest = _reduce(np.minimum, g, quiet_starts, quiet_ends, INF)
+    both = has_left & has_right
+    span = np.minimum(np.minimum(lowest, g_before[quiet_starts]), np.r_[g, -INF][quiet_ends])
+    for c, obl in ((false, 0), (merge, 1)):
+        c.add(quiet_key[has_left], left[has_left], 1, obl)
+        c.add(quiet_key[has_right], right[has_right], 1, obl)
+        c.add(quiet_key[both], span[both], -1, -obl)
+    # a run over m >= 2 reference runs bridges the m - 1 quiet stretches between them
+    same_row = row[ref_starts[1:]] == row[ref_starts[:-1]] if len(ref_starts) > 1 else \
+        np.zeros(0, dtype=bool)
+    if same_row.any():
+        i = np.flatnonzero(same_row)
+        gap_low = _reduce(np.minimum, g, ref_ends[i], ref_starts[i + 1], INF)
+        bridge = np.minimum(np.minimum(g[ref_ends[i] - 1], gap_low), g[ref_starts[i + 1]])
+        merge.add(run_key[i], bridge, -1, 0)
+        run_low = _reduce(np.minimum, g, ref_starts, ref_ends, INF)
+        bridges = np.full(len(ref_starts), np.nan)
+        bridges[i] = bridge
+        j = np.flatnonzero(same_row[:-1] & same_row[1:]) if len(same_row) > 1 else \
+            np.zeros(0, dtype=np.int64)
+        if len(j):
+            across = np.minimum(np.minimum(bridges[j], bridges[j + 1]), run_low[j + 1])
+            merge.add(run_key[j], across, 1, 0)
 
 
 def _grid_scores(table: ScoreTable, decision: DecisionPolicy, hop: float, projection: str,
@@ -379,26 +416,50 @@ def guard_curves(ref: Any, scores: Any, durations: Any, policy: AuditPolicy | No
                                   max_frames=policy.max_frames)
     active = traces.dense("ref")
     eps = _eps_frames(policy)
-    changes = {m: {name: {c: _Changes() for c in classes} if m == "typed" else _Changes()
-                   for name in CURVE_COORDINATES} for m in ("typed", "union")}
+    n_classes = len(classes)
+    counts = {name: _Counts(n_classes + 1) for name in CURVE_COORDINATES}  # the union last
     duration_us = to_us(np.array([float(given[c]) for c in traces.clips]))
-    tables = dict(source.tables())
-    for i, clip in enumerate(traces.clips):
+    index = {clip: i for i, clip in enumerate(traces.clips)}
+    batch: list[tuple[np.ndarray, ...]] = []  # a clip's scores, reference rows, keys
+    held = 0
+
+    def flush() -> None:
+        nonlocal held
+        if not batch:
+            return
+        lengths = np.array([len(b[0]) for b in batch for _ in b[2]], dtype=np.int64)
+        scores = np.concatenate([part for b in batch for part in b[0].T])
+        ref_rows, ref_on, ref_off = (np.concatenate([part for b in batch for part in b[j]])
+                                     for j in (1, 3, 4))
+        keys = np.concatenate([b[2] for b in batch])
+        _batch_changes(counts, scores, ref_rows, ref_on, ref_off,
+                       np.r_[0, np.cumsum(lengths)], keys, eps, policy.edges)
+        for c in counts.values():
+            c.compact()
+        batch.clear()
+        held = 0
+
+    for clip, (table, path) in source.tables(traces.clips):  # one clip at a time
+        i = index[clip]
         n = int(traces.lengths[i])
-        table, path = tables[clip]
         g = _grid_scores(table, decision, policy.hop, policy.projection, n,
                          int(duration_us[i]), path)
-        for c, cls in enumerate(classes):
-            _row_changes({name: changes["typed"][name][cls] for name in CURVE_COORDINATES},
-                         g[:, c], active[i, c, :n], eps, policy.edges)
-        _row_changes(changes["union"], g.max(axis=1) if len(classes) else g[:, 0],
-                     active[i, :, :n].any(axis=0), eps, policy.edges)
-    typed = {name: {c: changes["typed"][name][c].curve() for c in classes}
+        rows = np.r_[active[i, :, :n], active[i, :, :n].any(axis=0)[None]]
+        scores = np.c_[g, g.max(axis=1) if n_classes else np.full(n, -INF)]
+        batch.append((scores, rows, np.arange(n_classes + 1),
+                      onset_frames(rows, policy.edges), offset_frames(rows, policy.edges)))
+        held += scores.size
+        if held >= BATCH_CELLS:
+            flush()
+    flush()
+    made = {name: counts[name].curves() for name in CURVE_COORDINATES}
+    typed = {name: dict(zip(classes, made[name][:n_classes], strict=True))
              for name in CURVE_COORDINATES}
-    union = {name: changes["union"][name].curve() for name in CURVE_COORDINATES}
+    union = {name: made[name][n_classes] for name in CURVE_COORDINATES}
     duration: dict[str, list[tuple[int, int]]] = {}
     for t in thresholds:
-        events = tables_to_events(tables, decision.with_thresholds(float(t)), "scores")
+        events = tables_to_events(source.tables(traces.clips),
+                                  decision.with_thresholds(float(t)), "scores")
         report = audit(ref, events, policy, durations=given, classes=list(classes),
                        coordinates=["duration"])
         for c in classes:

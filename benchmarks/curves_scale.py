@@ -1,0 +1,95 @@
+"""The guard vector at every threshold (``guard_curves``) side by side with the obvious
+alternative, a loop of audits at 50 thresholds, on DESED validation (1168 clips × 10 classes:
+the DCASE baseline's frame scores implied by its 50 operating points): both in one run on
+tables already read, wall time and peak traced memory, and the counts compared at every one
+of the 50 thresholds (typed per class and union, every coordinate the curves hold).
+Run: ``.venv/bin/python benchmarks/curves_scale.py``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tarfile
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import sedcontract  # noqa: E402
+from benchmarks._memory import peak_mb  # noqa: E402
+from sedcontract.audit.curves import CURVE_COORDINATES, guard_curves  # noqa: E402
+from sedcontract.traces import read_durations, read_events  # noqa: E402
+from sedcontract.traces.decision import DecisionPolicy  # noqa: E402
+from sedcontract.traces.given import TableMapping  # noqa: E402
+from sedcontract.traces.scores import ScoreTable, tables_to_events  # noqa: E402
+from tests.real_dcase import CLASSES, DURATIONS, HOP, REF, implied_scores  # noqa: E402
+
+
+def tables_of(clips: int | None) -> tuple[TableMapping, object, dict[str, float]]:
+    """The implied score tables (``clips``: only the first ones), the reference and
+    durations of those clips."""
+    with tempfile.TemporaryDirectory() as tmp:
+        with tarfile.open(REF.parent / "teacher" / "operating_points.tar.xz") as archive:
+            archive.extractall(tmp, filter="data")
+        scores = implied_scores(Path(tmp) / "teacher")
+    kept = list(scores)[:clips] if clips else list(scores)
+    durations = {c: d for c, d in read_durations(DURATIONS).items() if c in set(kept)}
+    ref = read_events(REF).select(clips=kept)
+    frames = np.arange(len(next(iter(scores.values()))))
+    tables = {c: ScoreTable(np.round(frames * HOP, 6), np.round((frames + 1) * HOP, 6),
+                            CLASSES, scores[c], frames + 2) for c in kept}
+    return TableMapping(tables), ref, durations
+
+
+def loop(tables: TableMapping, ref, durations, thresholds) -> list:
+    """One audit per threshold of the events the tables give there."""
+    reports = []
+    for t in thresholds:
+        events = tables_to_events(tables.tables(), DecisionPolicy(threshold=float(t)), "scores")
+        reports.append(sedcontract.audit(ref, events, durations=durations,
+                                         classes=list(CLASSES)))
+    return reports
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--thresholds", type=int, default=50)
+    parser.add_argument("--smoke", action="store_true",
+                        help="a tiny run that only checks the script works (tests use it)")
+    args = parser.parse_args(argv)
+    clips = 30 if args.smoke else None
+    if args.smoke:
+        args.thresholds = 3
+    tables, ref, durations = tables_of(clips)
+    thresholds = np.round(np.linspace(0.01, 0.99, args.thresholds), 4)
+    start = time.perf_counter()
+    curves = guard_curves(ref, tables, durations)
+    ours = time.perf_counter() - start
+    start = time.perf_counter()
+    reports = loop(tables, ref, durations, thresholds)
+    theirs = time.perf_counter() - start
+    differ = 0
+    for t, report in zip(thresholds, reports, strict=True):
+        typed, union = curves.at(float(t)), curves.at(float(t), "union")
+        for name in CURVE_COORDINATES:
+            for c in CLASSES:
+                cell = report.modes["typed"].per_class(name)[c]
+                differ += typed[name][c] != (cell.satisfied, cell.obligations)
+            cell = report.modes["union"].micro(name)
+            differ += union[name]["*"] != (cell.satisfied, cell.obligations)
+    our_mb = peak_mb(lambda: guard_curves(ref, tables, durations))
+    their_mb = peak_mb(lambda: loop(tables, ref, durations, thresholds[:1]))
+    print(f"| corpus | thresholds | curves s | loop of audits s | ratio | curves MB | one audit "
+          f"MB | counts differing |\n|---|---|---|---|---|---|---|---|\n"
+          f"| DESED validation, {len(ref.clips)} clips × {len(CLASSES)} classes | "
+          f"{len(thresholds)} | {ours:.2f} | {theirs:.2f} | {theirs / ours:.1f}× | "
+          f"{our_mb:.0f} | {their_mb:.0f} | {differ} |")
+    return 1 if differ else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
