@@ -116,3 +116,85 @@ def test_what_is_not_exact_here_is_refused_by_name():
     other = "clause onset: on ref.onset require N[2] pred.onset\n"
     with pytest.raises(SedContractError, match="standard contract"):
         guard_curves(ref, tables, durations, AuditPolicy(contract=parse_contract(other)))
+
+
+# -- threshold-free summaries ----------------------------------------------------------------
+
+
+def test_the_budget_area_is_the_mean_score_over_budgets_lowering_the_threshold():
+    """Oracle: for each budget on a fine grid, lower the threshold from the top (the
+    operating points, one by one) until the false rate would first exceed it, read the score
+    there; the mean over the budgets equals the area to the grid's resolution."""
+    from sedcontract.analysis.curve_summaries import budget_curve
+
+    ref, tables, durations, classes = scored_corpus(4, None, False, False)
+    curves = guard_curves(ref, tables, durations)
+    hours = sum(durations.values()) / 3600
+    for cls in (classes[0], "*"):
+        for name in ("onset", "missed", "silence"):
+            found = budget_curve(curves, name, cls, hours, max_rate=20_000.0)
+            false = curves.union["false"] if cls == "*" else curves.typed["false"][cls]
+            mine = curves.union[name] if cls == "*" else curves.typed[name][cls]
+            values = []
+            for x in np.linspace(0, 20_000.0, 4001)[:-1] + 2.5:
+                chosen = found.thresholds[0]
+                for t in found.thresholds:  # down from the top
+                    sat, obl = false.at(float(t))
+                    if (obl - sat) / hours > x:
+                        break
+                    chosen = t
+                sat, obl = mine.at(float(chosen))
+                if obl:
+                    values.append(sat / obl)
+            assert found.area == pytest.approx(np.mean(values), abs=2e-3), (cls, name)
+            assert found.at_budget(-1.0)[0] == found.thresholds[0]
+
+
+def test_target_ranges_hold_every_target_and_their_decision_file_meets_them(tmp_path):
+    """At every threshold of a fine grid, an audit of the thresholded events meets every
+    target exactly when the threshold lies in a range; the decision file made of the ranges
+    gives each served class a threshold at which its audit meets them, read back from YAML."""
+    from sedcontract.analysis.curve_summaries import decision_of, target_ranges
+    from sedcontract.traces.decision import decision_yaml, read_decision
+
+    ref, tables, durations, classes = scored_corpus(6, 5, False, False)
+    curves = guard_curves(ref, tables, durations)
+    targets = {"missed": 0.6, "false": 0.4, "onset": 0.2}
+    ranges = {c: target_ranges(curves, targets, c) for c in classes}
+    source = {c: (table, "s") for c, table in tables.items()}
+    for t in np.linspace(-0.05, 1.05, 45):
+        report = sedcontract.audit(ref, tables_to_events(source, DecisionPolicy(threshold=t),
+                                                         "s"),
+                                   durations=durations, classes=list(classes))
+        for c in classes:
+            cells = [report.modes["typed"].per_class(n)[c] for n in targets]
+            held = all(cell.vacuous or cell.score >= targets[n]
+                       for cell, n in zip(cells, targets, strict=True))
+            inside = any(lo <= t < hi for lo, hi in ranges[c])
+            assert held == inside, (t, c, ranges[c])
+    decision, kept = decision_of(ranges)
+    (tmp_path / "gate.yaml").write_text(decision_yaml(decision, "targets"))
+    again = read_decision(tmp_path / "gate.yaml")
+    served = {name for name, _ in decision.classes}
+    assert again == decision and served | set(kept) == set(classes) and served
+    events = tables_to_events(source, again, "s")
+    report = sedcontract.audit(ref, events, durations=durations, classes=list(classes))
+    for c in served:
+        for name, target in targets.items():
+            cell = report.modes["typed"].per_class(name)[c]
+            assert cell.vacuous or cell.score >= target, (c, name)
+
+
+def test_summaries_refuse_what_they_cannot_read():
+    from sedcontract.analysis.curve_summaries import budget_curve, target_ranges
+
+    ref, tables, durations, classes = scored_corpus(1, 3, False, False)
+    curves = guard_curves(ref, tables, durations)
+    with pytest.raises(SedContractError, match="no curve of 'duration'"):
+        budget_curve(curves, "duration", classes[0], 1.0)
+    with pytest.raises(SedContractError, match="no class 'zebra'"):
+        target_ranges(curves, {"missed": 0.5}, "zebra")
+    with pytest.raises(SedContractError, match="hours of audio"):
+        budget_curve(curves, "onset", classes[0], 0.0)
+    with pytest.raises(SedContractError, match="must lie in"):
+        target_ranges(curves, {"missed": 1.5}, classes[0])

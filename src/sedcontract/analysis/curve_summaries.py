@@ -1,0 +1,166 @@
+"""Threshold-free summaries of the guard vector at every threshold
+(:mod:`sedcontract.audit.curves`). Three are defined here.
+
+- **Each coordinate against a false-activity budget.** The budget is counted as PSDS counts
+  its x-axis: the class's false predicted events (those overlapping no reference event of the
+  class) per hour of audio. At budget ``x`` the detector runs at the threshold a deployer
+  reaches by lowering it from the top until the false rate would first exceed ``x`` (the false
+  rate need not grow as the threshold falls: runs merge; the first crossing is what counts).
+  The summary is that coordinate's mean score over budgets from 0 to ``max_rate``: a PSD-ROC
+  area per failure mode, normalised to [0, 1].
+- **Threshold ranges.** Per class, the thresholds at which every target holds (e.g. missed,
+  false and onset at least 0.8 for a speech gate); an empty range is said plainly.
+- **A decision file.** A threshold inside each class's widest range (its middle) becomes
+  that class's threshold."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from sedcontract.audit.curves import Curve, GuardCurves
+from sedcontract.errors import SedContractError
+from sedcontract.traces.decision import DecisionPolicy
+
+__all__ = ["BudgetCurve", "budget_curve", "decision_of", "target_ranges"]
+
+RATE = "false"  # the coordinate whose failures are the false activity
+
+
+def _curve(curves: GuardCurves, coordinate: str, cls: str) -> Curve:
+    table = curves.union if cls == "*" else None
+    if coordinate not in curves.typed:
+        raise SedContractError(f"no curve of {coordinate!r}; curves hold "
+                               f"{', '.join(curves.typed)}")
+    if table is not None:
+        return table[coordinate]
+    if cls not in curves.typed[coordinate]:
+        raise SedContractError(f"no class {cls!r}; the curves' classes are "
+                               f"{', '.join(curves.classes)} (and * for the union trace)")
+    return curves.typed[coordinate][cls]
+
+
+def _operating_points(*found: Curve) -> np.ndarray:
+    """One threshold per distinct set of counts of the curves, descending: each breakpoint
+    ``v`` (it stands for the thresholds from ``v`` up to the breakpoint above it: the first
+    for everything above), then ``-inf`` (below the lowest breakpoint)."""
+    values = np.unique(np.concatenate([c.values for c in found] or [np.zeros(0)]))
+    return np.r_[values[::-1], -math.inf]
+
+
+@dataclass(frozen=True)
+class BudgetCurve:
+    """One coordinate of one class (``*``: the union trace) against the false-activity
+    budget: at each operating point (``thresholds``, descending), the false rate per hour, the
+    highest rate met on the way down from the top (``reached``: a budget below it stops
+    earlier) and the coordinate's score (NaN where vacuous); ``area`` is the mean score over
+    budgets 0 … ``max_rate``, the budgets where the score is vacuous left out (NaN when all
+    are)."""
+
+    coordinate: str
+    cls: str
+    thresholds: np.ndarray
+    rates: np.ndarray
+    reached: np.ndarray
+    scores: np.ndarray
+    max_rate: float
+    area: float
+
+    def at_budget(self, rate: float) -> tuple[float, float]:
+        """The operating point a budget of ``rate`` false events per hour allows: (threshold,
+        score); with a negative budget, the first operating point (nothing active)."""
+        j = max(int(np.searchsorted(self.reached, rate, side="right")) - 1, 0)
+        return float(self.thresholds[j]), float(self.scores[j])
+
+
+def budget_curve(curves: GuardCurves, coordinate: str, cls: str, hours: float,
+                 max_rate: float = 100.0) -> BudgetCurve:
+    """``coordinate``'s :class:`BudgetCurve` for class ``cls`` (``*``: the union trace) on
+    ``hours`` of audio, up to ``max_rate`` false events per hour (PSDS's 100 by default)."""
+    if not hours > 0 or not math.isfinite(hours):
+        raise SedContractError(f"hours of audio must be a positive number, got {hours!r}")
+    if not max_rate > 0 or not math.isfinite(max_rate):
+        raise SedContractError(f"max_rate must be a positive number, got {max_rate!r}")
+    mine, false = _curve(curves, coordinate, cls), _curve(curves, RATE, cls)
+    thresholds = _operating_points(mine, false)
+    rates = np.array([(obl - sat) / hours for sat, obl in map(false.at, thresholds)])
+    scores = np.array([sat / obl if obl else math.nan for sat, obl in map(mine.at, thresholds)])
+    # at budget x: the last operating point before the rate first exceeds x
+    reached = np.maximum.accumulate(rates)
+    edges = np.r_[reached, math.inf]
+    area, defined = 0.0, 0.0
+    for j in range(len(thresholds)):
+        lo, hi = max(edges[j], 0.0), min(edges[j + 1], max_rate)
+        if hi > lo and not math.isnan(scores[j]):
+            area += scores[j] * (hi - lo)
+            defined += hi - lo
+    return BudgetCurve(coordinate, cls, thresholds, rates, reached, scores, float(max_rate),
+                       area / defined if defined else math.nan)
+
+
+def target_ranges(curves: GuardCurves, targets: Mapping[str, float], cls: str
+                  ) -> list[tuple[float, float]]:
+    """The thresholds ``[lo, hi)`` at which every coordinate of ``targets`` scores at least
+    its target for class ``cls`` (``*``: the union trace); a vacuous coordinate (no
+    obligation at that threshold) breaks no target, it claims nothing. Empty when no
+    threshold serves."""
+    for name, target in targets.items():
+        if not 0 <= float(target) <= 1:
+            raise SedContractError(f"the target of {name} must lie in [0, 1], got {target!r}")
+    found = [_curve(curves, name, cls) for name in targets]
+    points = _operating_points(*found)
+    holds = []
+    for t in points:
+        ok = True
+        for curve, target in zip(found, targets.values(), strict=True):
+            sat, obl = curve.at(float(t))
+            ok &= not obl or sat / obl >= float(target)
+        holds.append(ok)
+    # point j stands for the thresholds [points[j], points[j-1]) (the first: up to +inf)
+    out: list[tuple[float, float]] = []
+    for j, ok in enumerate(holds):
+        if not ok:
+            continue
+        lo, hi = float(points[j]), float(points[j - 1]) if j else math.inf
+        if out and out[-1][0] == hi:
+            out[-1] = (lo, out[-1][1])
+        else:
+            out.append((lo, hi))
+    return out
+
+
+def _inside(lo: float, hi: float) -> float | None:
+    """A threshold in ``[lo, hi)``: the middle, the lower end when the range is unbounded
+    above, the value just below the upper end when unbounded below; None for all of them."""
+    if math.isinf(lo) and math.isinf(hi):
+        return None
+    if math.isinf(hi):
+        return lo
+    if math.isinf(lo):
+        return float(np.nextafter(hi, -math.inf))
+    middle = (lo + hi) / 2
+    return middle if lo <= middle < hi else lo
+
+
+def decision_of(ranges: Mapping[str, Sequence[tuple[float, float]]],
+                default: DecisionPolicy | None = None) -> tuple[DecisionPolicy, list[str]]:
+    """A decision with each class's threshold inside its widest range (:func:`_inside`), and
+    the classes no threshold serves or every threshold does (they keep the default's)."""
+    default = default or DecisionPolicy()
+    chosen: dict[str, dict[str, float]] = {}
+    kept = []
+    for cls, found in ranges.items():
+        if not found:
+            kept.append(cls)
+            continue
+        lo, hi = max(found, key=lambda s: (s[1] - s[0], -s[0]))
+        t = _inside(lo, hi)
+        if t is None:
+            kept.append(cls)
+        else:
+            chosen[cls] = {"threshold": t}
+    return DecisionPolicy(threshold=default.threshold, median_filter=default.median_filter,
+                          classes=chosen), kept
