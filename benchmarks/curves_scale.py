@@ -19,14 +19,15 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-import sedcontract  # noqa: E402
 from benchmarks._memory import peak_mb  # noqa: E402
+from tests.real_dcase import CLASSES, DURATIONS, HOP, REF, implied_scores  # noqa: E402
+
+import sedcontract  # noqa: E402
 from sedcontract.audit.curves import CURVE_COORDINATES, guard_curves  # noqa: E402
 from sedcontract.traces import read_durations, read_events  # noqa: E402
 from sedcontract.traces.decision import DecisionPolicy  # noqa: E402
 from sedcontract.traces.given import TableMapping  # noqa: E402
 from sedcontract.traces.scores import ScoreTable, tables_to_events  # noqa: E402
-from tests.real_dcase import CLASSES, DURATIONS, HOP, REF, implied_scores  # noqa: E402
 
 
 def tables_of(clips: int | None) -> tuple[TableMapping, object, dict[str, float]]:

@@ -198,3 +198,57 @@ def test_summaries_refuse_what_they_cannot_read():
         budget_curve(curves, "onset", classes[0], 0.0)
     with pytest.raises(SedContractError, match="must lie in"):
         target_ranges(curves, {"missed": 1.5}, classes[0])
+
+
+def test_audit_curves_on_the_command_line_writes_a_decision_that_audit_applies(tmp_path,
+                                                                              capsys):
+    """``audit --pred-scores DIR --curves --curves-targets … --curves-decision FILE``: the
+    areas in Markdown and JSON equal the library's, the decision file applied by ``audit
+    --decision`` meets every target of the classes it serves; misuse is refused by name."""
+    import json
+
+    from sedcontract.analysis.curve_summaries import curve_summary
+    from sedcontract.cli import main
+    from sedcontract.traces import write_durations, write_events
+    from tests.test_report_rows import write_tables
+
+    ref, tables, durations, classes = scored_corpus(6, 5, False, False)
+    write_events(tmp_path / "ref.tsv", ref)
+    write_durations(tmp_path / "durations.tsv", durations)
+    folder = write_tables(tmp_path / "scores", tables)
+    base = ["audit", "--ref", str(tmp_path / "ref.tsv"), "--durations",
+            str(tmp_path / "durations.tsv"), "--pred-scores", str(folder)]
+    targets = "missed=0.6,false=0.4,onset=0.2"
+    assert main([*base, "--curves", "--curves-targets", targets, "--curves-decision",
+                 str(tmp_path / "gate.yaml"), "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)["curves"]
+    from sedcontract.traces import read_durations, read_events
+
+    expected = curve_summary(guard_curves(read_events(tmp_path / "ref.tsv"), folder,
+                                          read_durations(tmp_path / "durations.tsv")),
+                             sum(durations.values()) / 3600, 100.0,
+                             {"missed": 0.6, "false": 0.4, "onset": 0.2})
+    for name, by_class in expected["areas"].items():
+        for cls, value in by_class.items():
+            got = data["areas"][name][cls]
+            assert (got is None and np.isnan(value)) or got == pytest.approx(value, abs=1e-12)
+    served = data["thresholds"]
+    assert served and set(served) | set(data["unserved"]) == set(classes)
+    assert main([*base, "--decision", str(tmp_path / "gate.yaml"), "--format", "json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    for cls in served:
+        for name, target in (("missed", 0.6), ("false", 0.4), ("onset", 0.2)):
+            cell = report["modes"]["typed"]["coordinates"][name]["per_class"][cls]
+            assert cell["score"] is None or cell["score"] >= target, (cls, name)
+    assert main([*base, "--curves"]) == 0
+    assert "## The guard vector at every threshold" in capsys.readouterr().out
+    for extra, message in ((["--curves", "--format", "csv"], "md or json"),
+                           (["--curves-targets", "missed=0.5"], "add --curves"),
+                           (["--curves", "--curves-targets", "missed=2"], "COORDINATE=SCORE"),
+                           (["--curves", "--curves-decision", str(tmp_path / "x.yaml")],
+                            "give the targets")):
+        assert main([*base, *extra]) == 2
+        assert message in capsys.readouterr().err
+    assert main(["audit", "--ref", str(tmp_path / "ref.tsv"), "--pred",
+                 str(tmp_path / "ref.tsv"), "--curves"]) == 2
+    assert "give --pred-scores and --durations" in capsys.readouterr().err

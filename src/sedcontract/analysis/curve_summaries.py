@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -25,7 +26,8 @@ from sedcontract.audit.curves import Curve, GuardCurves
 from sedcontract.errors import SedContractError
 from sedcontract.traces.decision import DecisionPolicy
 
-__all__ = ["BudgetCurve", "budget_curve", "decision_of", "target_ranges"]
+__all__ = ["BudgetCurve", "budget_curve", "curve_summary", "decision_of", "summary_dict",
+           "summary_markdown", "target_ranges"]
 
 RATE = "false"  # the coordinate whose failures are the false activity
 
@@ -164,3 +166,71 @@ def decision_of(ranges: Mapping[str, Sequence[tuple[float, float]]],
             chosen[cls] = {"threshold": t}
     return DecisionPolicy(threshold=default.threshold, median_filter=default.median_filter,
                           classes=chosen), kept
+
+
+def curve_summary(curves: GuardCurves, hours: float, max_rate: float = 100.0,
+                  targets: Mapping[str, float] | None = None) -> dict[str, Any]:
+    """What ``audit --curves`` reports: each coordinate's budget area per class and for the
+    union trace (``areas[coordinate][class]``, NaN where vacuous at every budget), and with
+    ``targets`` each class's threshold ranges, the decision inside them and the classes it
+    cannot serve."""
+    keys = [*curves.classes, "*"]
+    out: dict[str, Any] = {
+        "max_rate": float(max_rate), "hours": float(hours),
+        "areas": {name: {k: budget_curve(curves, name, k, hours, max_rate).area for k in keys}
+                  for name in curves.typed}}
+    if targets:
+        ranges = {c: target_ranges(curves, targets, c) for c in curves.classes}
+        decision, kept = decision_of(ranges)
+        out |= {"targets": dict(targets), "ranges": ranges, "decision": decision,
+                "unserved": kept}
+    return out
+
+
+def _range_text(ranges: Sequence[tuple[float, float]]) -> str:
+    if not ranges:
+        return "none: no threshold meets every target"
+    return ", ".join(f"{lo:.4g} ≤ t < {hi:.4g}" for lo, hi in ranges)
+
+
+def summary_markdown(summary: Mapping[str, Any]) -> str:
+    """The summary as Markdown: the areas (a row per coordinate, a column per class and the
+    union), then with targets each class's ranges and chosen threshold."""
+    areas = summary["areas"]
+    keys = list(next(iter(areas.values())))
+    lines = [f"## The guard vector at every threshold: area up to {summary['max_rate']:g} false "
+             f"events per hour ({summary['hours']:.2f} h of audio)", "",
+             "Each coordinate's mean score over false-activity budgets (the threshold lowered "
+             "from the top until the budget is first exceeded); n/a: vacuous at every budget.",
+             "", "| coordinate | " + " | ".join("union" if k == "*" else k for k in keys) + " |",
+             "|---" * (len(keys) + 1) + "|"]
+    for name, by_key in areas.items():
+        lines.append(f"| {name} | " + " | ".join(
+            "n/a" if math.isnan(v) else f"{v:.3f}" for v in by_key.values()) + " |")
+    if "ranges" in summary:
+        wanted = ", ".join(f"{n} ≥ {v:g}" for n, v in summary["targets"].items())
+        chosen = dict(summary["decision"].classes)
+        lines += ["", f"Thresholds at which every target holds ({wanted}):", "",
+                  "| class | thresholds | chosen |", "|---|---|---|"]
+        for cls, found in summary["ranges"].items():
+            pick = chosen.get(cls)
+            lines.append(f"| {cls} | {_range_text(found)} | "
+                         f"{f'{pick.threshold:.4g}' if pick is not None else 'default kept'} |")
+    return "\n".join(lines) + "\n"
+
+
+def summary_dict(summary: Mapping[str, Any]) -> dict[str, Any]:
+    """The summary as plain data (NaN and infinities as null)."""
+    def number(x: float) -> float | None:
+        return None if not math.isfinite(x) else float(x)
+
+    out: dict[str, Any] = {"max_rate": summary["max_rate"], "hours": summary["hours"],
+                           "areas": {n: {k: number(v) for k, v in by.items()}
+                                     for n, by in summary["areas"].items()}}
+    if "ranges" in summary:
+        out |= {"targets": summary["targets"],
+                "ranges": {c: [[number(lo), number(hi)] for lo, hi in found]
+                           for c, found in summary["ranges"].items()},
+                "thresholds": {c: d.threshold for c, d in summary["decision"].classes},
+                "unserved": list(summary["unserved"])}
+    return out

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import math
 import os
 import sys
 from dataclasses import dataclass, field, replace
@@ -119,6 +120,25 @@ def _auroc_settings(args: argparse.Namespace) -> AurocSettings:
                             if getattr(args, f"auroc_{name}") is not None})
 
 
+def _targets(text: str | None) -> tuple[tuple[str, float], ...] | None:
+    """``--curves-targets missed=0.8,false=0.8``: coordinate → the least score, each in
+    [0, 1]."""
+    if not text:
+        return None
+    out = []
+    for part in text.split(","):
+        name, equals, value = part.strip().partition("=")
+        try:
+            number = float(value)
+        except ValueError:
+            number = math.nan
+        if not equals or not name or not 0 <= number <= 1:
+            raise SedContractError(f"--curves-targets: {part.strip()!r} is not COORDINATE=SCORE "
+                                   "with a score in [0, 1] (e.g. missed=0.8,false=0.8)")
+        out.append((name.strip(), number))
+    return tuple(out)
+
+
 def _auroc_asked(args: argparse.Namespace) -> tuple[str, ...]:
     return tuple(f"--auroc-{n.replace('_', '-')}" for n in AUROC_PARAMETERS
                  if getattr(args, f"auroc_{n}") is not None)
@@ -164,6 +184,10 @@ class AuditRequest:
     level: float = 0.95
     compare: str | None = None
     compare_scores: str | None = None
+    curves: bool = False
+    curves_max_rate: float = 100.0
+    curves_targets: tuple[tuple[str, float], ...] | None = None
+    curves_decision: str | None = None
 
     @classmethod
     def of(cls, args: argparse.Namespace, *, scores_only: bool) -> AuditRequest:
@@ -173,6 +197,9 @@ class AuditRequest:
                                "bootstrap_seed": args.bootstrap_seed, "level": args.level,
                                "compare_scores": args.compare_scores}
         if not scores_only:
+            own |= {"curves": args.curves, "curves_max_rate": args.curves_max_rate,
+                    "curves_targets": _targets(args.curves_targets),
+                    "curves_decision": args.curves_decision}
             own |= {"mode": args.mode, "system": args.system, "soft": args.soft,
                     "backend": args.backend, "jobs": args.jobs,
                     "compare": args.compare, "with_scores": args.with_scores,
@@ -242,6 +269,22 @@ class AuditRequest:
             raise SedContractError("--compare-scores compares PSDS, mAUC and mpAUC of two "
                                    "systems' score files: give --pred-scores (with "
                                    "--with-scores in audit) and --durations")
+        if (self.curves_targets or self.curves_decision) and not self.curves:
+            raise SedContractError("--curves-targets and --curves-decision read the curves: "
+                                   "add --curves")
+        if self.curves_decision and not self.curves_targets:
+            raise SedContractError("--curves-decision writes the thresholds that meet "
+                                   "--curves-targets: give the targets")
+        if self.curves and not (self.pred_scores is not None and self.durations):
+            raise SedContractError("--curves follows the guard vector over every threshold of "
+                                   "score files: give --pred-scores and --durations")
+        if self.curves and (self.format in SYSTEM_FORMATS or self.shard is not None):
+            raise SedContractError("--curves reports in --format md or json (curve rows for "
+                                   "csv and shards are not written by this version)")
+        if self.curves and not (isinstance(self.curves_max_rate, float)
+                                and 0 < self.curves_max_rate < math.inf):
+            raise SedContractError(f"--curves-max-rate must be a positive number of false "
+                                   f"events per hour, got {self.curves_max_rate!r}")
         if self.shard is not None and self.format != "json":
             raise SedContractError("--shard writes a JSON shard report for sedcontract merge: "
                                    "add --format json")
@@ -275,7 +318,8 @@ class AuditRequest:
                 "--decision": self.decision_file}
 
     def writes(self) -> Named:
-        return {"--out": given(self.out), "--psd-roc": given(self.psd_roc)}
+        return {"--out": given(self.out), "--psd-roc": given(self.psd_roc),
+                "--curves-decision": given(self.curves_decision)}
 
     def _point_others(self) -> dict[str, str | None]:
         """The inputs that must not stand among the operating-point tables."""
@@ -314,6 +358,7 @@ class Audited:
     confidence: ConfidenceTable | None = None
     corpus: dict[str, Any] | None = None
     ranking: dict[str, dict[str, Any]] | None = None  # --compare-scores: paired differences
+    curves: dict[str, Any] | None = None  # --curves: the summaries
 
 
 def _warn(text: str) -> None:
@@ -381,7 +426,7 @@ def _predictions(request: AuditRequest, ref: EventList, class_map: ClassMap | No
     pred = detections(folder, ref, request.decision, request.pred_scores, declared=declared)
     if declared is not None:  # the declared classes' columns only (PSDS scores each column)
         folder = folder.only(declared)
-    return pred, folder if request.with_scores else None
+    return pred, folder
 
 
 def _psds_request(request: AuditRequest, folder: ScoreFolder | None,
@@ -416,7 +461,8 @@ def compute(request: AuditRequest) -> Audited:
         result = _psds_request(request, None, class_map).compute(ref, durations, classes)
         _psds_warnings(request, result)
         return Audited(None, result)
-    pred, folder = _predictions(request, ref, class_map, classes)
+    pred, tables = _predictions(request, ref, class_map, classes)
+    folder = tables if request.with_scores else None  # PSDS and AUROC read the scores
     _overlap_warnings(ref, "reference")
     policy = request.policy.but(decision=request.decision)
     psds = _psds_request(request, folder, class_map)
@@ -453,7 +499,23 @@ def compute(request: AuditRequest) -> Audited:
         ref, pred, policy, soft, durations=request.durations, classes=classes)
     sections = {} if request.format in SYSTEM_FORMATS else \
         _sections(request, report, ref, policy, classes)  # rows: the report resamples them
-    return Audited(report, report.psds, sections, soft, confidence, ranking=ranking)
+    curves = _curves(request, ref, tables, policy) if request.curves else None
+    return Audited(report, report.psds, sections, soft, confidence, ranking=ranking,
+                   curves=curves)
+
+
+def _curves(request: AuditRequest, ref: EventList, tables: ScoreFolder | None,
+            policy: AuditPolicy) -> dict[str, Any]:
+    """``--curves``: the guard vector at every threshold of the score files, summarised."""
+    from sedcontract.analysis.curve_summaries import curve_summary
+    from sedcontract.audit.curves import guard_curves
+
+    durations = read_durations(request.durations)
+    curves = guard_curves(ref, tables, durations, policy.but(decision=None),
+                          decision=request.decision)
+    hours = sum(float(durations[c]) for c in ref.clips) / 3600
+    return curve_summary(curves, hours, request.curves_max_rate,
+                         dict(request.curves_targets) if request.curves_targets else None)
 
 
 def _ranking_comparison(request: AuditRequest, ref: EventList, folder: ScoreFolder,
@@ -548,6 +610,10 @@ def render(request: AuditRequest, done: Audited) -> str:
                                   for name, value in done.sections.items()}
         if done.ranking is not None:
             data["ranking_comparison"] = ranking_dict(done.ranking)
+        if done.curves is not None:
+            from sedcontract.analysis.curve_summaries import summary_dict
+
+            data["curves"] = summary_dict(done.curves)
         return json.dumps(data, indent=2, allow_nan=False) + "\n"
     titles = {"intervals": "Bootstrap intervals",
               "comparison": "Paired difference, "
@@ -560,6 +626,10 @@ def render(request: AuditRequest, done: Audited) -> str:
         text += ranking_markdown(done.ranking, ranking_title)
     if done.confidence is not None:
         text += "\n" + confidence_markdown(done.confidence)
+    if done.curves is not None:
+        from sedcontract.analysis.curve_summaries import summary_markdown
+
+        text += "\n" + summary_markdown(done.curves)
     return text
 
 
@@ -568,6 +638,15 @@ def run(request: AuditRequest, out: Outputs | None) -> str:
     done = compute(request)
     if request.psd_roc and out is not None and done.psds is not None:
         out.write(request.psd_roc, psd_roc_png(done.psds))
+    if request.curves_decision and out is not None and done.curves is not None:
+        from sedcontract.traces.decision import decision_yaml
+
+        wanted = ", ".join(f"{n} >= {v:g}" for n, v in done.curves["targets"].items())
+        unserved = done.curves["unserved"]
+        out.write(request.curves_decision, decision_yaml(done.curves["decision"], (
+            f"sedcontract audit --curves: each class's threshold inside its widest range "
+            f"where {wanted}" + (f"\nno threshold serves {', '.join(unserved)}: the default "
+                                 "threshold kept" if unserved else ""))))
     return render(request, done)
 
 
@@ -648,8 +727,25 @@ def _inputs(parser: argparse.ArgumentParser) -> None:
     options.add_options(parser, ScoreSettings)
 
 
+def _curve_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--curves", action="store_true",
+                        help="with --pred-scores: the guard vector at every threshold, exact "
+                             "(docs/curves.md); reports each coordinate's area over "
+                             "false-activity budgets per class (md, json)")
+    parser.add_argument("--curves-max-rate", type=float, default=100.0, metavar="PER_HOUR",
+                        help="the largest false-activity budget of the areas, false events per "
+                             "hour (default 100, as PSDS's max eFPR)")
+    parser.add_argument("--curves-targets", default=None, metavar="C=S,...",
+                        help="targets such as missed=0.8,false=0.8,onset=0.5: each class's "
+                             "threshold ranges where every one holds")
+    parser.add_argument("--curves-decision", default=None, metavar="FILE",
+                        help="write a decision file (YAML) with each class's threshold inside "
+                             "its widest range (audit --decision reads it)")
+
+
 def _audit_options(parser: argparse.ArgumentParser) -> None:
     _inputs(parser)
+    _curve_options(parser)
     parser.add_argument("--mode", choices=(*MODES, "both"), default="both")
     options.add_monitor_options(parser)
     parser.add_argument("--coordinates", default=None,
