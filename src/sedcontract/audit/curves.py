@@ -29,9 +29,9 @@ from sedcontract.errors import SedContractError
 from sedcontract.traces import EventList
 from sedcontract.traces.activity import offset as offset_frames
 from sedcontract.traces.activity import onset as onset_frames
-from sedcontract.traces.decision import DecisionPolicy, filter_frames
+from sedcontract.traces.decision import DecisionPolicy, filtered
 from sedcontract.traces.given import durations_of, events_of, score_source
-from sedcontract.traces.grid import to_us
+from sedcontract.traces.grid import project_us, to_us
 from sedcontract.traces.scores import ScoreTable, tables_to_events
 from sedcontract.traces.traceset import TraceSet
 
@@ -318,17 +318,8 @@ def _grid_scores(table: ScoreTable, decision: DecisionPolicy, hop: float, projec
     if np.any(off[:-1] > on[1:]) or np.any(off <= on):
         raise SedContractError(f"{where}: score rows that overlap (or are not sorted) have no "
                                "threshold-free curve here; give thresholds to audit at")
-    scores = np.asarray(table.scores, dtype=np.float64)
-    resolved = decision.resolve(table.classes)
-    row_hop = float(np.median(table.offset - table.onset))
-    sizes = [filter_frames(m, row_hop, n_rows) for m in resolved.median_filter]
-    if any(size > 1 for size in sizes):
-        from scipy.ndimage import median_filter
-
-        scores = scores.copy()
-        for c, size in enumerate(sizes):
-            if size > 1:
-                scores[:, c] = median_filter(scores[:, c], size=size, mode="nearest")
+    row_hop = float(np.median(table.offset - table.onset))  # as the decision takes it
+    scores = filtered(table.scores, decision.resolve(table.classes).median_filter, row_hop)
     end_us = off if duration_us is None else np.minimum(off, duration_us)
     h = int(to_us(hop))
     # rows, and the gaps between neighbours (active when both are: one run spans the gap)
@@ -336,27 +327,11 @@ def _grid_scores(table: ScoreTable, decision: DecisionPolicy, hop: float, projec
     spans_on = np.r_[on, off[:-1][gap]]
     spans_off = np.r_[end_us, np.minimum(on[1:][gap], end_us[1:][gap])]
     spans = np.r_[scores, np.minimum(scores[:-1][gap], scores[1:][gap])]
-    first, end = _frames(spans_on, spans_off, h, projection)
+    first, end = project_us(spans_on, spans_off, h, projection)
     end = np.minimum(end, frames)
     for i in np.flatnonzero(end > first):
         out[first[i]:end[i]] = np.maximum(out[first[i]:end[i]], spans[i])
     return out
-
-
-def _frames(on_us: np.ndarray, off_us: np.ndarray, h: int, projection: str
-            ) -> tuple[np.ndarray, np.ndarray]:
-    """The frame range ``[first, end)`` of each span under ``center`` or ``any_overlap``, as
-    :func:`~sedcontract.traces.grid.project` computes it, on microsecond times."""
-    def ceil_div(a: np.ndarray, b: int) -> np.ndarray:
-        return -np.floor_divide(-a, b)
-
-    if projection == "center":
-        first, end = ceil_div(2 * on_us - h, 2 * h), ceil_div(2 * off_us - h, 2 * h)
-    else:
-        first, end = np.floor_divide(on_us, h), ceil_div(off_us, h)
-    first = np.maximum(first, 0)
-    end = np.where(off_us > on_us, np.maximum(end, first), first)
-    return first.astype(np.int64), end.astype(np.int64)
 
 
 def _eps_frames(policy: AuditPolicy) -> int:

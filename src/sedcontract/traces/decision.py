@@ -259,6 +259,25 @@ def filter_frames(median_filter: float, hop: float, frames: int) -> int:
     return size
 
 
+def filtered(scores: np.ndarray, median_filters: np.ndarray, hop: float) -> np.ndarray:
+    """Frame scores ``[..., frames, classes]`` with each class's median filter (seconds,
+    rounded to frames of ``hop``; 0: none) along frames, edges repeated: the part of a
+    decision that comes before its threshold."""
+    scores = np.asarray(scores, dtype=np.float64)
+    sizes = np.array([filter_frames(m, hop, scores.shape[-2]) for m in median_filters],
+                     dtype=np.int64)
+    if (sizes > 1).any() and scores.shape[-2] > 0:
+        from scipy.ndimage import median_filter  # imported where it is used: a slow import
+
+        scores = scores.copy()
+        for size in np.unique(sizes[sizes > 1]):
+            columns = np.flatnonzero(sizes == size)
+            shape = (1,) * (scores.ndim - 2) + (int(size), 1)
+            scores[..., columns] = median_filter(scores[..., columns], size=shape,
+                                                 mode="nearest")
+    return scores
+
+
 def decide(scores: np.ndarray, policy: DecisionPolicy, hop: float,
            classes: Sequence[str] | None = None) -> np.ndarray:
     """Boolean activity from frame scores ``[..., frames, classes]`` under ``policy``: each
@@ -275,17 +294,7 @@ def decide(scores: np.ndarray, policy: DecisionPolicy, hop: float,
         np.full(n, np.nan if policy.low is None else policy.low))
     if len(resolved.threshold) != n:
         raise TraceFormatError(f"{len(resolved.threshold)} class names for {n} score columns")
-    sizes = np.array([filter_frames(m, hop, scores.shape[-2]) for m in resolved.median_filter],
-                     dtype=np.int64)
-    if (sizes > 1).any() and scores.shape[-2] > 0:
-        from scipy.ndimage import median_filter  # imported where it is used: a slow import
-
-        scores = scores.copy()
-        for size in np.unique(sizes[sizes > 1]):
-            columns = np.flatnonzero(sizes == size)
-            shape = (1,) * (scores.ndim - 2) + (int(size), 1)
-            scores[..., columns] = median_filter(scores[..., columns], size=shape,
-                                                 mode="nearest")
+    scores = filtered(scores, resolved.median_filter, hop)
     active = scores > resolved.threshold
     with_low = ~np.isnan(resolved.low)
     if with_low.any():

@@ -80,10 +80,15 @@ def project(onsets: np.ndarray, offsets: np.ndarray, hop: float,
     more than half a hop. Ranges are not clipped to a grid length (callers clip); an interval
     that covers no frame gets ``first == end`` (it vanishes under projection).
     """
+    return project_us(to_us(onsets), to_us(offsets), int(to_us(hop)), policy)
+
+
+def project_us(on: np.ndarray, off: np.ndarray, h: int, policy: Projection = "center"
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`project` of intervals given in whole microseconds, on a hop of ``h`` µs."""
     if policy not in PROJECTIONS:
         raise SignalError(f"unknown projection {policy!r}; choose one of {', '.join(PROJECTIONS)}")
-    h = int(to_us(hop))
-    on, off = to_us(onsets), to_us(offsets)
+    on, off = np.asarray(on, dtype=np.int64), np.asarray(off, dtype=np.int64)
     if policy == "center":
         # first k with (2k+1)·h ≥ 2·on, i.e. k ≥ (2·on − h) / 2h
         first = _ceil_div(2 * on - h, 2 * h)
