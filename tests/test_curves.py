@@ -172,11 +172,11 @@ def test_target_ranges_hold_every_target_and_their_decision_file_meets_them(tmp_
                        for cell, n in zip(cells, targets, strict=True))
             inside = any(lo <= t < hi for lo, hi in ranges[c])
             assert held == inside, (t, c, ranges[c])
-    decision, kept = decision_of(ranges)
+    decision, unserved, every = decision_of(ranges)
     (tmp_path / "gate.yaml").write_text(decision_yaml(decision, "targets"))
     again = read_decision(tmp_path / "gate.yaml")
     served = {name for name, _ in decision.classes}
-    assert again == decision and served | set(kept) == set(classes) and served
+    assert again == decision and served | set(unserved) | set(every) == set(classes) and served
     events = tables_to_events(source, again, "s")
     report = sedcontract.audit(ref, events, durations=durations, classes=list(classes))
     for c in served:
@@ -243,6 +243,12 @@ def test_audit_curves_on_the_command_line_writes_a_decision_that_audit_applies(t
     assert main([*base, "--curves"]) == 0
     assert "## The guard vector at every threshold" in capsys.readouterr().out
     for extra, message in ((["--curves", "--format", "csv"], "md or json"),
+                           (["--curves-max-rate", "50"], "add it"),
+                           (["--curves", "--curves-targets", "missed=0.5,missed=0.6"],
+                            "names missed twice"),
+                           (["--curves", "--curves-targets", "duration=0.5"],
+                            "no curve of 'duration'"),
+                           (["--curves", "--projection", "majority"], "majority"),
                            (["--curves-targets", "missed=0.5"], "add --curves"),
                            (["--curves", "--curves-targets", "missed=2"], "COORDINATE=SCORE"),
                            (["--curves", "--curves-decision", str(tmp_path / "x.yaml")],
@@ -252,3 +258,60 @@ def test_audit_curves_on_the_command_line_writes_a_decision_that_audit_applies(t
     assert main(["audit", "--ref", str(tmp_path / "ref.tsv"), "--pred",
                  str(tmp_path / "ref.tsv"), "--curves"]) == 2
     assert "give --pred-scores and --durations" in capsys.readouterr().err
+
+
+def test_a_per_class_decision_and_its_median_filters_go_through_to_the_decision_file(tmp_path):
+    """Curves under a decision with per-class settings (one class's own median filter, one's
+    own threshold): exact against the audit of that decision's events at every threshold,
+    and the decision file written from the ranges keeps the filters it was measured under."""
+    from sedcontract.analysis.curve_summaries import decision_of, target_ranges
+
+    ref, tables, durations, classes = scored_corpus(3, None, False, False)
+    decision = DecisionPolicy(median_filter=0.08, classes={
+        classes[1]: {"median_filter": 0.2}, classes[2]: {"threshold": 0.9}})
+    curves = guard_curves(ref, tables, durations, decision=decision)
+    source = {c: (table, "s") for c, table in tables.items()}
+    for t in (0.15, 0.4, 0.75):  # the curves' one threshold, for every class
+        events = tables_to_events(source, decision.with_thresholds(dict.fromkeys(classes, t)),
+                                  "s")
+        report = sedcontract.audit(ref, events, durations=durations, classes=list(classes))
+        for c in classes:
+            for name in ("onset", "false", "fragmentation"):
+                cell = report.modes["typed"].per_class(name)[c]
+                assert curves.at(t)[name][c] == (cell.satisfied, cell.obligations)
+    ranges = {c: target_ranges(curves, {"missed": 0.3}, c) for c in classes}
+    made, _, _ = decision_of(ranges, decision)
+    assert made.settings_of(classes[1])[1] == 0.2 and made.settings_of(classes[0])[1] == 0.08
+    with pytest.raises(SedContractError, match="hysteresis"):
+        guard_curves(ref, tables, durations, decision=DecisionPolicy(classes={
+            classes[0]: {"low": 0.1}}))
+
+
+def test_edge_cases_the_audit_also_meets():
+    """A +inf score (its breakpoint stands for no finite threshold) leaves the real range;
+    a class without reference events is served by every threshold and said so; a NaN score
+    is refused by row and
+    class; an eps wider than every clip costs what the clip does."""
+    from sedcontract.analysis.curve_summaries import decision_of, target_ranges
+
+    ref, tables, durations, classes = scored_corpus(5, 4, False, True)
+    curves = guard_curves(ref, tables, durations)
+    for c in classes:
+        for lo, hi in target_ranges(curves, {"missed": 0.2}, c):
+            assert lo < hi and not (lo == hi == np.inf)
+    quiet = EventList.from_rows([r for r in ref.to_rows() if r[3] != classes[2]],
+                                clips=ref.clips)
+    found = guard_curves(quiet, tables, durations)
+    assert target_ranges(found, {"missed": 0.9}, classes[2]) == [(-np.inf, np.inf)]
+    _, unserved, every = decision_of({classes[2]: [(-np.inf, np.inf)], classes[0]: []})
+    assert every == [classes[2]] and unserved == [classes[0]]
+    broken = dict(tables)
+    t = broken[ref.clips[0]]
+    scores = t.scores.copy()
+    scores[3, 1] = np.nan
+    broken[ref.clips[0]] = ScoreTable(t.onset, t.offset, t.classes, scores, t.lines)
+    with pytest.raises(SedContractError, match=f"row {int(t.lines[3])}, class 'c1'"):
+        guard_curves(ref, broken, durations)
+    wide = guard_curves(ref, tables, durations, AuditPolicy(eps=10**9))
+    narrow = guard_curves(ref, tables, durations, AuditPolicy(eps=10**4))
+    assert wide.at(0.5) == narrow.at(0.5)

@@ -124,9 +124,9 @@ def target_ranges(curves: GuardCurves, targets: Mapping[str, float], cls: str
     # point j stands for the thresholds [points[j], points[j-1]) (the first: up to +inf)
     out: list[tuple[float, float]] = []
     for j, ok in enumerate(holds):
-        if not ok:
-            continue
         lo, hi = float(points[j]), float(points[j - 1]) if j else math.inf
+        if not ok or not lo < hi:  # a breakpoint at +inf stands for no finite threshold
+            continue
         if out and out[-1][0] == hi:
             out[-1] = (lo, out[-1][1])
         else:
@@ -148,32 +148,37 @@ def _inside(lo: float, hi: float) -> float | None:
 
 
 def decision_of(ranges: Mapping[str, Sequence[tuple[float, float]]],
-                default: DecisionPolicy | None = None) -> tuple[DecisionPolicy, list[str]]:
-    """A decision with each class's threshold inside its widest range (:func:`_inside`), and
-    the classes no threshold serves or every threshold does (they keep the default's)."""
+                default: DecisionPolicy | None = None
+                ) -> tuple[DecisionPolicy, list[str], list[str]]:
+    """``default`` (its median filters and other settings kept) with each class's threshold
+    inside its widest range (:func:`_inside`); and the classes that keep the default's
+    threshold: those no threshold serves, and those every threshold serves."""
     default = default or DecisionPolicy()
-    chosen: dict[str, dict[str, float]] = {}
-    kept = []
+    chosen: dict[str, float] = {}
+    unserved, any_threshold = [], []
     for cls, found in ranges.items():
-        if not found:
-            kept.append(cls)
+        spans = [(lo, hi) for lo, hi in found if lo < hi]
+        if not spans:
+            unserved.append(cls)
             continue
-        lo, hi = max(found, key=lambda s: (s[1] - s[0], -s[0]))
+        lo, hi = max(spans, key=lambda s: (s[1] - s[0] if math.isfinite(s[1] - s[0])
+                                           else math.inf, -s[0]))
         t = _inside(lo, hi)
         if t is None:
-            kept.append(cls)
+            any_threshold.append(cls)
         else:
-            chosen[cls] = {"threshold": t}
-    return DecisionPolicy(threshold=default.threshold, median_filter=default.median_filter,
-                          classes=chosen), kept
+            chosen[cls] = t
+    return default.with_thresholds(chosen) if chosen else default, unserved, any_threshold
 
 
 def curve_summary(curves: GuardCurves, hours: float, max_rate: float = 100.0,
-                  targets: Mapping[str, float] | None = None) -> dict[str, Any]:
+                  targets: Mapping[str, float] | None = None,
+                  decision: DecisionPolicy | None = None) -> dict[str, Any]:
     """What ``audit --curves`` reports: each coordinate's budget area per class and for the
     union trace (``areas[coordinate][class]``, NaN where vacuous at every budget), and with
-    ``targets`` each class's threshold ranges, the decision inside them and the classes it
-    cannot serve."""
+    ``targets`` each class's threshold ranges, ``decision`` (the one the curves were made
+    under) with thresholds inside them, and the classes no threshold serves or every one
+    does."""
     keys = [*curves.classes, "*"]
     out: dict[str, Any] = {
         "max_rate": float(max_rate), "hours": float(hours),
@@ -181,15 +186,19 @@ def curve_summary(curves: GuardCurves, hours: float, max_rate: float = 100.0,
                   for name in curves.typed}}
     if targets:
         ranges = {c: target_ranges(curves, targets, c) for c in curves.classes}
-        decision, kept = decision_of(ranges)
-        out |= {"targets": dict(targets), "ranges": ranges, "decision": decision,
-                "unserved": kept}
+        made, unserved, any_threshold = decision_of(ranges, decision)
+        chosen = {c: made.settings_of(c)[0] for c in curves.classes
+                  if c not in unserved and c not in any_threshold}
+        out |= {"targets": dict(targets), "ranges": ranges, "decision": made,
+                "chosen": chosen, "unserved": unserved, "any_threshold": any_threshold}
     return out
 
 
 def _range_text(ranges: Sequence[tuple[float, float]]) -> str:
     if not ranges:
         return "none: no threshold meets every target"
+    if ranges == [(-math.inf, math.inf)]:
+        return "every threshold"
     return ", ".join(f"{lo:.4g} ≤ t < {hi:.4g}" for lo, hi in ranges)
 
 
@@ -209,13 +218,12 @@ def summary_markdown(summary: Mapping[str, Any]) -> str:
             "n/a" if math.isnan(v) else f"{v:.3f}" for v in by_key.values()) + " |")
     if "ranges" in summary:
         wanted = ", ".join(f"{n} ≥ {v:g}" for n, v in summary["targets"].items())
-        chosen = dict(summary["decision"].classes)
+        chosen = summary["chosen"]
         lines += ["", f"Thresholds at which every target holds ({wanted}):", "",
                   "| class | thresholds | chosen |", "|---|---|---|"]
         for cls, found in summary["ranges"].items():
-            pick = chosen.get(cls)
-            lines.append(f"| {cls} | {_range_text(found)} | "
-                         f"{f'{pick.threshold:.4g}' if pick is not None else 'default kept'} |")
+            text = f"{chosen[cls]:.4g}" if cls in chosen else "default kept"
+            lines.append(f"| {cls} | {_range_text(found)} | {text} |")
     return "\n".join(lines) + "\n"
 
 
@@ -231,6 +239,7 @@ def summary_dict(summary: Mapping[str, Any]) -> dict[str, Any]:
         out |= {"targets": summary["targets"],
                 "ranges": {c: [[number(lo), number(hi)] for lo, hi in found]
                            for c, found in summary["ranges"].items()},
-                "thresholds": {c: d.threshold for c, d in summary["decision"].classes},
-                "unserved": list(summary["unserved"])}
+                "thresholds": dict(summary["chosen"]),
+                "unserved": list(summary["unserved"]),
+                "any_threshold": list(summary["any_threshold"])}
     return out

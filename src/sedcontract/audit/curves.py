@@ -314,6 +314,10 @@ def _grid_scores(table: ScoreTable, decision: DecisionPolicy, hop: float, projec
     out = np.full((frames, len(table.classes)), -INF)
     if not n_rows or not frames:
         return out
+    if np.isnan(table.scores).any():
+        row, column = np.argwhere(np.isnan(table.scores))[0]
+        raise SedContractError(f"{where}: row {int(table.lines[row])}, class "
+                               f"{table.classes[column]!r}: NaN is no score")
     on, off = to_us(table.onset), to_us(table.offset)
     if np.any(off[:-1] > on[1:]) or np.any(off <= on):
         raise SedContractError(f"{where}: score rows that overlap (or are not sorted) have no "
@@ -358,6 +362,37 @@ class GuardCurves:
                 for name, by_class in self.typed.items()}
 
 
+def check_curves(policy: AuditPolicy, decision: DecisionPolicy,
+                 targets: Sequence[str] = ()) -> None:
+    """Refuse, before anything is read, what the curves are not exact for: another contract
+    than the standard one, projection majority, hysteresis (two thresholds, for any class),
+    and targets that name no coordinate the curves hold."""
+    if contract_hash(policy.parsed) != contract_hash(load_contract("standard")):
+        raise SedContractError("curves at every threshold are exact for the standard contract; "
+                               "audit another contract at chosen thresholds instead")
+    if policy.projection == "majority":
+        raise SedContractError("projection majority joins neighbouring rows of an event: its "
+                               "curves are not exact here; use center or any_overlap")
+    if decision.low is not None or any(c.low is not None for _, c in decision.classes):
+        raise SedContractError("hysteresis has two thresholds: curves vary one")
+    unknown = [t for t in targets if t not in CURVE_COORDINATES]
+    if unknown:
+        raise SedContractError(f"no curve of {unknown[0]!r} to set a target on; the curves hold "
+                               f"{', '.join(CURVE_COORDINATES)}")
+
+
+def _reference_rows(traces: TraceSet, i: int, n: int) -> np.ndarray:
+    """Clip ``i``'s reference activity ``[classes, n]``, painted from its runs alone (memory
+    follows the clip, not the longest clip times every clip)."""
+    runs, per = traces.runs["ref"], len(traces.classes)
+    a, b = np.searchsorted(runs.row, [i * per, (i + 1) * per])
+    change = np.zeros((per, n + 1), dtype=np.int8)
+    rows = runs.row[a:b] - i * per
+    np.add.at(change, (rows, np.minimum(runs.start[a:b], n)), 1)
+    np.add.at(change, (rows, np.minimum(runs.end[a:b], n)), -1)
+    return np.cumsum(change[:, :n], axis=1) > 0
+
+
 def guard_curves(ref: Any, scores: Any, durations: Any, policy: AuditPolicy | None = None, *,
                  decision: DecisionPolicy | None = None,
                  thresholds: Sequence[float] = ()) -> GuardCurves:
@@ -369,15 +404,7 @@ def guard_curves(ref: Any, scores: Any, durations: Any, policy: AuditPolicy | No
     them, as the audit of thresholded events cuts them."""
     policy = policy or AuditPolicy()
     decision = decision or DecisionPolicy()
-    if contract_hash(policy.parsed) != contract_hash(load_contract("standard")):
-        raise SedContractError("curves at every threshold are exact for the standard contract; "
-                               "audit another contract at chosen thresholds instead")
-    if policy.projection == "majority":
-        raise SedContractError("projection majority joins neighbouring rows of an event: its "
-                               "curves are not exact here; use center or any_overlap")
-    if decision.low is not None or any(
-            c.low is not None for c in (decision.classes or {}).values()):
-        raise SedContractError("hysteresis has two thresholds: curves vary one")
+    check_curves(policy, decision)
     ref = events_of(ref, "ground truth")
     given = durations_of(durations)
     if given is None:
@@ -389,8 +416,8 @@ def guard_curves(ref: Any, scores: Any, durations: Any, policy: AuditPolicy | No
     traces = TraceSet.from_events(corpus.ref, corpus.pred, hop=policy.hop, durations=given,
                                   classes=classes, projection=policy.projection,
                                   max_frames=policy.max_frames)
-    active = traces.dense("ref")
-    eps = _eps_frames(policy)
+    # a window wider than the longest clip covers the same frames as one that long
+    eps = min(_eps_frames(policy), int(traces.lengths.max(initial=0)))
     n_classes = len(classes)
     counts = {name: _Counts(n_classes + 1) for name in CURVE_COORDINATES}  # the union last
     duration_us = to_us(np.array([float(given[c]) for c in traces.clips]))
@@ -414,16 +441,21 @@ def guard_curves(ref: Any, scores: Any, durations: Any, policy: AuditPolicy | No
         batch.clear()
         held = 0
 
+    def add(i: int, n: int, g: np.ndarray) -> int:
+        """Clip ``i``'s rows (each class, then the union) into the batch; their cells."""
+        active = _reference_rows(traces, i, n)
+        rows = np.r_[active, active.any(axis=0)[None]]
+        scores = np.c_[g, g.max(axis=1) if n_classes else np.full(n, -INF)]
+        batch.append((scores, rows, np.arange(n_classes + 1),
+                      onset_frames(rows, policy.edges), offset_frames(rows, policy.edges)))
+        return scores.size
+
     for clip, (table, path) in source.tables(traces.clips):  # one clip at a time
         i = index[clip]
         n = int(traces.lengths[i])
         g = _grid_scores(table, decision, policy.hop, policy.projection, n,
                          int(duration_us[i]), path)
-        rows = np.r_[active[i, :, :n], active[i, :, :n].any(axis=0)[None]]
-        scores = np.c_[g, g.max(axis=1) if n_classes else np.full(n, -INF)]
-        batch.append((scores, rows, np.arange(n_classes + 1),
-                      onset_frames(rows, policy.edges), offset_frames(rows, policy.edges)))
-        held += scores.size
+        held += add(i, n, g)
         if held >= BATCH_CELLS:
             flush()
     flush()

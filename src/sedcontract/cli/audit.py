@@ -135,6 +135,8 @@ def _targets(text: str | None) -> tuple[tuple[str, float], ...] | None:
         if not equals or not name or not 0 <= number <= 1:
             raise SedContractError(f"--curves-targets: {part.strip()!r} is not COORDINATE=SCORE "
                                    "with a score in [0, 1] (e.g. missed=0.8,false=0.8)")
+        if name.strip() in dict(out):
+            raise SedContractError(f"--curves-targets names {name.strip()} twice")
         out.append((name.strip(), number))
     return tuple(out)
 
@@ -185,7 +187,7 @@ class AuditRequest:
     compare: str | None = None
     compare_scores: str | None = None
     curves: bool = False
-    curves_max_rate: float = 100.0
+    curves_max_rate: float | None = None  # None: 100 false events per hour
     curves_targets: tuple[tuple[str, float], ...] | None = None
     curves_decision: str | None = None
 
@@ -281,10 +283,16 @@ class AuditRequest:
         if self.curves and (self.format in SYSTEM_FORMATS or self.shard is not None):
             raise SedContractError("--curves reports in --format md or json (curve rows for "
                                    "csv and shards are not written by this version)")
-        if self.curves and not (isinstance(self.curves_max_rate, float)
-                                and 0 < self.curves_max_rate < math.inf):
+        if self.curves_max_rate is not None and not self.curves:
+            raise SedContractError("--curves-max-rate sets the budgets of --curves: add it")
+        if self.curves_max_rate is not None and not 0 < self.curves_max_rate < math.inf:
             raise SedContractError(f"--curves-max-rate must be a positive number of false "
                                    f"events per hour, got {self.curves_max_rate!r}")
+        if self.curves:
+            from sedcontract.audit.curves import check_curves
+
+            check_curves(self.policy, self.decision or DecisionPolicy(),
+                         [name for name, _ in self.curves_targets or ()])
         if self.shard is not None and self.format != "json":
             raise SedContractError("--shard writes a JSON shard report for sedcontract merge: "
                                    "add --format json")
@@ -514,8 +522,9 @@ def _curves(request: AuditRequest, ref: EventList, tables: ScoreFolder | None,
     curves = guard_curves(ref, tables, durations, policy.but(decision=None),
                           decision=request.decision)
     hours = sum(float(durations[c]) for c in ref.clips) / 3600
-    return curve_summary(curves, hours, request.curves_max_rate,
-                         dict(request.curves_targets) if request.curves_targets else None)
+    return curve_summary(curves, hours, request.curves_max_rate or 100.0,
+                         dict(request.curves_targets) if request.curves_targets else None,
+                         request.decision)
 
 
 def _ranking_comparison(request: AuditRequest, ref: EventList, folder: ScoreFolder,
@@ -642,11 +651,14 @@ def run(request: AuditRequest, out: Outputs | None) -> str:
         from sedcontract.traces.decision import decision_yaml
 
         wanted = ", ".join(f"{n} >= {v:g}" for n, v in done.curves["targets"].items())
-        unserved = done.curves["unserved"]
+        unserved, every = done.curves["unserved"], done.curves["any_threshold"]
         out.write(request.curves_decision, decision_yaml(done.curves["decision"], (
             f"sedcontract audit --curves: each class's threshold inside its widest range "
-            f"where {wanted}" + (f"\nno threshold serves {', '.join(unserved)}: the default "
-                                 "threshold kept" if unserved else ""))))
+            f"where {wanted}"
+            + (f"\nno threshold serves {', '.join(unserved)}: its threshold kept"
+               if unserved else "")
+            + (f"\nevery threshold serves {', '.join(every)}: its threshold kept"
+               if every else ""))))
     return render(request, done)
 
 
@@ -732,7 +744,7 @@ def _curve_options(parser: argparse.ArgumentParser) -> None:
                         help="with --pred-scores: the guard vector at every threshold, exact "
                              "(docs/curves.md); reports each coordinate's area over "
                              "false-activity budgets per class (md, json)")
-    parser.add_argument("--curves-max-rate", type=float, default=100.0, metavar="PER_HOUR",
+    parser.add_argument("--curves-max-rate", type=float, default=None, metavar="PER_HOUR",
                         help="the largest false-activity budget of the areas, false events per "
                              "hour (default 100, as PSDS's max eFPR)")
     parser.add_argument("--curves-targets", default=None, metavar="C=S,...",
