@@ -333,8 +333,15 @@ def _grid_scores(table: ScoreTable, decision: DecisionPolicy, hop: float, projec
     spans = np.r_[scores, np.minimum(scores[:-1][gap], scores[1:][gap])]
     first, end = project_us(spans_on, spans_off, h, projection)
     end = np.minimum(end, frames)
-    for i in np.flatnonzero(end > first):
-        out[first[i]:end[i]] = np.maximum(out[first[i]:end[i]], spans[i])
+    first = np.minimum(first, end)
+    # every frame of every span at once (a frame two spans touch takes the higher score)
+    count = end - first
+    frame = np.repeat(first - np.r_[0, np.cumsum(count)[:-1]], count) + np.arange(count.sum())
+    values = np.repeat(spans, count, axis=0)
+    if projection == "center":  # a frame's centre lies in one span at most
+        out[frame] = values
+    else:
+        np.maximum.at(out, frame, values)
     return out
 
 
@@ -388,8 +395,9 @@ def _reference_rows(traces: TraceSet, i: int, n: int) -> np.ndarray:
     a, b = np.searchsorted(runs.row, [i * per, (i + 1) * per])
     change = np.zeros((per, n + 1), dtype=np.int8)
     rows = runs.row[a:b] - i * per
-    np.add.at(change, (rows, np.minimum(runs.start[a:b], n)), 1)
-    np.add.at(change, (rows, np.minimum(runs.end[a:b], n)), -1)
+    # runs of a row neither overlap nor touch: no two share a start or an end frame
+    change[rows, np.minimum(runs.start[a:b], n)] += 1
+    change[rows, np.minimum(runs.end[a:b], n)] -= 1
     return np.cumsum(change[:, :n], axis=1) > 0
 
 
