@@ -1,8 +1,9 @@
 """The guard vector at every threshold (``guard_curves``) side by side with the obvious
 alternative, a loop of audits at 50 thresholds, on DESED validation (1168 clips × 10 classes:
 the DCASE baseline's frame scores implied by its 50 operating points): both in one run on
-tables already read, wall time (best of ``--repeat``) and peak traced memory, and the counts compared at every one
-of the 50 thresholds (typed per class and union, every coordinate the curves hold).
+tables already read, wall time (best of ``--repeat``) and peak traced memory, and the counts
+compared at every one of the 50 thresholds (typed per class and union, every coordinate the
+curves hold).
 Run: ``.venv/bin/python benchmarks/curves_scale.py``."""
 
 from __future__ import annotations
