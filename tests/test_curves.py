@@ -240,10 +240,16 @@ def test_audit_curves_on_the_command_line_writes_a_decision_that_audit_applies(t
         for name, target in (("missed", 0.6), ("false", 0.4), ("onset", 0.2)):
             cell = report["modes"]["typed"]["coordinates"][name]["per_class"][cls]
             assert cell["score"] is None or cell["score"] >= target, (cls, name)
-    assert main([*base, "--curves"]) == 0
+    assert main([*base, "--curves", "--curves-figure", str(tmp_path / "curves.png")]) == 0
     assert "## The guard vector at every threshold" in capsys.readouterr().out
+    figure = (tmp_path / "curves.png").read_bytes()
+    assert figure[:8] == b"\x89PNG\r\n\x1a\n"
+    import struct
+
+    assert struct.unpack(">II", figure[16:24])[0] == 1200  # drawn for the page's width
     for extra, message in ((["--curves", "--format", "csv"], "md or json"),
                            (["--curves-max-rate", "50"], "add it"),
+                           (["--curves-figure", str(tmp_path / "f.png")], "add --curves"),
                            (["--curves", "--curves-targets", "missed=0.5,missed=0.6"],
                             "names missed twice"),
                            (["--curves", "--curves-targets", "duration=0.5"],

@@ -26,7 +26,8 @@ from sedcontract.audit.curves import Curve, GuardCurves
 from sedcontract.errors import SedContractError
 from sedcontract.traces.decision import DecisionPolicy
 
-__all__ = ["BudgetCurve", "budget_curve", "curve_summary", "decision_of", "summary_dict",
+__all__ = ["BudgetCurve", "budget_curve", "curve_summary", "curves_png", "decision_of",
+           "summary_dict",
            "summary_markdown", "target_ranges"]
 
 RATE = "false"  # the coordinate whose failures are the false activity
@@ -181,7 +182,7 @@ def curve_summary(curves: GuardCurves, hours: float, max_rate: float = 100.0,
     does."""
     keys = [*curves.classes, "*"]
     out: dict[str, Any] = {
-        "max_rate": float(max_rate), "hours": float(hours),
+        "curves": curves, "max_rate": float(max_rate), "hours": float(hours),
         "areas": {name: {k: budget_curve(curves, name, k, hours, max_rate).area for k in keys}
                   for name in curves.typed}}
     if targets:
@@ -243,3 +244,51 @@ def summary_dict(summary: Mapping[str, Any]) -> dict[str, Any]:
                 "unserved": list(summary["unserved"]),
                 "any_threshold": list(summary["any_threshold"])}
     return out
+
+
+GUARD = ("onset", "offset", "missed", "false", "silence", "fragmentation")  # drawn by default
+
+
+def curves_png(curves: GuardCurves, hours: float, max_rate: float = 100.0,
+               coordinates: Sequence[str] = GUARD) -> bytes:
+    """The curves as a figure 1200 px wide: a column per coordinate; on top its score against
+    the threshold, beneath it against the false-activity budget (false events per hour, up to
+    ``max_rate``); a line per class, the union trace in black. Vacuous stretches are gaps."""
+    from sedcontract.figures import png, pyplot, system_colours
+
+    plt = pyplot()
+    colours = system_colours(curves.classes)
+    fig, axes = plt.subplots(2, len(coordinates), figsize=(12, 5.6), squeeze=False,
+                             sharey=True)
+    for col, name in enumerate(coordinates):
+        for cls in (*curves.classes, "*"):
+            colour, width = ("black", 1.8) if cls == "*" else (colours[cls], 0.9)
+            mine = _curve(curves, name, cls)
+            points = _operating_points(mine)
+            finite = points[np.isfinite(points)]
+            if len(finite):
+                scores = [s / o if o else math.nan for s, o in map(mine.at, finite)]
+                axes[0][col].step(finite, scores, where="post", color=colour, lw=width)
+            found = budget_curve(curves, name, cls, hours, max_rate)
+            budgets = np.r_[found.reached, max_rate]
+            keep = budgets[:-1] <= max_rate
+            axes[1][col].step(np.r_[budgets[:-1][keep], max_rate],
+                              np.r_[found.scores[keep], found.scores[keep][-1:]]
+                              if keep.any() else [math.nan], where="post", color=colour,
+                              lw=width, label="union" if cls == "*" else cls)
+        axes[0][col].set_title(name, fontsize=10)
+        axes[0][col].set_xlabel("threshold", fontsize=8)
+        axes[1][col].set_xlabel("false events per hour", fontsize=8)
+        axes[1][col].set_xlim(0, max_rate)
+        for ax in (axes[0][col], axes[1][col]):
+            ax.set_ylim(-0.02, 1.02)
+            ax.grid(alpha=0.3)
+            ax.tick_params(labelsize=7)
+    axes[0][0].set_ylabel("score", fontsize=9)
+    axes[1][0].set_ylabel("score at the budget", fontsize=9)
+    handles, labels = axes[1][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 6), fontsize=8,
+               frameon=False)
+    rows = -(-len(labels) // 6)
+    fig.tight_layout(rect=(0, 0.04 * rows, 1, 1))
+    return png(fig, dpi=100)

@@ -190,6 +190,7 @@ class AuditRequest:
     curves_max_rate: float | None = None  # None: 100 false events per hour
     curves_targets: tuple[tuple[str, float], ...] | None = None
     curves_decision: str | None = None
+    curves_figure: str | None = None
 
     @classmethod
     def of(cls, args: argparse.Namespace, *, scores_only: bool) -> AuditRequest:
@@ -201,7 +202,8 @@ class AuditRequest:
         if not scores_only:
             own |= {"curves": args.curves, "curves_max_rate": args.curves_max_rate,
                     "curves_targets": _targets(args.curves_targets),
-                    "curves_decision": args.curves_decision}
+                    "curves_decision": args.curves_decision,
+                    "curves_figure": args.curves_figure}
             own |= {"mode": args.mode, "system": args.system, "soft": args.soft,
                     "backend": args.backend, "jobs": args.jobs,
                     "compare": args.compare, "with_scores": args.with_scores,
@@ -271,9 +273,10 @@ class AuditRequest:
             raise SedContractError("--compare-scores compares PSDS, mAUC and mpAUC of two "
                                    "systems' score files: give --pred-scores (with "
                                    "--with-scores in audit) and --durations")
-        if (self.curves_targets or self.curves_decision) and not self.curves:
-            raise SedContractError("--curves-targets and --curves-decision read the curves: "
-                                   "add --curves")
+        if (self.curves_targets or self.curves_decision or self.curves_figure) \
+                and not self.curves:
+            raise SedContractError("--curves-targets, --curves-decision and --curves-figure "
+                                   "read the curves: add --curves")
         if self.curves_decision and not self.curves_targets:
             raise SedContractError("--curves-decision writes the thresholds that meet "
                                    "--curves-targets: give the targets")
@@ -327,7 +330,8 @@ class AuditRequest:
 
     def writes(self) -> Named:
         return {"--out": given(self.out), "--psd-roc": given(self.psd_roc),
-                "--curves-decision": given(self.curves_decision)}
+                "--curves-decision": given(self.curves_decision),
+                "--curves-figure": given(self.curves_figure)}
 
     def _point_others(self) -> dict[str, str | None]:
         """The inputs that must not stand among the operating-point tables."""
@@ -647,6 +651,12 @@ def run(request: AuditRequest, out: Outputs | None) -> str:
     done = compute(request)
     if request.psd_roc and out is not None and done.psds is not None:
         out.write(request.psd_roc, psd_roc_png(done.psds))
+    if request.curves_figure and out is not None and done.curves is not None:
+        from sedcontract.analysis.curve_summaries import curves_png
+
+        out.write(request.curves_figure, curves_png(done.curves["curves"],
+                                                    done.curves["hours"],
+                                                    done.curves["max_rate"]))
     if request.curves_decision and out is not None and done.curves is not None:
         from sedcontract.traces.decision import decision_yaml
 
@@ -750,6 +760,9 @@ def _curve_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--curves-targets", default=None, metavar="C=S,...",
                         help="targets such as missed=0.8,false=0.8,onset=0.5: each class's "
                              "threshold ranges where every one holds")
+    parser.add_argument("--curves-figure", default=None, metavar="PNG",
+                        help="draw the curves: each coordinate against the threshold and "
+                             "against the false-activity budget, a line per class")
     parser.add_argument("--curves-decision", default=None, metavar="FILE",
                         help="write a decision file (YAML) with each class's threshold inside "
                              "its widest range (audit --decision reads it)")
