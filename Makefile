@@ -55,7 +55,7 @@ bench: $(STAMP)            ## speed side by side with the reference tools
 	$(BIN)/python -W ignore benchmarks/score_folders.py
 	$(BIN)/python benchmarks/psds_points.py
 	$(BIN)/python -W ignore benchmarks/report_scale.py
-	$(BIN)/python -W ignore benchmarks/curves_scale.py
+	$(BIN)/python -W ignore benchmarks/curves_scale.py --audioset 2000
 	$(BIN)/python benchmarks/startup.py
 	$(BIN)/python benchmarks/light_install.py
 	$(BIN)/python -W ignore benchmarks/device.py

@@ -38,13 +38,13 @@ def reference() -> EventList:
     ], clips=CLIPS)
 
 
-def random_scores(seed: int) -> torch.Tensor:
+def random_scores(seed: int, classes: int = len(CLASSES)) -> torch.Tensor:
     """Smooth random frame scores ``[clips, classes, 100]`` that cross 0.5 a few times."""
     g = torch.Generator().manual_seed(seed)
-    noise = torch.randn(len(CLIPS), len(CLASSES), 100, generator=g)
+    noise = torch.randn(len(CLIPS), classes, 100, generator=g)
     kernel = torch.ones(1, 1, 9) / 9
     smooth = torch.nn.functional.conv1d(noise.reshape(-1, 1, 100), kernel, padding=4)
-    return torch.sigmoid(3 * smooth.reshape(len(CLIPS), len(CLASSES), 100))
+    return torch.sigmoid(3 * smooth.reshape(len(CLIPS), classes, 100))
 
 
 def events_by_hand(scores: torch.Tensor, threshold: float = 0.5) -> EventList:

@@ -54,6 +54,21 @@ def scored_corpus(seed: int, levels: int | None, gaps: bool, infs: bool):
     return EventList.from_rows(rows, clips=ref.clips), tables, durations, classes
 
 
+def written_corpus(tmp_path, seed: int, levels: int | None):
+    """:func:`scored_corpus` (no gaps, no infinities) written as files: its reference, score
+    folder and classes, and the start of an ``audit`` command line reading them."""
+    from sedcontract.traces import write_durations, write_events
+    from tests.test_report_rows import write_tables
+
+    ref, tables, durations, classes = scored_corpus(seed, levels, False, False)
+    write_events(tmp_path / "ref.tsv", ref)
+    write_durations(tmp_path / "durations.tsv", durations)
+    folder = write_tables(tmp_path / "scores", tables)
+    base = ["audit", "--ref", str(tmp_path / "ref.tsv"), "--durations",
+            str(tmp_path / "durations.tsv"), "--pred-scores", str(folder)]
+    return ref, tables, durations, classes, folder, base
+
+
 @pytest.mark.parametrize("case", range(len(CASES)))
 def test_the_curves_equal_an_audit_at_every_threshold(case):
     levels, edges, projection, eps, median, hop, gaps, infs = CASES[case]
@@ -209,15 +224,8 @@ def test_audit_curves_on_the_command_line_writes_a_decision_that_audit_applies(t
 
     from sedcontract.analysis.curve_summaries import curve_summary
     from sedcontract.cli import main
-    from sedcontract.traces import write_durations, write_events
-    from tests.test_report_rows import write_tables
 
-    ref, tables, durations, classes = scored_corpus(6, 5, False, False)
-    write_events(tmp_path / "ref.tsv", ref)
-    write_durations(tmp_path / "durations.tsv", durations)
-    folder = write_tables(tmp_path / "scores", tables)
-    base = ["audit", "--ref", str(tmp_path / "ref.tsv"), "--durations",
-            str(tmp_path / "durations.tsv"), "--pred-scores", str(folder)]
+    _, _, durations, classes, folder, base = written_corpus(tmp_path, 6, 5)
     targets = "missed=0.6,false=0.4,onset=0.2"
     assert main([*base, "--curves", "--curves-targets", targets, "--curves-decision",
                  str(tmp_path / "gate.yaml"), "--format", "json"]) == 0
@@ -247,8 +255,7 @@ def test_audit_curves_on_the_command_line_writes_a_decision_that_audit_applies(t
     import struct
 
     assert struct.unpack(">II", figure[16:24])[0] == 1200  # drawn for the page's width
-    for extra, message in ((["--curves", "--format", "csv"], "md or json"),
-                           (["--curves-max-rate", "50"], "add it"),
+    for extra, message in ((["--curves-max-rate", "50"], "add it"),
                            (["--curves-figure", str(tmp_path / "f.png")], "add --curves"),
                            (["--curves", "--curves-targets", "missed=0.5,missed=0.6"],
                             "names missed twice"),
@@ -321,3 +328,227 @@ def test_edge_cases_the_audit_also_meets():
     wide = guard_curves(ref, tables, durations, AuditPolicy(eps=10**9))
     narrow = guard_curves(ref, tables, durations, AuditPolicy(eps=10**4))
     assert wide.at(0.5) == narrow.at(0.5)
+
+
+def test_curves_of_disjoint_clips_join_to_the_curves_of_all():
+    from sedcontract.audit.curves import join_curves
+
+    ref, tables, durations, classes = scored_corpus(4, 3, True, True)
+    clips = list(ref.clips)
+    whole = guard_curves(ref, tables, durations, thresholds=(0.3, 0.6))
+    parts = [guard_curves(ref.select(clips=half), {c: tables[c] for c in half},
+                          {c: durations[c] for c in half}, thresholds=(0.3, 0.6))
+             for half in (clips[:1], clips[1:3], clips[3:])]
+    joined = join_curves(parts)
+    assert joined.duration == whole.duration
+    for name in CURVE_COORDINATES:
+        for c in classes:
+            a, b = joined.typed[name][c], whole.typed[name][c]
+            assert a.base == b.base and np.array_equal(a.values, b.values)
+            assert np.array_equal(a.satisfied, b.satisfied)
+            assert np.array_equal(a.obligations, b.obligations)
+        assert np.array_equal(joined.union[name].satisfied, whole.union[name].satisfied)
+    # parts alone do not add up to the whole by accident: each covers fewer obligations
+    assert all(p.typed["onset"][classes[0]].base[1] < whole.typed["onset"][classes[0]].base[1]
+               or p.typed["onset"][classes[0]].base[1] == 0 for p in parts)
+    with pytest.raises(SedContractError, match="do not join"):
+        join_curves([whole, guard_curves(ref, tables, durations)])
+
+
+def test_a_risk_orders_targets_give_the_decision_file(tmp_path, capsys):
+    """``--curves-targets speech_gate.yaml``: the risk order's ``targets:`` are the targets
+    (the ranges and decision equal those of the same targets written out); a risk order
+    without targets, or with a bad one, is refused by file and line."""
+    import json
+    from pathlib import Path
+
+    from sedcontract.analysis.selection import read_risk_order
+    from sedcontract.cli import main
+    from sedcontract.errors import TraceFormatError
+
+    gate = Path(sedcontract.__file__).parent / "examples" / "speech_gate.yaml"
+    known = [*CURVE_COORDINATES, "duration"]
+    assert read_risk_order(gate, known).targets == (("missed", 0.8), ("false", 0.8),
+                                                    ("onset", 0.5))
+    *_, base = written_corpus(tmp_path, 6, 5)
+    base = [*base, "--curves", "--format", "json"]
+    found = []
+    for targets, out in ((str(gate), "a.yaml"), ("missed=0.8,false=0.8,onset=0.5", "b.yaml")):
+        assert main([*base, "--curves-targets", targets, "--curves-decision",
+                     str(tmp_path / out)]) == 0
+        found.append(json.loads(capsys.readouterr().out)["curves"])
+    assert found[0]["ranges"] == found[1]["ranges"]
+    assert found[0]["targets"] == {"missed": 0.8, "false": 0.8, "onset": 0.5}
+    assert (tmp_path / "a.yaml").read_text() == (tmp_path / "b.yaml").read_text()
+    for text, message in (("order: [missed, onset]\nhigh: 1\n", "gives no targets"),
+                          ("order: [missed, onset]\nhigh: 1\ntargets: {offset: 0.5}\n",
+                           "'offset' is not in 'order'"),
+                          ("order: [missed, onset]\nhigh: 1\ntargets: {missed: 1.5}\n",
+                           "must be a score in [0, 1]"),
+                          ("order: [missed, onset]\nhigh: 1\ntargets: [missed]\n",
+                           "must map kinds")):
+        (tmp_path / "risk.yaml").write_text(text)
+        assert main([*base, "--curves-targets", str(tmp_path / "risk.yaml")]) == 2
+        err = capsys.readouterr().err
+        assert message in err and "risk.yaml" in err
+    with pytest.raises(TraceFormatError, match="row 3"):
+        read_risk_order(tmp_path / "risk.yaml", known)
+
+
+def test_curves_on_an_executor_or_a_pool_equal_one_process():
+    """Blocks of clips on an executor (and a pool of processes) give the same curves, and
+    duration counts, as one process."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    ref, tables, durations, classes = scored_corpus(5, None, True, False)
+    policy = AuditPolicy(eps=2)
+    whole = guard_curves(ref, tables, durations, policy, thresholds=(0.4,))
+    with ThreadPoolExecutor(2) as executor:
+        threaded = guard_curves(ref, tables, durations, policy, thresholds=(0.4,),
+                                executor=executor, blocks=3)
+    pooled = guard_curves(ref, tables, durations, policy, thresholds=(0.4,), jobs=2)
+    for other in (threaded, pooled):
+        assert other.duration == whole.duration
+        for name in CURVE_COORDINATES:
+            for c in classes:
+                assert np.array_equal(other.typed[name][c].values, whole.typed[name][c].values)
+                assert np.array_equal(other.typed[name][c].satisfied,
+                                      whole.typed[name][c].satisfied)
+                assert np.array_equal(other.typed[name][c].obligations,
+                                      whole.typed[name][c].obligations)
+            assert np.array_equal(other.union[name].satisfied, whole.union[name].satisfied)
+    with pytest.raises(SedContractError, match="jobs"):
+        guard_curves(ref, tables, durations, jobs=0)
+
+
+def test_shards_with_curves_merge_to_the_unsharded_audit(tmp_path, capsys):
+    """``audit --shard i/n --curves`` writes each shard's curves; ``merge`` joins them into
+    the bytes of the unsharded run (JSON, Markdown and CSV rows) and the same decision file;
+    shards without curves, or with curves that were tampered with, are refused by file."""
+    import json
+
+    from sedcontract.cli import main
+
+    *_, base = written_corpus(tmp_path, 8, None)
+    base = [*base, "--curves", "--curves-targets", "missed=0.5,false=0.3", "--median-filter",
+            "60ms"]
+    outputs = {}
+    for fmt in ("json", "md", "csv"):
+        assert main([*base, "--format", fmt, "--system", "s", "--curves-decision",
+                     str(tmp_path / f"whole.{fmt}.yaml")]) == 0
+        outputs[fmt] = capsys.readouterr().out
+    shards = []
+    for i in range(3):
+        shards.append(tmp_path / f"shard{i}.json")
+        assert main([*base, "--shard", f"{i}/3", "--format", "json", "--out",
+                     str(shards[-1])]) == 0
+    assert "curves" in json.loads(shards[0].read_text())["shard"]
+    assert "ranking:curve_onset" in outputs["csv"]
+    for fmt in ("json", "md", "csv"):
+        assert main(["merge", *map(str, shards), "--format", fmt, "--system", "s",
+                     "--curves-decision", str(tmp_path / f"merged.{fmt}.yaml")]) == 0
+        assert capsys.readouterr().out == outputs[fmt]
+        assert (tmp_path / f"merged.{fmt}.yaml").read_text() == \
+            (tmp_path / f"whole.{fmt}.yaml").read_text()
+    assert "median_filter: 60ms" in (tmp_path / "whole.json.yaml").read_text()
+    # refused: a shard without curves, curves tampered with
+    plain = tmp_path / "plain.json"
+    assert main([*base[:7], "--median-filter", "60ms", "--shard", "2/3", "--format", "json",
+                 "--out", str(plain)]) == 0
+    assert main(["merge", str(shards[0]), str(shards[1]), str(plain)]) == 2
+    assert "has no curves" in capsys.readouterr().err
+    data = json.loads(shards[1].read_text())
+    onset = data["shard"]["curves"]["data"]["curves"]["onset"]
+    cls = next(c for c in onset if len(onset[c]["values"]) > 1)
+    onset[cls]["values"] = onset[cls]["values"][::-1]
+    (tmp_path / "bad.json").write_text(json.dumps(data))
+    assert main(["merge", str(shards[0]), str(tmp_path / "bad.json"), str(shards[2])]) == 2
+    err = capsys.readouterr().err
+    assert "bad.json" in err and "descend" in err and f"onset, class {cls!r}" in err
+
+
+def test_area_draws_are_the_areas_of_the_resampled_corpora():
+    """Each bootstrap draw of an area equals the area of the curves of that resample built
+    as a corpus of its own (each drawn clip a copy under a new name), for every coordinate,
+    class and the union trace; the clips' changes sum to the corpus's curves."""
+    from sedcontract.analysis.curve_summaries import area_draws, curve_summary
+    from sedcontract.audit.curves import clip_changes
+    from sedcontract.resampling import resample_indices
+
+    ref, tables, durations, classes = scored_corpus(9, 4, False, True)
+    policy = AuditPolicy(eps=2)
+    changes = clip_changes(ref, tables, durations, policy)
+    whole = guard_curves(ref, tables, durations, policy)
+    for name in CURVE_COORDINATES:  # the clips' changes add up to the corpus's curves
+        _, key, value, sat, obl = changes.changes[name]
+        for k, c in enumerate([*classes, "*"]):
+            curve = whole.union[name] if c == "*" else whole.typed[name][c]
+            assert tuple(changes.base[name][:, k].sum(axis=0)) == curve.base
+            for t in (0.2, 0.5, 0.9):
+                above = (key == k) & (value > t)
+                assert (curve.base[0] + int(sat[above].sum()),
+                        curve.base[1] + int(obl[above].sum())) == curve.at(t)
+    total = changes.total()
+    for name in CURVE_COORDINATES:
+        for got, want in [*((total.typed[name][c], whole.typed[name][c]) for c in classes),
+                          (total.union[name], whole.union[name])]:
+            assert got.base == want.base and np.array_equal(got.values, want.values)
+            assert np.array_equal(got.satisfied, want.satisfied)
+            assert np.array_equal(got.obligations, want.obligations)
+    draws = area_draws(changes, max_rate=2000.0, resamples=4, seed=3)
+    clips = list(ref.clips)
+    for r, drawn in enumerate(resample_indices(len(clips), 4, 3)):
+        names = [f"{clips[i]}#{j}" for j, i in enumerate(drawn)]
+        rows = [(f"{clip}#{j}", a, b, c) for j, i in enumerate(drawn)
+                for clip, a, b, c in ref.select(clips=[clips[i]]).to_rows()]
+        copy = EventList.from_rows(rows, clips=tuple(names))
+        source = dict(zip(names, drawn, strict=True))
+        curves = guard_curves(copy, {n: tables[clips[i]] for n, i in source.items()},
+                              {n: durations[clips[i]] for n, i in source.items()}, policy)
+        hours = sum(durations[clips[i]] for i in drawn) / 3600
+        areas = curve_summary(curves, hours, 2000.0)["areas"]
+        for name in CURVE_COORDINATES:
+            for k, c in enumerate([*classes, "*"]):
+                expected, got = areas[name][c], draws[name][r, k]
+                assert (np.isnan(expected) and np.isnan(got)) or \
+                    got == pytest.approx(expected, abs=1e-12), (r, name, c)
+    moving = [name for name, d in draws.items()  # areas that move are compared
+              if any(len({round(x, 9) for x in d[:, k] if np.isfinite(x)}) > 1
+                     for k in range(d.shape[1]))]
+    assert len(moving) >= 4, moving
+
+
+def test_audit_curves_with_bootstrap_gives_each_area_its_interval(tmp_path, capsys):
+    """``audit --curves --bootstrap N``: each area has the percentile interval of
+    :func:`area_draws` over the clips (the same areas as without it), in JSON and Markdown."""
+    import json
+
+    from sedcontract.analysis.curve_summaries import area_draws
+    from sedcontract.audit.curves import clip_changes
+    from sedcontract.cli import main
+    from sedcontract.resampling import percentile_intervals
+    from sedcontract.traces import read_durations, read_events
+
+    *_, classes, folder, base = written_corpus(tmp_path, 10, 5)
+    base = [*base, "--curves", "--curves-max-rate", "5000", "--format", "json"]
+    assert main(base) == 0
+    plain = json.loads(capsys.readouterr().out)["curves"]
+    assert main([*base, "--bootstrap", "40", "--bootstrap-seed", "7"]) == 0
+    drawn = json.loads(capsys.readouterr().out)["curves"]
+    assert drawn["areas"] == plain["areas"] and "intervals" not in plain
+    draws = area_draws(clip_changes(read_events(tmp_path / "ref.tsv"), folder,
+                                    read_durations(tmp_path / "durations.tsv")),
+                       5000.0, 40, 7)
+    for name, by_key in drawn["intervals"].items():
+        keys = [*classes, "*"]
+        expected = percentile_intervals(keys, [0.0] * len(keys), draws[name], 0.95, 40)
+        for k in keys:
+            got, want = by_key[k], expected[k]
+            assert got["resamples"] == 40 and got["seed"] == 7
+            assert got["defined"] == want.defined
+            if want.defined:
+                assert (got["lo"], got["hi"]) == pytest.approx((want.lo, want.hi), abs=1e-12)
+    assert any(by["*"]["lo"] < by["*"]["hi"] for by in drawn["intervals"].values())
+    assert main([*base[:-2], "--bootstrap", "40"]) == 0
+    assert "bootstrap intervals over the clips (40 resamples, seed 0)" in \
+        capsys.readouterr().out

@@ -198,7 +198,8 @@ def test_a_screenshot_of_the_top_of_the_report(page, tmp_path):
 def desed_page(teacher_scores, tmp_path_factory) -> Path:
     """report.html of three systems on the real DESED validation files (the DCASE baseline's
     scores thresholded at 0.5 and 0.3, and the same scores three frames late), each audited
-    with the ranking metrics' draws (``audit --format csv --bootstrap 200``)."""
+    with the ranking metrics' and the guard curves' draws (``audit --format csv --curves
+    --bootstrap 200``)."""
     from tests.real_dcase import DURATIONS, REF
 
     root = tmp_path_factory.mktemp("desed_browser")
@@ -217,7 +218,7 @@ def desed_page(teacher_scores, tmp_path_factory) -> Path:
         assert main(["audit", "--ref", str(REF), "--durations", str(DURATIONS), "--clips",
                      "durations", "--pred-scores", str(folder), "--threshold", threshold,
                      "--with-scores", "--bootstrap", "200", "--format", "csv", "--system",
-                     name, "--out", str(root / f"{name}.csv")]) == 0
+                     name, "--curves", "--out", str(root / f"{name}.csv")]) == 0
         rows.append(str(root / f"{name}.csv"))
     assert main(["report", *rows, "--out", str(root / "report"), "--baseline", "th0.5",
                  "--bootstrap", "200"]) == 0
@@ -243,11 +244,28 @@ def test_the_desed_report_shows_what_dcase_ranks_on_and_fits_1280_px(desed_page,
     assert len(out["cells"]) == 3 * 4  # the ranking table: 3 systems × PSDS1, PSDS2, mAUC, mpAUC
     for _, _, cell in out["cells"]:
         assert re.match(r"^0\.\d{3}0\.\d{3}–0\.\d{3}$", cell), cell
-    assert len(out["images"]) == 3  # the vectors and the per-class PSD-ROC of PSDS1 and PSDS2
+    # the vectors, the per-class PSD-ROC of PSDS1 and PSDS2, and the guard curves
+    assert len(out["images"]) == 4
     for image in out["images"]:
         assert image["complete"] and image["natural"] > 0 and image["right"] <= WIDTH, image
     assert re.search(r"0\.353<span class=\"iv\">0\.3\d\d–0\.3\d\d</span>", text)  # PSDS1
     assert '<th scope="col">macro</th>' in text
+    # the guard curves do not depend on the threshold picked: th0.3 and th0.5 share them, and
+    # the late system's onset area is below theirs with a paired interval below 0
+    import csv
+
+    rows = list(csv.DictReader((desed_page.parent / "overview.csv").open()))
+    area = {(r["system"], r["name"]): float(r["score"]) for r in rows
+            if r["name"].startswith("curve_")}
+    assert {n for _, n in area} >= {"curve_onset", "curve_missed", "curve_silence"}
+    for name in {n for _, n in area}:
+        assert area[("th0.3", name)] == area[("th0.5", name)], name
+    assert area[("late", "curve_onset")] < area[("th0.5", "curve_onset")] - 0.05
+    paired = next(r for r in csv.DictReader((desed_page.parent / "comparison.csv").open())
+                  if r["system"] == "late" and r["name"] == "curve_onset")
+    assert float(paired["hi"]) < 0
+    assert "Guard curves: each coordinate&#x27;s mean score over false-activity budgets up " \
+        "to 100 per hour" in text or "Guard curves: each coordinate's mean score" in text
     shot = tmp_path / "desed_report.png"
     browse(desed_page, tmp_path, f"--window-size={WIDTH},2400", f"--screenshot={shot}")
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -48,11 +48,12 @@ def detector_parts(cfg: DictConfig | Mapping[str, Any]) -> dict[str, Any]:
 
 
 def build_model(parts: Mapping[str, Any], policy: AuditPolicy, classes: Sequence[str],
-                metric_prefix: str = "val") -> DetectorModule:
+                metric_prefix: str = "val", **validation: Any) -> DetectorModule:
     """The detector of ``parts`` (:func:`detector_parts`) with outputs named ``classes``: the
     front end on the policy's grid, the network on its features, the losses and the batch
     transform, every part built with the run's one ``policy``; the parts, the grid's hop and the
-    class names travel in its checkpoints."""
+    class names travel in its checkpoints, the ``validation`` settings (``curves``,
+    ``curves_max_rate``) do not."""
     model = dict(parts["model"])
     missing = [k for k in ("frontend", "net") if k not in model]
     if missing:
@@ -68,7 +69,8 @@ def build_model(parts: Mapping[str, Any], policy: AuditPolicy, classes: Sequence
     # the policy and the built parts are objects, not config: they join after Hydra
     return factory(net=net, frontend=frontend, policy=policy, losses=losses, augment=augment,
                    classes=list(classes), metric_prefix=metric_prefix,
-                   model_config=json.dumps({**parts, "layout": LAYOUT, "hop": policy.hop}))
+                   model_config=json.dumps({**parts, "layout": LAYOUT, "hop": policy.hop}),
+                   **validation)
 
 
 def build_data(data_cfg: DictConfig, policy: AuditPolicy, **overrides: Any) -> Any:
@@ -95,6 +97,15 @@ def run_inputs(datamodule: Any, policy: AuditPolicy, checkpoint: str | Path | No
     return reads
 
 
+def validation_settings(cfg: DictConfig | Mapping[str, Any]) -> dict[str, Any]:
+    """The run's validation settings the detector takes: ``curves`` (log the threshold-free
+    curve areas ``val/curves/...``) and ``curves_max_rate``."""
+    curves = cfg.get("curves", False)
+    if not isinstance(curves, bool):
+        raise SedContractError(f"curves must be true or false, got {curves!r}")
+    return {"curves": curves, "curves_max_rate": cfg.get("curves_max_rate", 100.0)}
+
+
 def resume_path(ckpt_path: str | None, output_dir: Path) -> str | None:
     """``last`` names ``<output_dir>/checkpoints/last.ckpt``; any other path must exist."""
     if ckpt_path is None:
@@ -118,7 +129,8 @@ def train(cfg: DictConfig) -> tuple[dict[str, float], dict[str, Any]]:
                                "at least 1 (to validate a checkpoint, use evaluate.py)")
     policy = instantiate(cfg.contract)  # the run's one policy: data, detector, losses, monitor
     datamodule = build_data(cfg.data, policy)
-    model = build_model(detector_parts(cfg), policy, datamodule.classes)
+    model = build_model(detector_parts(cfg), policy, datamodule.classes,
+                        **validation_settings(cfg))  # curves refused here, before any batch
     resume = resume_path(cfg.get("ckpt_path"), output_dir)
     if resume is not None:
         check_resumable(read_checkpoint(resume), model, resume)

@@ -22,13 +22,14 @@ from typing import Any
 
 import numpy as np
 
-from sedcontract.audit.curves import Curve, GuardCurves
+from sedcontract.audit.curves import ClipChanges, Curve, GuardCurves
+from sedcontract.audit.rows import curve_metric
 from sedcontract.errors import SedContractError
 from sedcontract.traces.decision import DecisionPolicy
 
-__all__ = ["BudgetCurve", "budget_curve", "curve_summary", "curves_png", "decision_of",
-           "summary_dict",
-           "summary_markdown", "target_ranges"]
+__all__ = ["BudgetCurve", "area_draws", "budget_curve", "curve_metrics", "curve_summary",
+           "curves_png",
+           "decision_of", "summary_dict", "summary_markdown", "target_ranges"]
 
 RATE = "false"  # the coordinate whose failures are the false activity
 
@@ -89,19 +90,92 @@ def budget_curve(curves: GuardCurves, coordinate: str, cls: str, hours: float,
         raise SedContractError(f"max_rate must be a positive number, got {max_rate!r}")
     mine, false = _curve(curves, coordinate, cls), _curve(curves, RATE, cls)
     thresholds = _operating_points(mine, false)
-    rates = np.array([(obl - sat) / hours for sat, obl in map(false.at, thresholds)])
-    scores = np.array([sat / obl if obl else math.nan for sat, obl in map(mine.at, thresholds)])
+    f_sat, f_obl = false.counts(thresholds)
+    rates = (f_obl - f_sat) / hours
+    sat, obl = mine.counts(thresholds)
+    scores = np.full(len(thresholds), math.nan)
+    np.divide(sat, obl, out=scores, where=obl > 0)
     # at budget x: the last operating point before the rate first exceeds x
     reached = np.maximum.accumulate(rates)
     edges = np.r_[reached, math.inf]
-    area, defined = 0.0, 0.0
-    for j in range(len(thresholds)):
-        lo, hi = max(edges[j], 0.0), min(edges[j + 1], max_rate)
-        if hi > lo and not math.isnan(scores[j]):
-            area += scores[j] * (hi - lo)
-            defined += hi - lo
+    lo, hi = np.maximum(edges[:-1], 0.0), np.minimum(edges[1:], max_rate)
+    kept = (hi > lo) & ~np.isnan(scores)
+    width = hi[kept] - lo[kept]
+    area, defined = math.fsum(scores[kept] * width), math.fsum(width)
     return BudgetCurve(coordinate, cls, thresholds, rates, reached, scores, float(max_rate),
                        area / defined if defined else math.nan)
+
+
+def _areas(rates: np.ndarray, scores: np.ndarray, max_rate: float) -> np.ndarray:
+    """:func:`budget_curve`'s area for each row of ``rates`` and ``scores`` ``[rows,
+    operating points]`` at once (NaN where vacuous at every budget)."""
+    reached = np.maximum.accumulate(rates, axis=1)
+    edges = np.concatenate([reached, np.full((len(rates), 1), math.inf)], axis=1)
+    lo, hi = np.maximum(edges[:, :-1], 0.0), np.minimum(edges[:, 1:], max_rate)
+    width = np.where((hi > lo) & ~np.isnan(scores), hi - lo, 0.0)
+    defined = width.sum(axis=1)
+    area = np.where(width > 0, np.nan_to_num(scores) * width, 0.0).sum(axis=1)
+    out = np.full(len(rates), math.nan)
+    np.divide(area, defined, out=out, where=defined > 0)
+    return out
+
+
+def _resampled(changes: ClipChanges, name: str, key: int, points: np.ndarray,
+               weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The satisfied and obligation counts of ``name`` for ``key`` at each operating point
+    (descending values, then -inf) of each resample (``weights``: ``[resamples, clips]``, how
+    often each clip is drawn)."""
+    from scipy import sparse
+
+    clip, keys, value, sat, obl = changes.changes[name]
+    mine = keys == key
+    group = np.searchsorted(-points, -value[mine])  # the point at each change's value
+    n = len(changes.clips)
+    out = []
+    for column, delta in ((0, sat), (1, obl)):
+        moves = sparse.csr_matrix((delta[mine].astype(np.float64), (clip[mine], group)),
+                                  shape=(n, len(points)))
+        # a count at a point: the base plus the changes at every value above it
+        above = np.cumsum(np.asarray((moves.T @ weights.T).T), axis=1)
+        held = weights @ changes.base[name][:, key, column].astype(np.float64)
+        out.append(held[:, None] + np.concatenate([np.zeros((len(weights), 1)),
+                                                   above[:, :-1]], axis=1))
+    return out[0], out[1]
+
+
+def area_draws(changes: ClipChanges, max_rate: float = 100.0, resamples: int = 1000,
+               seed: int = 0) -> dict[str, np.ndarray]:
+    """Each coordinate's budget area (:func:`budget_curve`) on each bootstrap resample of
+    the clips (``sedcontract.resampling``'s draws: the same resamples as every other
+    interval of these clips and seed): ``draws[coordinate]`` ``[resamples, classes + 1]`` (the
+    union trace last), NaN where a resample leaves it vacuous. The hours of each resample are
+    its clips' durations."""
+    from sedcontract.resampling import index_chunks, resampling
+
+    n = len(changes.clips)
+    resamples, seed = resampling(resamples, seed, 0.95, n)
+    keys = len(changes.classes) + 1
+    out = {name: np.full((resamples, keys), math.nan) for name in changes.changes}
+    first = 0
+    for chunk in index_chunks(n, resamples, seed):
+        weights = np.zeros((len(chunk), n))
+        np.add.at(weights, (np.repeat(np.arange(len(chunk)), n), chunk.ravel()), 1.0)
+        hours = weights @ changes.seconds / 3600
+        for key in range(keys):
+            # one set of operating points for every coordinate of the key: points where no
+            # count changes add budgets of zero width, so each area is unchanged
+            values = np.unique(np.concatenate(
+                [v[k == key] for _, k, v, _, _ in changes.changes.values()]))
+            points = np.r_[values[::-1], -math.inf]
+            f_sat, f_obl = _resampled(changes, RATE, key, points, weights)
+            rates = (f_obl - f_sat) / np.maximum(hours, 1e-300)[:, None]
+            for name in changes.changes:
+                sat, obl = _resampled(changes, name, key, points, weights)
+                scores = np.full(sat.shape, math.nan)
+                np.divide(sat, obl, out=scores, where=obl > 0)
+                out[name][first:first + len(chunk), key] = _areas(rates, scores, max_rate)
+        first += len(chunk)
+    return out
 
 
 def target_ranges(curves: GuardCurves, targets: Mapping[str, float], cls: str
@@ -174,17 +248,28 @@ def decision_of(ranges: Mapping[str, Sequence[tuple[float, float]]],
 
 def curve_summary(curves: GuardCurves, hours: float, max_rate: float = 100.0,
                   targets: Mapping[str, float] | None = None,
-                  decision: DecisionPolicy | None = None) -> dict[str, Any]:
+                  decision: DecisionPolicy | None = None, *,
+                  draws: Mapping[str, np.ndarray] | None = None, level: float = 0.95,
+                  seed: int = 0) -> dict[str, Any]:
     """What ``audit --curves`` reports: each coordinate's budget area per class and for the
     union trace (``areas[coordinate][class]``, NaN where vacuous at every budget), and with
     ``targets`` each class's threshold ranges, ``decision`` (the one the curves were made
     under) with thresholds inside them, and the classes no threshold serves or every one
-    does."""
+    does. With ``draws`` (:func:`area_draws`, drawn with ``seed``), each area's percentile
+    interval at ``level`` (``intervals[coordinate][class]``)."""
+    from sedcontract.resampling import percentile_intervals
+
     keys = [*curves.classes, "*"]
     out: dict[str, Any] = {
         "curves": curves, "max_rate": float(max_rate), "hours": float(hours),
         "areas": {name: {k: budget_curve(curves, name, k, hours, max_rate).area for k in keys}
                   for name in curves.typed}}
+    if draws is not None:
+        out["draws"] = dict(draws)
+        out["intervals"] = {name: percentile_intervals(
+            keys, [out["areas"][name][k] for k in keys], draws[name], level, len(draws[name]))
+            for name in curves.typed}
+        out["seed"] = int(seed)
     if targets:
         ranges = {c: target_ranges(curves, targets, c) for c in curves.classes}
         made, unserved, any_threshold = decision_of(ranges, decision)
@@ -192,6 +277,34 @@ def curve_summary(curves: GuardCurves, hours: float, max_rate: float = 100.0,
                   if c not in unserved and c not in any_threshold}
         out |= {"targets": dict(targets), "ranges": ranges, "decision": made,
                 "chosen": chosen, "unserved": unserved, "any_threshold": any_threshold}
+    return out
+
+
+def curve_metrics(summary: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """The summary's areas as ranking metrics, in the layout of a PSDS result (what source
+    rows write, :func:`~sedcontract.audit.summary_rows.ranking_rows`): ``curve_<coordinate>``
+    → the union trace's area (``value``), each class's (``per_class``), the union trace's
+    budget curve as a staircase (``roc``: false events per hour, score) up to ``max_rate``
+    (``settings.max_efpr``), and with intervals the union's draws and their seed."""
+    out: dict[str, dict[str, Any]] = {}
+    curves, hours, top = summary["curves"], summary["hours"], summary["max_rate"]
+    for name, by_key in summary["areas"].items():
+        value = by_key["*"]
+        if math.isnan(value):
+            continue  # vacuous at every budget: no metric
+        union = budget_curve(curves, name, "*", hours, top)
+        edges = np.r_[union.reached, math.inf]
+        lo, hi = np.maximum(edges[:-1], 0.0), np.minimum(edges[1:], top)
+        step = (hi > lo) & ~np.isnan(union.scores)  # the budgets each score holds over
+        entry: dict[str, Any] = {
+            "value": value, "settings": {"max_efpr": top},
+            "per_class": {c: v for c, v in by_key.items() if c != "*" and not math.isnan(v)},
+            "roc": {"efpr": lo[step].tolist(), "etpr": union.scores[step].tolist()}}
+        if "draws" in summary:
+            interval = summary["intervals"][name]["*"]
+            entry["draws"] = summary["draws"][name][:, -1].tolist()
+            entry["interval"] = {"seed": summary["seed"], "resamples": interval.resamples}
+        out[curve_metric(name)] = entry
     return out
 
 
@@ -214,9 +327,22 @@ def summary_markdown(summary: Mapping[str, Any]) -> str:
              "from the top until the budget is first exceeded); n/a: vacuous at every budget.",
              "", "| coordinate | " + " | ".join("union" if k == "*" else k for k in keys) + " |",
              "|---" * (len(keys) + 1) + "|"]
+    intervals = summary.get("intervals")
+    if intervals:
+        first = next(iter(next(iter(intervals.values())).values()))
+        lines[2] += (f" In brackets: {first.level:.0%} bootstrap intervals over the clips "
+                     f"({first.resamples} resamples, seed {summary['seed']}).")
+
+    def cell(name: str, key: str, v: float) -> str:
+        if math.isnan(v):
+            return "n/a"
+        found = intervals[name][key] if intervals else None
+        return f"{v:.3f}" if found is None or math.isnan(found.lo) else \
+            f"{v:.3f} [{found.lo:.3f}, {found.hi:.3f}]"
+
     for name, by_key in areas.items():
         lines.append(f"| {name} | " + " | ".join(
-            "n/a" if math.isnan(v) else f"{v:.3f}" for v in by_key.values()) + " |")
+            cell(name, k, v) for k, v in by_key.items()) + " |")
     if "ranges" in summary:
         wanted = ", ".join(f"{n} ≥ {v:g}" for n, v in summary["targets"].items())
         chosen = summary["chosen"]
@@ -236,6 +362,13 @@ def summary_dict(summary: Mapping[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {"max_rate": summary["max_rate"], "hours": summary["hours"],
                            "areas": {n: {k: number(v) for k, v in by.items()}
                                      for n, by in summary["areas"].items()}}
+    if "intervals" in summary:
+        from sedcontract.resampling import interval_dicts
+
+        out["intervals"] = {n: {k: {f: number(x) if isinstance(x, float) else x
+                                    for f, x in d.items()}
+                                for k, d in interval_dicts(by, summary["seed"]).items()}
+                            for n, by in summary["intervals"].items()}
     if "ranges" in summary:
         out |= {"targets": summary["targets"],
                 "ranges": {c: [[number(lo), number(hi)] for lo, hi in found]

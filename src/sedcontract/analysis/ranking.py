@@ -11,7 +11,16 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from sedcontract.analysis.source_rows import SourceRows
-from sedcontract.audit.rows import CORPUS, CURVE_PARTS, DRAWS, RANKING, RowKind, numbered
+from sedcontract.audit.curves import CURVE_COORDINATES
+from sedcontract.audit.rows import (
+    CORPUS,
+    CURVE_PARTS,
+    DRAWS,
+    RANKING,
+    RowKind,
+    curve_coordinate,
+    numbered,
+)
 from sedcontract.resampling import Interval, percentile_intervals
 
 __all__ = ["AUROC_METRICS", "Ranking", "metric_order", "paired_ranking", "rankings",
@@ -44,9 +53,16 @@ class Ranking:
 
 
 def metric_order(names: set[str] | list[str]) -> list[str]:
-    """PSDS scenarios (by name) first, then mAUC and mpAUC."""
-    return sorted(names, key=lambda n: (n in AUROC_METRICS, AUROC_METRICS.index(n)
-                                        if n in AUROC_METRICS else 0, n))
+    """PSDS scenarios (by name) first, then mAUC and mpAUC, then the guard curves' budget
+    areas (``curve_<coordinate>``, in the curves' order of coordinates)."""
+    def rank(n: str) -> tuple:
+        coordinate = curve_coordinate(n)
+        if coordinate is not None:
+            return (2, CURVE_COORDINATES.index(coordinate)
+                    if coordinate in CURVE_COORDINATES else len(CURVE_COORDINATES), n)
+        return (int(n in AUROC_METRICS), AUROC_METRICS.index(n) if n in AUROC_METRICS else 0,
+                n)
+    return sorted(names, key=rank)
 
 
 def rankings(rows: SourceRows) -> dict[tuple[str, str], Ranking]:

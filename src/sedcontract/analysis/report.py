@@ -47,6 +47,7 @@ from sedcontract.audit.rows import (
     SCORE_PARTS,
     RowKind,
     confidence_row,
+    curve_coordinate,
     of_kind,
     score_row,
 )
@@ -386,6 +387,7 @@ class Overview:
     ranking: tuple[str, ...] = ()  # PSDS scenarios, mauc, mpauc: typed cells by these names
     ranking_seeds: dict[tuple[str, str], int | None] = field(default_factory=dict)
     classes: tuple[str, ...] = ()  # the classes of the standard scores (macro F1)
+    curves: tuple[str, ...] = ()  # the guard curves' budget areas (curve_<coordinate>) given
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -632,9 +634,11 @@ def overview(rows: SourceRows | Sequence[dict[str, Any]], *, resamples: int = 10
                 comparison[key].setdefault("typed", {})[metric] = iv
     return Overview(tuple(counts.guard), tuple(counts.scores), cells,
                     {key: len(found) for key, found in order.items()}, resamples, seed,
-                    float(level), baseline, comparison, tuple(metrics),
+                    float(level), baseline, comparison,
+                    tuple(m for m in metrics if curve_coordinate(m) is None),
                     {key: r.seed for key, r in ranked.items() if r.draws},
-                    tuple(counts.classes))
+                    tuple(counts.classes),
+                    tuple(m for m in metrics if curve_coordinate(m) is not None))
 
 
 def _macro_points(totals: np.ndarray) -> np.ndarray:
@@ -688,6 +692,8 @@ def overview_markdown(ov: Overview) -> str:
 
     if ov.ranking:
         table(f"Ranking metrics ({_ranking_note(ov)}):", ov.ranking, ov.cells, "typed")
+    if ov.curves:
+        table(f"{CURVES_TITLE} ({_ranking_note(ov)}):", ov.curves, ov.cells, "typed")
     for mode in MODES:
         table(f"{mode} traces:", ov.names, ov.cells, mode)
     if ov.scores:
@@ -701,9 +707,20 @@ def overview_markdown(ov: Overview) -> str:
         out.append("")
         if ov.ranking:
             table("Ranking metrics:", ov.ranking, ov.comparison, "typed", signed=True)
+        if ov.curves:
+            table(f"{CURVES_TITLE}:", ov.curves, ov.comparison, "typed", signed=True)
         for mode in MODES:
             table(f"{mode} traces:", ov.names, ov.comparison, mode, signed=True)
     return "\n".join(out).rstrip("\n") + "\n"
+
+
+def _curve_rate(ov: Overview, settings: Mapping[tuple[str, str], Mapping[str, str]]
+                ) -> float | None:
+    """The largest budget of the curves' areas, when every system's audit used one."""
+    rates = {_number(settings.get(key, {}).get(f"setting:{m}.max_efpr"))
+             for key in ov.cells for m in ov.curves}
+    rates.discard(None)
+    return next(iter(rates)) if len(rates) == 1 else None
 
 
 def _ranking_note(ov: Overview) -> str:
@@ -887,6 +904,30 @@ def _ranking_table(ov: Overview, cells: Mapping[tuple[str, str], dict[str, dict[
         (m, RANKING_LABELS.get(m, m)) for m in ov.ranking])], signed, missing="n/a")
 
 
+CURVES_TITLE = "Guard curves: each coordinate's mean score over false-activity budgets"
+
+
+def _curves_table(ov: Overview, cells: Mapping[tuple[str, str], dict[str, dict[str, Interval]]],
+                  caption: str, signed: bool = False) -> str:
+    """The guard curves' budget areas of the union trace (``curve_<coordinate>``), one HTML
+    table."""
+    return _grouped_table(ov, cells, caption, [("area over budgets, union trace", "typed", [
+        (m, curve_coordinate(m) or m) for m in ov.curves])], signed, missing="n/a")
+
+
+def curves_budget_png(ranked: Mapping[tuple[str, str], Ranking], metrics: Sequence[str],
+                      colours: Mapping[str, Any], policies: bool, top: float | None) -> bytes:
+    """Each coordinate's score of the union trace against the false-activity budget (false
+    events per hour, up to ``top``), a panel per coordinate (six to a row, 1200 px wide), a
+    staircase per system in its report colour, its area in the panel's legend."""
+    panels = [(curve_coordinate(m) or m,
+               {key: (*ranked[key].curves[m]["*"], ranked[key].values.get(m, math.nan))
+                for key in sorted(ranked) if "*" in ranked[key].curves.get(m, {})})
+              for m in metrics]
+    return _staircases_png([p for p in panels if p[1]], colours, policies, top, 6,
+                           ("false events per hour", "score", "area"))
+
+
 def _scores_table(ov: Overview) -> str:
     """Each standard score's typed micro and macro F1, with intervals, one HTML table."""
     return _grouped_table(ov, ov.cells, "Standard scores on the same events: typed F1, micro "
@@ -1006,44 +1047,52 @@ def psd_roc_classes_png(ranked: Mapping[tuple[str, str], Ranking], scenario: str
     """Each class's PSD-ROC of ``scenario``, a panel per class (five to a row, 1200 px wide),
     a staircase per system in its report colour up to ``top`` (``max_efpr``), the class's
     PSDS in the legend of its panel; one legend of systems below."""
-    plt = pyplot()
     classes = sorted({c for r in ranked.values() for c in r.curves.get(scenario, {})
                       if c != "*"})
-    cols = min(5, max(len(classes), 1))
-    rows = -(-len(classes) // cols)
+    panels = [(cls, {key: (*ranked[key].curves[scenario][cls],
+                           ranked[key].per_class.get(scenario, {}).get(cls, math.nan))
+                     for key in sorted(ranked) if cls in ranked[key].curves.get(scenario, {})})
+              for cls in classes]
+    return _staircases_png(panels, colours, policies, top, 5, ("eFPR per hour", "TPR", "PSDS"))
+
+
+def _staircases_png(panels: Sequence[tuple[str, Mapping[tuple[str, str], tuple]]],
+                    colours: Mapping[str, Any], policies: bool, top: float | None,
+                    per_row: int, labels: tuple[str, str, str]) -> bytes:
+    """Panels (title, system → (x, y, value)) of staircases up to ``top``, ``per_row`` to a row
+    (1200 px wide), a line per system in its report colour with its value in the panel's
+    legend; ``labels``: the x and y axes' and the legend's titles; one legend of systems
+    below."""
+    plt = pyplot()
+    cols = min(per_row, max(len(panels), 1))
+    rows = -(-len(panels) // cols)
     height = 2.3 * rows + 0.9
     fig, axes = plt.subplots(rows, cols, figsize=(12, height), squeeze=False, sharex=True,
                              sharey=True)
     fig.subplots_adjust(left=0.06, right=0.99, top=1 - 0.3 / height, bottom=0.95 / height,
                         wspace=0.08, hspace=0.3)  # fixed margins: no layout pass to pay for
-    for ax, cls in zip(axes.flat, classes, strict=False):
-        for key in sorted(ranked):
-            curve = ranked[key].curves.get(scenario, {}).get(cls)
-            if curve is None:
-                continue
-            efpr, tpr = curve
-            end = top if top is not None else (float(efpr.max()) if len(efpr) else 1.0)
-            value = ranked[key].per_class.get(scenario, {}).get(cls, math.nan)
-            ax.step(np.append(efpr, end), np.append(tpr, tpr[-1] if len(tpr) else 0.0),
-                    where="post", color=colours[_label(key, policies)], lw=1.4,
-                    label=f"{value:.3f}")
-        ax.set_title(cls, fontsize=9, pad=3)
+    for ax, (title, lines) in zip(axes.flat, panels, strict=False):
+        for key, (x, y, value) in lines.items():
+            end = top if top is not None else (float(x.max()) if len(x) else 1.0)
+            ax.step(np.append(x, end), np.append(y, y[-1] if len(y) else 0.0), where="post",
+                    color=colours[_label(key, policies)], lw=1.4, label=f"{value:.3f}")
+        ax.set_title(title, fontsize=9, pad=3)
         ax.set_ylim(0, 1.02)
         ax.set_yticks((0, 0.5, 1))
         if top is not None:
             ax.set_xlim(0, top)
             ax.set_xticks(np.linspace(0, top, 5))
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=7, loc="lower right", title="PSDS", title_fontsize=7,
+        ax.legend(fontsize=7, loc="lower right", title=labels[2], title_fontsize=7,
                   frameon=False)
         ax.tick_params(labelsize=8)
-    for ax in list(axes.flat)[len(classes):]:
+    for ax in list(axes.flat)[len(panels):]:
         ax.set_visible(False)
     for ax in axes[-1]:
-        ax.set_xlabel("eFPR per hour", fontsize=8)
+        ax.set_xlabel(labels[0], fontsize=8)
     for ax in axes[:, 0]:
-        ax.set_ylabel("TPR", fontsize=8)
-    shown = sorted(key for key in ranked if scenario in ranked[key].curves)
+        ax.set_ylabel(labels[1], fontsize=8)
+    shown = sorted({key for _, lines in panels for key in lines})
     from matplotlib.lines import Line2D
 
     fig.legend([Line2D([], [], color=colours[_label(k, policies)]) for k in shown],
@@ -1197,6 +1246,16 @@ def report_files(rows: SourceRows | Sequence[dict[str, Any]],
                 "MAESTRO. Each comes with the audit's bootstrap draws over the same clips "
                 "(audit --format csv --bootstrap N).</p>\n")
     top += _overview_table(ov, ov.cells, f"Guard coordinates and logic {_heading(ov)}")
+    if ov.curves:
+        rate = _curve_rate(ov, rows.settings)
+        top += (_curves_table(ov, ov.cells, f"{CURVES_TITLE} up to "
+                              f"{'max_rate' if rate is None else f'{rate:g}'} per hour "
+                              f"({_ranking_note(ov)})")
+                + '<p class="legend">The guard vector at every threshold (audit --curves): at '
+                "each budget of false events per hour, the threshold is lowered from the top "
+                "until the budget is first exceeded; each cell is that coordinate's mean score "
+                "over the budgets, of the union trace (n/a: vacuous at every budget). A "
+                "threshold someone picked does not enter it (docs/curves.md).</p>\n")
     if ov.scores:
         top += _scores_table(ov)
     if baseline is not None:
@@ -1207,6 +1266,8 @@ def report_files(rows: SourceRows | Sequence[dict[str, Any]],
                 "lies above 0; ↓ (orange): below 0; white: it includes 0.</p>\n"
                 + (_ranking_table(ov, ov.comparison, f"Ranking metrics: each system minus "
                                   f"{baseline}", signed=True) if ov.ranking else "")
+                + (_curves_table(ov, ov.comparison, f"Guard curves: each system minus "
+                                 f"{baseline}", signed=True) if ov.curves else "")
                 + "".join(_overview_table(ov, ov.comparison, f"{mode} traces: each system "
                                           f"minus {baseline} {_heading(ov)}", signed=True,
                                           modes=(mode,)) for mode in MODES))
@@ -1230,6 +1291,14 @@ def report_files(rows: SourceRows | Sequence[dict[str, Any]],
             f"{RANKING_LABELS.get(scenario, scenario)}: each class's PSD-ROC (true positive rate "
             "against false positives per hour, up to max_efpr), a line per system; in each "
             "panel's legend, the class's PSDS"))
+    if any("*" in r.curves.get(m, {}) for r in ranked.values() for m in ov.curves):
+        files["curves.png"] = curves_budget_png(ranked, ov.curves, colours, policies,
+                                                _curve_rate(ov, rows.settings))
+        shown += _figure(files["curves.png"], "guard curves against the false-activity "
+                         "budget, a line per system", (
+                             "Guard curves of the union trace: each coordinate's score at "
+                             "each budget of false events per hour, a line per system; in "
+                             "each panel's legend, the area"))
     if sweep is not None:
         files["sweep.md"], files["sweep.csv"] = sweep_markdown(sweep), sweep_csv(sweep)
         files["sweep.png"] = sweep_png(sweep, colours)

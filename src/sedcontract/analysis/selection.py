@@ -44,6 +44,7 @@ class RiskOrder:
     order: tuple[str, ...]
     high: frozenset[str]
     path: str = "<risk order>"
+    targets: tuple[tuple[str, float], ...] = ()  # a kind's least acceptable score, if given
 
     def rank(self, name: str) -> int:
         return self.order.index(name) if name in self.order else len(self.order)
@@ -61,9 +62,10 @@ class Case:
 
 def read_risk_order(path: str | Path, known: Sequence[str]) -> RiskOrder:
     """A YAML risk order: ``order: [kind, …]`` (most harmful first) and ``high: N`` (the first
-    N are high risk) or ``high: [kind, …]``, each key once. Names are read as written (a bare
-    ``false`` is the kind, not a Boolean). Every kind must be a known pathology or coordinate;
-    errors name the file and line."""
+    N are high risk) or ``high: [kind, …]``, and optionally ``targets: {kind: score, …}`` (the
+    least acceptable score of kinds in the order, each in [0, 1]), each key once. Names are
+    read as written (a bare ``false`` is the kind, not a Boolean). Every kind must be a known
+    pathology or coordinate; errors name the file and line."""
     where = str(path)
     try:
         root = yaml.compose(read_text(path))
@@ -82,9 +84,9 @@ def read_risk_order(path: str | Path, known: Sequence[str]) -> RiskOrder:
         if name in nodes:
             raise TraceFormatError(f"{name!r} is given twice (first at line {lines[name]})",
                                    path=where, row=line)
-        if name not in ("order", "high"):
-            raise TraceFormatError(f"unknown key {name!r}; a risk order has the keys order and "
-                                   "high", path=where, row=line)
+        if name not in ("order", "high", "targets"):
+            raise TraceFormatError(f"unknown key {name!r}; a risk order has the keys order, "
+                                   "high and (optionally) targets", path=where, row=line)
         nodes[name], lines[name] = value, line
     if "order" not in nodes or "high" not in nodes:
         raise TraceFormatError("a risk order has 'order: [kinds, most harmful first]' and "
@@ -125,7 +127,33 @@ def read_risk_order(path: str | Path, known: Sequence[str]) -> RiskOrder:
         if len(set(high)) == len(kinds):
             raise TraceFormatError("every kind is high risk: nothing to separate from",
                                    path=where, row=line)
-    return RiskOrder(tuple(kinds), frozenset(high), where)
+    targets = _targets(nodes["targets"], kinds, where) if "targets" in nodes else ()
+    return RiskOrder(tuple(kinds), frozenset(high), where, targets)
+
+
+def _targets(node: yaml.Node, kinds: Sequence[str], where: str) -> tuple[tuple[str, float], ...]:
+    """``targets: {kind: score}`` of a risk order: kinds of its order, scores in [0, 1]."""
+    if not isinstance(node, yaml.MappingNode) or not node.value:
+        raise TraceFormatError("'targets' must map kinds to their least score, e.g. "
+                               "{missed: 0.8, onset: 0.5}", path=where,
+                               row=node.start_mark.line + 1)
+    out: dict[str, float] = {}
+    for key, value in node.value:
+        line = key.start_mark.line + 1
+        name = key.value if isinstance(key, yaml.ScalarNode) else "?"
+        try:
+            number = float(value.value) if isinstance(value, yaml.ScalarNode) else math.nan
+        except ValueError:
+            number = math.nan
+        if name not in kinds:
+            raise TraceFormatError(f"target {name!r} is not in 'order'", path=where, row=line)
+        if name in out:
+            raise TraceFormatError(f"target {name!r} is given twice", path=where, row=line)
+        if not 0 <= number <= 1:
+            raise TraceFormatError(f"target {name!r} must be a score in [0, 1]", path=where,
+                                   row=line)
+        out[name] = number
+    return tuple(out.items())
 
 
 def read_labels(path: str | Path, clips: Sequence[str]) -> list[tuple[str, str, str]]:

@@ -16,26 +16,28 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
+from multiprocessing import get_context
 from typing import Any
 
 import numpy as np
 
 from sedcontract.audit.guard import audit, check_corpus
+from sedcontract.blocks import EXECUTOR_BLOCKS, block_results
 from sedcontract.contracts.contract import contract_hash, load_contract
 from sedcontract.contracts.policy import AuditPolicy
 from sedcontract.contracts.syntax import Bound
 from sedcontract.errors import SedContractError
 from sedcontract.traces import EventList
-from sedcontract.traces.activity import offset as offset_frames
-from sedcontract.traces.activity import onset as onset_frames
 from sedcontract.traces.decision import DecisionPolicy, filtered
 from sedcontract.traces.given import durations_of, events_of, score_source
 from sedcontract.traces.grid import project_us, to_us
 from sedcontract.traces.scores import ScoreTable, tables_to_events
 from sedcontract.traces.traceset import TraceSet
 
-__all__ = ["CURVE_COORDINATES", "Curve", "GuardCurves", "guard_curves"]
+__all__ = ["CURVE_COORDINATES", "ClipChanges", "Curve", "GuardCurves", "clip_changes",
+           "guard_curves", "join_curves"]
 
 FRAME_CLAUSES = ("onset", "offset", "silence")
 EVENT_CLAUSES = ("missed", "false", "fragmentation")
@@ -58,15 +60,27 @@ class Curve:
 
     def at(self, t: float) -> tuple[int, int]:
         """``(satisfied, obligations)`` at threshold ``t`` (active iff score > t)."""
-        above = int(np.searchsorted(-self.values, -t, side="left"))  # values > t
-        if above == 0:
-            return self.base
-        return int(self.satisfied[above - 1]), int(self.obligations[above - 1])
+        sat, obl = self.counts(np.array([t], dtype=np.float64))
+        return int(sat[0]), int(obl[0])
+
+    def counts(self, thresholds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The satisfied and obligation counts at each of ``thresholds`` at once."""
+        above = np.searchsorted(-self.values, -np.asarray(thresholds), side="left")  # > t
+        at = np.maximum(above - 1, 0)
+        if not len(self.values):
+            return np.full(len(above), self.base[0]), np.full(len(above), self.base[1])
+        return (np.where(above == 0, self.base[0], self.satisfied[at]),
+                np.where(above == 0, self.base[1], self.obligations[at]))
 
     @property
     def thresholds(self) -> np.ndarray:
         """The values at which a count changes (ascending)."""
         return self.values[::-1]
+
+    def changes(self) -> tuple[np.ndarray, np.ndarray]:
+        """The satisfied and obligation changes at each of ``values``."""
+        return (np.diff(self.satisfied, prepend=self.base[0]),
+                np.diff(self.obligations, prepend=self.base[1]))
 
 
 class _Counts:
@@ -78,13 +92,16 @@ class _Counts:
         self.keys = keys
         self.base = np.zeros((keys, 2), dtype=np.int64)
         self.parts: list[tuple[np.ndarray, ...]] = []
+        self.compacted = 0  # changes held after the last compaction
+        self.held = 0  # changes held now
 
     def add_base(self, key: np.ndarray, sat: Any, obl: Any) -> None:
+        """Add (sat, obl) with nothing active, for each key."""
         key = np.asarray(key, dtype=np.int64)
-        np.add.at(self.base, (key, 0), np.broadcast_to(np.asarray(sat, dtype=np.int64),
-                                                       key.shape))
-        np.add.at(self.base, (key, 1), np.broadcast_to(np.asarray(obl, dtype=np.int64),
-                                                       key.shape))
+        for column, weight in ((0, sat), (1, obl)):
+            weights = np.broadcast_to(np.asarray(weight, dtype=np.float64), key.shape)
+            self.base[:, column] += np.rint(np.bincount(key, weights, self.keys)).astype(
+                np.int64)
 
     def add(self, key: np.ndarray, value: np.ndarray, sat: Any, obl: Any) -> None:
         key, value = np.asarray(key, dtype=np.int64), np.asarray(value, dtype=np.float64)
@@ -92,9 +109,12 @@ class _Counts:
         if not live.any():
             return
         shape = key.shape
-        self.parts.append((key[live], value[live],
+        obl = np.asarray(obl, dtype=np.int64)  # none at all: kept as None (no memory)
+        self.held += int(live.sum())
+        self.parts.append((key[live].astype(np.int32), value[live],
                            np.broadcast_to(np.asarray(sat, dtype=np.int64), shape)[live],
-                           np.broadcast_to(np.asarray(obl, dtype=np.int64), shape)[live]))
+                           None if obl.ndim == 0 and obl == 0 else
+                           np.broadcast_to(obl, shape)[live]))
 
     def interval(self, key: np.ndarray, lo: np.ndarray, hi: np.ndarray, sat: int,
                  obl: int) -> None:
@@ -103,34 +123,55 @@ class _Counts:
         self.add(key[keep], hi[keep], sat, obl)
         self.add(key[keep], lo[keep], -sat, -obl)
 
-    def compact(self) -> None:
+    def pending(self) -> int:
+        """Changes held, compacted or not."""
+        return self.held
+
+    def compact(self, lazy: bool = False) -> None:
         """The changes summed per key and value (descending) and zero changes dropped: memory
-        follows the distinct score values, not the frames added."""
-        if not self.parts:
+        follows the distinct score values, not the frames added. ``lazy``: only once the
+        changes held have doubled since the last compaction, so that each change is sorted
+        O(log n) times in all."""
+        held = self.pending()
+        if not held or (len(self.parts) == 1 and held == self.compacted) or \
+                (lazy and held < max(BATCH_CELLS, 2 * self.compacted)):
             return
-        key, value, sat, obl = (np.concatenate(x) for x in zip(*self.parts, strict=True))
-        by_key = np.argsort(key, kind="stable")  # a few keys: split first, then sort values
-        bounds = np.searchsorted(key[by_key], np.arange(self.keys + 1))
-        parts = []
-        for k in range(self.keys):
-            mine = by_key[bounds[k]:bounds[k + 1]]
-            unique, inverse = np.unique(-value[mine], return_inverse=True)
-            d_sat = np.rint(np.bincount(inverse, weights=sat[mine], minlength=len(unique)))
-            d_obl = np.rint(np.bincount(inverse, weights=obl[mine], minlength=len(unique)))
-            changed = (d_sat != 0) | (d_obl != 0)
-            parts.append((np.full(int(changed.sum()), k, dtype=np.int64), -unique[changed],
-                          d_sat[changed].astype(np.int64), d_obl[changed].astype(np.int64)))
-        self.parts = parts
+        key, value, sat = (np.concatenate([part[j] for part in self.parts]) for j in range(3))
+        obl = None if all(part[3] is None for part in self.parts) else np.concatenate(
+            [np.zeros(len(part[0]), np.int64) if part[3] is None else part[3]
+             for part in self.parts])
+        self.parts.clear()
+        order = np.argsort(-value)  # then by key, stably (a radix sort on few keys)
+        order = order[np.argsort(key[order].astype(np.int16 if self.keys < 2 ** 15 else
+                                                   np.int64), kind="stable")]
+        key, value = key[order], value[order]
+        new = np.ones(len(key), dtype=bool)
+        new[1:] = (key[1:] != key[:-1]) | (value[1:] != value[:-1])
+        at = np.flatnonzero(new)
+        key, value = key[at], value[at]
+        d_sat = np.add.reduceat(sat[order], at) if len(at) else sat[:0]
+        d_obl = None if obl is None else np.add.reduceat(obl[order], at) if len(at) else obl[:0]
+        del order
+        changed = d_sat != 0 if d_obl is None else (d_sat != 0) | (d_obl != 0)
+        self.parts = [(key[changed], value[changed], d_sat[changed],
+                       None if d_obl is None else d_obl[changed])]
+        self.compacted = self.held = int(changed.sum())
 
     def curves(self) -> list[Curve]:
         """Each key's :class:`Curve`."""
         self.compact()
+        key, value, sat, obl = self.parts[0] if self.parts else (
+            np.zeros(0, dtype=np.int32), np.zeros(0), np.zeros(0, dtype=np.int64), None)
+        bounds = np.searchsorted(key, np.arange(self.keys + 1))
         out = []
         for k in range(self.keys):
             base = (int(self.base[k, 0]), int(self.base[k, 1]))
-            _, value, sat, obl = self.parts[k] if self.parts else (None, np.zeros(0), np.zeros(
-                0, dtype=np.int64), np.zeros(0, dtype=np.int64))
-            out.append(Curve(value, base[0] + np.cumsum(sat), base[1] + np.cumsum(obl), base))
+            mine = slice(bounds[k], bounds[k + 1])
+            n = bounds[k + 1] - bounds[k]
+            # obligations that never change are one number, not an array
+            held = np.broadcast_to(np.int64(base[1]), (n,)) if obl is None else \
+                base[1] + np.cumsum(obl[mine])
+            out.append(Curve(value[mine], base[0] + np.cumsum(sat[mine]), held, base))
         return out
 
 
@@ -165,62 +206,109 @@ def _grouped_indicator(group: np.ndarray, lo: np.ndarray, hi: np.ndarray, exactl
     return groups[nonzero], values[nonzero], change[nonzero]
 
 
-def _reduce(fn: np.ufunc, g: np.ndarray, starts: np.ndarray, ends: np.ndarray,
-            empty: float) -> np.ndarray:
-    """``fn`` over each ``g[starts[i]:ends[i]]`` (disjoint, ascending, non-empty)."""
-    if not len(starts):
-        return np.zeros(0)
-    index = np.empty(2 * len(starts), dtype=np.int64)
-    index[0::2], index[1::2] = starts, ends
-    return fn.reduceat(np.r_[g, empty], index)[0::2]
+def _expand(first: np.ndarray, count: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For ranges ``[first[i], first[i] + count[i])``: each member's range and its value."""
+    group = np.repeat(np.arange(len(count)), count)
+    start = np.r_[0, np.cumsum(count)[:-1]] if len(count) else np.zeros(0, dtype=np.int64)
+    return group, np.arange(int(count.sum())) - np.repeat(start - first, count)
 
 
-def _runs_of(mask: np.ndarray, first: np.ndarray, last: np.ndarray
-             ) -> tuple[np.ndarray, np.ndarray]:
-    """Maximal runs ``[start, end)`` of ``mask`` that do not cross a row boundary."""
-    before = np.r_[False, mask[:-1]]
-    before[first] = False
-    after = np.r_[mask[1:], False]
-    after[last] = False
-    return np.flatnonzero(mask & ~before), np.flatnonzero(mask & ~after) + 1
+class _Segments:
+    """Rows of grid scores laid end to end, as maximal segments of constant score (``pos``:
+    each segment's first position, ascending; a row starts a segment): every look-up of a
+    frame's score, or of the least or greatest over frames, is a search among segments, so
+    the work follows score changes, never frames."""
+
+    def __init__(self, pos: np.ndarray, val: np.ndarray, row: np.ndarray,
+                 row_start: np.ndarray) -> None:
+        self.pos, self.val, self.row, self.row_start = pos, val, row, row_start
+        first = np.r_[True, row[1:] != row[:-1]] if len(row) else np.zeros(0, dtype=bool)
+        self.prev = np.r_[-INF, val[:-1]] if len(val) else np.zeros(0)
+        self.prev[first] = -INF
+        self.end = np.r_[pos[1:], 0] if len(pos) else np.zeros(0, dtype=np.int64)
+        last = np.r_[first[1:], True] if len(pos) else first
+        self.end[last] = row_start[1:][row[last]]
+
+    def of(self, x: np.ndarray) -> np.ndarray:
+        """The segment holding each position."""
+        return np.searchsorted(self.pos, x, side="right") - 1
+
+    def at(self, x: np.ndarray) -> np.ndarray:
+        """The score at each position."""
+        return self.val[self.of(x)] if len(x) else np.zeros(0)
+
+    def before(self, x: np.ndarray, first: np.ndarray) -> np.ndarray:
+        """The score at each position's previous frame, ``-inf`` at a row's first frame."""
+        out = np.full(len(x), -INF)
+        inner = x > first
+        out[inner] = self.at(x[inner] - 1)
+        return out
+
+    def reduce(self, fn: np.ufunc, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """``fn`` over the scores of frames ``[a, b)`` (non-empty, within a row)."""
+        if not len(a):
+            return np.zeros(0)
+        index = np.empty(2 * len(a), dtype=np.int64)
+        index[0::2], index[1::2] = self.of(a), self.of(b - 1) + 1
+        return fn.reduceat(np.r_[self.val, 0.0], index)[0::2]
+
+    def starts(self, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, ...]:
+        """Where a run of ``g > t`` starts inside each stretch ``[a, b)`` (non-empty, within a
+        row), as intervals of ``t`` tagged by the stretch: its first frame when active, then
+        each rise of the score inside it."""
+        j0 = self.of(a) + 1
+        group, j = _expand(j0, self.of(b - 1) + 1 - j0)
+        return (np.r_[np.arange(len(a)), group], np.r_[np.full(len(a), -INF), self.prev[j]],
+                np.r_[self.at(a), self.val[j]])
 
 
-def _batch_changes(counts: Mapping[str, _Counts], g: np.ndarray, ref: np.ndarray,
-                   ref_on: np.ndarray, ref_off: np.ndarray, row_start: np.ndarray,
-                   row_key: np.ndarray, eps: int, edges: str) -> None:
-    """Every coordinate of a batch of trace rows laid end to end (``g``: grid scores, ``ref``:
-    reference activity and its onsets and offsets, ``row_start``: each row's first position
-    and the end; ``row_key``: each row's key), added to ``counts``."""
-    n_all = len(g)
-    lengths = np.diff(row_start)
-    row = np.repeat(np.arange(len(lengths)), lengths)
-    key = row_key[row]
-    first, last = np.zeros(n_all, dtype=bool), np.zeros(n_all, dtype=bool)
-    first[row_start[:-1][lengths > 0]] = True
-    last[row_start[1:][lengths > 0] - 1] = True
-    k = np.arange(n_all) - row_start[:-1][row]
-    g_before = np.r_[-INF, g[:-1]]
-    g_before[first] = -INF
-    # predicted onsets and offsets at each frame, as intervals of t
-    on_lo, on_hi = g_before.copy(), g
-    if edges == "open":
-        on_lo[first] = INF
-    off_lo, off_hi = g.copy(), g_before.copy()
+def _cover(starts: np.ndarray, ends: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """Frames before each position ``x`` covered by disjoint sorted intervals."""
+    done = np.r_[0, np.cumsum(ends - starts)]
+    i = np.searchsorted(starts, x, side="right")
+    past = np.where(i > 0, ends[np.maximum(i - 1, 0)] - x, 0) if len(starts) else 0
+    return done[i] - np.maximum(past, 0)
+
+
+def _row_changes(counts: Mapping[str, _Counts], seg: _Segments, row_key: np.ndarray,
+                 run_row: np.ndarray, run_a: np.ndarray, run_b: np.ndarray, eps: int,
+                 edges: str) -> None:
+    """Every coordinate of rows of grid scores (``seg``) against their reference runs
+    (``[run_a, run_b)`` of row ``run_row``, sorted, maximal), added to ``counts``."""
+    row_first, row_end = seg.row_start[:-1], seg.row_start[1:]
+    run_key = row_key[run_row]
+    # predicted onsets and offsets within eps of each reference boundary, as intervals of t
+    on_keep = run_a > row_first[run_row] if edges == "open" else np.ones(len(run_a), bool)
+    off_at = run_b.copy()
+    at_end = run_b == row_end[run_row]
     if edges == "closed":
-        off_lo[last], off_hi[last] = -INF, np.maximum(g[last], g_before[last])
-    shifts = np.arange(-eps, eps + 1)
-    for positions, (lo, hi), names in (
-            (np.flatnonzero(ref_on), (on_lo, on_hi), ("onset", "late_onset", "early_onset")),
-            (np.flatnonzero(ref_off), (off_lo, off_hi),
+        off_at[at_end] -= 1
+    off_keep = ~at_end if edges == "open" else np.ones(len(run_b), bool)
+    for positions, rows, kind, names in (
+            (run_a[on_keep], run_row[on_keep], "on", ("onset", "late_onset", "early_onset")),
+            (off_at[off_keep], run_row[off_keep], "off",
              ("offset", "early_release", "late_release"))):
-        where = positions[:, None] + shifts[None, :]
-        inside = (k[positions][:, None] + shifts[None, :] >= 0) & \
-            (k[positions][:, None] + shifts[None, :] < lengths[row[positions]][:, None])
-        group = np.broadcast_to(np.arange(len(positions))[:, None], where.shape)[inside]
-        at = where[inside]
-        window_lo, window_hi = lo[at], hi[at]
-        boundary_key = key[positions]
-        here = g[positions]
+        # only where the score changes (a segment's first frame) can a boundary lie
+        lo = np.maximum(row_first[rows], positions - eps)
+        hi = np.minimum(row_end[rows] - 1, positions + eps)
+        j0 = np.searchsorted(seg.pos, lo, side="left")
+        group, j = _expand(j0, np.searchsorted(seg.pos, hi, side="right") - j0)
+        g, g_before = seg.val[j], seg.prev[j]
+        if kind == "on":
+            window_lo, window_hi = g_before, g
+            if edges == "open":
+                window_lo = np.where(seg.pos[j] == row_first[rows][group], INF, window_lo)
+        else:
+            window_lo, window_hi = g, g_before
+            if edges == "closed":  # a run still active at the last frame ends there
+                last = np.flatnonzero(hi == row_end[rows] - 1)
+                g_last = seg.at(hi[last])
+                group = np.r_[group, last]
+                window_lo = np.r_[window_lo, np.full(len(last), -INF)]
+                window_hi = np.r_[window_hi, np.maximum(g_last, seg.before(
+                    hi[last], row_first[rows][last]))]
+        boundary_key = row_key[rows]
+        here = seg.at(positions)
         for name, extra in zip(names, (None, "active", "inactive"), strict=True):
             c = counts[name]
             c.add_base(boundary_key, 0, 1)
@@ -233,87 +321,84 @@ def _batch_changes(counts: Mapping[str, _Counts], g: np.ndarray, ref: np.ndarray
                 groups = np.r_[group, np.arange(len(positions))]
             held_group, held_value, change = _grouped_indicator(groups, lows, highs, False)
             c.add(boundary_key[held_group], held_value, change, 0)
-    # silence far from reference activity, leakage next to it
-    ref_starts, ref_ends = _runs_of(ref, first, last)
-    near_change = np.zeros(n_all + 1, dtype=np.int64)
-    row_of_run = row[ref_starts] if len(ref_starts) else np.zeros(0, dtype=np.int64)
-    np.add.at(near_change, np.maximum(row_start[:-1][row_of_run], ref_starts - eps), 1)
-    np.add.at(near_change, np.minimum(row_start[1:][row_of_run], ref_ends + eps), -1)
-    near = np.cumsum(near_change[:-1]) > 0
-    for name, mask in (("silence", ~near), ("leakage", near & ~ref)):
+    # silence far from reference activity, leakage next to it: frames of each segment
+    near_a = np.maximum(row_first[run_row], run_a - eps)
+    near_b = np.minimum(row_end[run_row], run_b + eps)
+    new = np.r_[True, (run_row[1:] != run_row[:-1]) | (near_a[1:] > near_b[:-1])] \
+        if len(run_a) else np.zeros(0, dtype=bool)
+    start_of = np.flatnonzero(new)
+    near_a, near_b = near_a[new], near_b[np.r_[start_of[1:] - 1, len(new) - 1]] \
+        if len(start_of) else near_b[:0]
+    near = _cover(near_a, near_b, seg.end) - _cover(near_a, near_b, seg.pos)
+    on_ref = _cover(run_a, run_b, seg.end) - _cover(run_a, run_b, seg.pos)
+    seg_key = row_key[seg.row]
+    for name, frames in (("silence", seg.end - seg.pos - near), ("leakage", near - on_ref)):
         c = counts[name]
-        c.add_base(key[mask], 1, 1)
-        c.add(key[mask], g[mask], -1, 0)
+        c.add_base(seg_key, frames, frames)
+        c.add(seg_key, seg.val, -frames, 0)
     # missed and fragmentation, per reference run
-    run_key = key[ref_starts]
-    top = _reduce(np.maximum, g, ref_starts, ref_ends, -INF)
+    top = seg.reduce(np.maximum, run_a, run_b)
     counts["missed"].add_base(run_key, 0, 1)
     counts["missed"].add(run_key, top, 1, 0)
     frag = counts["fragmentation"]
     frag.add(run_key, top, 0, 1)
-    in_run = np.repeat(np.arange(len(ref_starts)), ref_ends - ref_starts)
-    at = np.concatenate([np.arange(a, b) for a, b in zip(ref_starts, ref_ends, strict=True)]) \
-        if len(ref_starts) else np.zeros(0, dtype=np.int64)
-    lo = g_before[at].copy() if len(at) else np.zeros(0)
-    if len(at):
-        lo[np.r_[0, np.cumsum(ref_ends - ref_starts)[:-1]]] = -INF  # a run's first frame
-    held_group, held_value, change = _grouped_indicator(in_run, lo, g[at], True)
+    held_group, held_value, change = _grouped_indicator(*seg.starts(run_a, run_b), True)
     frag.add(run_key[held_group], held_value, change, 0)
     # false and merge: every run of g > t, less those wholly in a stretch without reference
     # activity (inclusion and exclusion at the stretch's two ends)
     false, merge = counts["false"], counts["merge"]
-    for c in (false, merge):
-        c.interval(key, g_before, g, 1, 0)
-    false.interval(key, g_before, g, 0, 1)
-    quiet_starts, quiet_ends = _runs_of(~ref, first, last)
-    quiet = ~ref
-    quiet_before = g_before.copy()
-    quiet_before[quiet_starts] = -INF
-    false.interval(key[quiet], quiet_before[quiet], g[quiet], -1, 0)
-    merge.interval(key[quiet], quiet_before[quiet], g[quiet], -1, 0)
-    merge.interval(key, g_before, g, 0, 1)
-    merge.interval(key[quiet], quiet_before[quiet], g[quiet], 0, -1)
-    quiet_key = key[quiet_starts]
-    has_left = ~first[quiet_starts]
-    has_right = ~last[quiet_ends - 1]
-    left = np.minimum(g[quiet_starts], g_before[quiet_starts])
-    right = np.minimum(g[quiet_ends - 1], np.r_[g, -INF][quiet_ends])
-    lowest = _reduce(np.minimum, g, quiet_starts, quiet_ends, INF)
+    false.interval(seg_key, seg.prev, seg.val, 1, 1)
+    merge.interval(seg_key, seg.prev, seg.val, 1, 1)
+    same = np.zeros(len(run_row), dtype=bool)  # a run after another of its row
+    same[1:] = run_row[1:] == run_row[:-1]
+    last_run = np.r_[~same[1:], True] if len(run_row) else same
+    without = np.setdiff1d(np.flatnonzero(row_end > row_first), run_row)
+    # stretches without reference activity: before each run, after a row's last, whole rows
+    quiet_row = np.concatenate([run_row, run_row[last_run], without])
+    quiet_a = np.concatenate([np.where(same, np.roll(run_b, 1), row_first[run_row]),
+                              run_b[last_run], row_first[without]])
+    quiet_b = np.concatenate([run_a, row_end[run_row[last_run]], row_end[without]])
+    keep = quiet_a < quiet_b
+    order = np.argsort(quiet_a[keep], kind="stable")
+    quiet_row, quiet_a, quiet_b = (x[keep][order] for x in (quiet_row, quiet_a, quiet_b))
+    quiet_key = row_key[quiet_row]
+    groups, lows, highs = seg.starts(quiet_a, quiet_b)
+    false.interval(quiet_key[groups], lows, highs, -1, 0)
+    merge.interval(quiet_key[groups], lows, highs, -1, -1)
+    has_left = quiet_a != row_first[quiet_row]
+    has_right = quiet_b != row_end[quiet_row]
+    g_a, g_last = seg.at(quiet_a), seg.at(quiet_b - 1)
+    g_left = seg.before(quiet_a, row_first[quiet_row])
+    g_right = np.full(len(quiet_b), -INF)
+    g_right[has_right] = seg.at(quiet_b[has_right])
+    left, right = np.minimum(g_a, g_left), np.minimum(g_last, g_right)
+    lowest = seg.reduce(np.minimum, quiet_a, quiet_b)
     both = has_left & has_right
-    span = np.minimum(np.minimum(lowest, g_before[quiet_starts]), np.r_[g, -INF][quiet_ends])
+    span = np.minimum(np.minimum(lowest, g_left), g_right)
     for c, obl in ((false, 0), (merge, 1)):
         c.add(quiet_key[has_left], left[has_left], 1, obl)
         c.add(quiet_key[has_right], right[has_right], 1, obl)
         c.add(quiet_key[both], span[both], -1, -obl)
     # a run over m >= 2 reference runs bridges the m - 1 quiet stretches between them
-    same_row = row[ref_starts[1:]] == row[ref_starts[:-1]] if len(ref_starts) > 1 else \
-        np.zeros(0, dtype=bool)
+    same_row = same[1:]
     if same_row.any():
         i = np.flatnonzero(same_row)
-        gap_low = _reduce(np.minimum, g, ref_ends[i], ref_starts[i + 1], INF)
-        bridge = np.minimum(np.minimum(g[ref_ends[i] - 1], gap_low), g[ref_starts[i + 1]])
+        bridge = seg.reduce(np.minimum, run_b[i] - 1, run_a[i + 1] + 1)
         merge.add(run_key[i], bridge, -1, 0)
-        run_low = _reduce(np.minimum, g, ref_starts, ref_ends, INF)
-        bridges = np.full(len(ref_starts), np.nan)
+        run_low = seg.reduce(np.minimum, run_a, run_b)
+        bridges = np.full(len(run_a), np.nan)
         bridges[i] = bridge
-        j = np.flatnonzero(same_row[:-1] & same_row[1:]) if len(same_row) > 1 else \
-            np.zeros(0, dtype=np.int64)
+        j = np.flatnonzero(same_row[:-1] & same_row[1:])
         if len(j):
             across = np.minimum(np.minimum(bridges[j], bridges[j + 1]), run_low[j + 1])
             merge.add(run_key[j], across, 1, 0)
 
 
-def _grid_scores(table: ScoreTable, decision: DecisionPolicy, hop: float, projection: str,
-                 frames: int, duration_us: int | None, where: str) -> np.ndarray:
-    """``[frames, classes]``: each grid frame's score, such that the frame is active at
-    threshold ``t`` iff its score is above ``t`` (what projecting the events of the table
-    thresholded at ``t`` gives): a row's score where a frame's centre (``center``) or any part
-    of it (``any_overlap``, the highest) falls in the row, the lower of two neighbours where
-    it falls in a gap between them, ``-inf`` outside every row or past the clip's duration."""
-    n_rows = table.scores.shape[0]
-    out = np.full((frames, len(table.classes)), -INF)
-    if not n_rows or not frames:
-        return out
+def _spans(table: ScoreTable, filters: Any, hop_us: int, projection: str,
+           duration_us: int, where: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A clip's score rows and the gaps between neighbours on the grid, in time order: first
+    and end frames, each with its scores (a gap takes the lower of its two neighbours: one
+    event spans it only when both rows are active); rows are cut at the clip's duration."""
     if np.isnan(table.scores).any():
         row, column = np.argwhere(np.isnan(table.scores))[0]
         raise SedContractError(f"{where}: row {int(table.lines[row])}, class "
@@ -322,27 +407,66 @@ def _grid_scores(table: ScoreTable, decision: DecisionPolicy, hop: float, projec
     if np.any(off[:-1] > on[1:]) or np.any(off <= on):
         raise SedContractError(f"{where}: score rows that overlap (or are not sorted) have no "
                                "threshold-free curve here; give thresholds to audit at")
-    row_hop = float(np.median(table.offset - table.onset))  # as the decision takes it
-    scores = filtered(table.scores, decision.resolve(table.classes).median_filter, row_hop)
-    end_us = off if duration_us is None else np.minimum(off, duration_us)
-    h = int(to_us(hop))
-    # rows, and the gaps between neighbours (active when both are: one run spans the gap)
+    scores = table.scores
+    if filters is not None and len(on):
+        row_hop = float(np.median(table.offset - table.onset))  # as the decision takes it
+        scores = filtered(scores, filters, row_hop)
+    end_us = np.minimum(off, duration_us)
     gap = off[:-1] < on[1:]
-    spans_on = np.r_[on, off[:-1][gap]]
-    spans_off = np.r_[end_us, np.minimum(on[1:][gap], end_us[1:][gap])]
-    spans = np.r_[scores, np.minimum(scores[:-1][gap], scores[1:][gap])]
-    first, end = project_us(spans_on, spans_off, h, projection)
-    end = np.minimum(end, frames)
-    first = np.minimum(first, end)
-    # every frame of every span at once (a frame two spans touch takes the higher score)
-    count = end - first
-    frame = np.repeat(first - np.r_[0, np.cumsum(count)[:-1]], count) + np.arange(count.sum())
-    values = np.repeat(spans, count, axis=0)
-    if projection == "center":  # a frame's centre lies in one span at most
-        out[frame] = values
+    if gap.any():  # rows and gaps interleaved in time order
+        spans_on = np.concatenate([on, off[:-1][gap]])
+        spans_off = np.concatenate([end_us, np.minimum(on[1:][gap], end_us[1:][gap])])
+        scores = np.concatenate([scores, np.minimum(scores[:-1][gap], scores[1:][gap])])
+        order = np.argsort(spans_on, kind="stable")
+        on, end_us, scores = spans_on[order], spans_off[order], scores[order]
+    live = end_us > on  # rows past the duration cover no frame
+    first, end = project_us(on[live], end_us[live], hop_us, projection)
+    return first, end, scores[live]
+
+
+def _grid_segments(clips: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]],
+                   lengths: np.ndarray, keys: int) -> tuple[_Segments, np.ndarray]:
+    """The grid scores of a batch of clips (each clip's spans, :func:`_spans`; ``lengths``:
+    its frames) as :class:`_Segments` of ``keys`` rows per clip (each class, then the union
+    trace: the highest score), key-major (row ``key · clips + clip``); and each row's key.
+    A frame takes the highest score of the spans it falls in, ``-inf`` outside every one."""
+    n_clips = len(clips)
+    offset = np.r_[0, np.cumsum(lengths)]
+    total = int(offset[-1])
+    count = np.array([len(c[0]) for c in clips], dtype=np.int64)
+    clip_of = np.repeat(np.arange(n_clips), count)
+    end = np.minimum(np.concatenate([c[1] for c in clips]), lengths[clip_of])
+    first = np.minimum(np.concatenate([c[0] for c in clips]), end) + offset[:-1][clip_of]
+    end = end + offset[:-1][clip_of]
+    values = np.concatenate([c[2] for c in clips])
+    # pieces: between consecutive span edges; the spans covering one are a range of them
+    cuts = np.sort(np.concatenate([offset[:-1][lengths > 0], first, end]), kind="stable")
+    cuts = cuts[np.r_[True, cuts[1:] != cuts[:-1]] & (cuts < total)] if len(cuts) else cuts
+    lo = np.searchsorted(end, cuts, side="right")
+    hi = np.searchsorted(first, cuts, side="right")
+    padded = np.r_[values, np.full((2, values.shape[1]), -INF)]  # an empty range reads these
+    if np.all(hi - lo <= 1):  # a piece in one span at most (always under center)
+        piece = padded[np.where(hi > lo, lo, len(values))]
     else:
-        np.maximum.at(out, frame, values)
-    return out
+        index = np.empty(2 * len(cuts), dtype=np.int64)
+        index[0::2], index[1::2] = lo, np.maximum(hi, lo + 1)
+        piece = np.maximum.reduceat(padded, index, axis=0)[0::2]
+        piece[lo >= hi] = -INF
+    union = piece.max(axis=1, initial=-INF) if piece.shape[1] else np.full(len(cuts), -INF)
+    piece = np.c_[piece, union]
+    piece_clip = np.searchsorted(offset[:-1], cuts, side="right") - 1
+    starts = np.r_[True, piece_clip[1:] != piece_clip[:-1]] if len(cuts) else np.zeros(0, bool)
+    piece = np.ascontiguousarray(piece.T)  # key-major: positions ascend along a row
+    changed = np.ones(piece.shape, dtype=bool)
+    changed[:, 1:] = piece[:, 1:] != piece[:, :-1]
+    changed[:, starts] = True
+    key, p = np.nonzero(changed)
+    row = key * n_clips + piece_clip[p]
+    row_start = np.r_[(np.arange(keys)[:, None] * total + offset[:-1][None, :]).ravel(),
+                      keys * total]
+    pos = row_start[row] + cuts[p] - offset[:-1][piece_clip[p]]
+    return (_Segments(pos, piece[key, p], row, row_start),
+            np.repeat(np.arange(keys), n_clips))
 
 
 def _eps_frames(policy: AuditPolicy) -> int:
@@ -369,6 +493,64 @@ class GuardCurves:
                 for name, by_class in self.typed.items()}
 
 
+def join_curves(parts: Sequence[GuardCurves]) -> GuardCurves:
+    """The curves of the union of disjoint sets of clips (blocks, shards, the processes of a
+    validation), exact: the counts' changes summed at each score value."""
+    if not parts:
+        raise SedContractError("no curves to join")
+    first = parts[0]
+    for other in parts[1:]:
+        if other.classes != first.classes or other.thresholds != first.thresholds:
+            raise SedContractError("curves of different classes or duration thresholds do not "
+                                   "join")
+    keys = len(first.classes) + 1
+
+    def joined(name: str) -> list[Curve]:
+        counts = _Counts(keys)
+        for part in parts:
+            for k, curve in enumerate([*(part.typed[name][c] for c in first.classes),
+                                       part.union[name]]):
+                d_sat, d_obl = curve.changes()
+                counts.add_base(np.array([k]), curve.base[0], curve.base[1])
+                counts.add(np.full(len(curve.values), k), curve.values, d_sat, d_obl)
+        return counts.curves()
+
+    made = {name: joined(name) for name in first.typed}
+    typed = {name: dict(zip(first.classes, curves[:-1], strict=True))
+             for name, curves in made.items()}
+    duration = {k: [tuple(int(sum(x)) for x in zip(*cells, strict=True))
+                    for cells in zip(*(part.duration[k] for part in parts), strict=True)]
+                for k in first.duration}
+    return GuardCurves(first.classes, typed, {n: c[-1] for n, c in made.items()},
+                       first.thresholds, duration)
+
+
+def _curves_on_executor(executor: Any, blocks: int | None, jobs: int, ref: EventList,
+                        source: Any, durations: Mapping[str, float], policy: AuditPolicy,
+                        decision: DecisionPolicy, thresholds: tuple[float, ...]
+                        ) -> GuardCurves:
+    """:func:`guard_curves` of consecutive blocks of the clips on ``executor`` (or a pool of
+    ``jobs`` processes), joined."""
+    clips = list(ref.clips)
+    pool = None
+    if executor is None:
+        pool = ProcessPoolExecutor(jobs, mp_context=get_context("spawn"))
+        executor, blocks = pool, blocks or jobs
+
+    def task(a: int, b: int) -> Any:
+        block = clips[a:b]
+        return executor.submit(guard_curves, ref.select(clips=block), source.select(block),
+                               {c: durations[c] for c in block}, policy, decision=decision,
+                               thresholds=thresholds)
+
+    try:
+        return join_curves(list(block_results(len(clips), blocks or EXECUTOR_BLOCKS, task,
+                                              empty=True)))
+    finally:
+        if pool is not None:
+            pool.shutdown()
+
+
 def check_curves(policy: AuditPolicy, decision: DecisionPolicy,
                  targets: Sequence[str] = ()) -> None:
     """Refuse, before anything is read, what the curves are not exact for: another contract
@@ -388,28 +570,35 @@ def check_curves(policy: AuditPolicy, decision: DecisionPolicy,
                                f"{', '.join(CURVE_COORDINATES)}")
 
 
-def _reference_rows(traces: TraceSet, i: int, n: int) -> np.ndarray:
-    """Clip ``i``'s reference activity ``[classes, n]``, painted from its runs alone (memory
-    follows the clip, not the longest clip times every clip)."""
-    runs, per = traces.runs["ref"], len(traces.classes)
-    a, b = np.searchsorted(runs.row, [i * per, (i + 1) * per])
-    change = np.zeros((per, n + 1), dtype=np.int8)
-    rows = runs.row[a:b] - i * per
-    # runs of a row neither overlap nor touch: no two share a start or an end frame
-    change[rows, np.minimum(runs.start[a:b], n)] += 1
-    change[rows, np.minimum(runs.end[a:b], n)] -= 1
-    return np.cumsum(change[:, :n], axis=1) > 0
+def _batch_runs(traces: TraceSet, index: np.ndarray, row_start: np.ndarray
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The reference runs of a batch of clips (their indices in ``traces``) on the rows of
+    :func:`_grid_segments` (each class, then the union trace), as ``(row, start, end)`` in
+    positions, sorted."""
+    per, n_clips = len(traces.classes), len(index)
+    parts = []
+    for runs, width, key_of in ((traces.runs["ref"], per, None),
+                                (traces.union_runs["ref"], 1, per)):
+        lo = np.searchsorted(runs.row, index * width)
+        hi = np.searchsorted(runs.row, (index + 1) * width)
+        clip, at = _expand(lo, hi - lo)
+        key = runs.row[at] - index[clip] * width if key_of is None else \
+            np.full(len(at), key_of)
+        row = key * n_clips + clip
+        n = traces.lengths[index][clip]
+        a, b = np.minimum(runs.start[at], n), np.minimum(runs.end[at], n)
+        keep = a < b
+        order = np.lexsort((a[keep], row[keep]))
+        parts.append((row[keep][order], a[keep][order], b[keep][order]))
+    row, a, b = (np.concatenate(x) for x in zip(*parts, strict=True))
+    return row, row_start[row] + a, row_start[row] + b
 
 
-def guard_curves(ref: Any, scores: Any, durations: Any, policy: AuditPolicy | None = None, *,
-                 decision: DecisionPolicy | None = None,
-                 thresholds: Sequence[float] = ()) -> GuardCurves:
-    """The standard contract's coordinates and diagnostics of score tables (a folder, a table
-    source or clip → DataFrame) against ``ref`` as step functions of one threshold for every
-    class (:class:`Curve`, exact at every threshold); ``decision`` gives the median filter
-    (its threshold is what varies; hysteresis has two and is refused); ``duration`` is
-    audited at each of ``thresholds``. Durations are needed: predicted events are cut at
-    them, as the audit of thresholded events cuts them."""
+def _prepared(ref: Any, scores: Any, durations: Any, policy: AuditPolicy | None,
+              decision: DecisionPolicy | None
+              ) -> tuple[EventList, Any, dict[str, float], AuditPolicy, DecisionPolicy, Any]:
+    """The checked inputs of the curves: reference, table source, durations, policy, decision,
+    and the audit's corpus (its checks)."""
     policy = policy or AuditPolicy()
     decision = decision or DecisionPolicy()
     check_curves(policy, decision)
@@ -418,55 +607,83 @@ def guard_curves(ref: Any, scores: Any, durations: Any, policy: AuditPolicy | No
     if given is None:
         raise SedContractError("curves need clip durations (predicted events are cut at them)")
     source = score_source(scores, ref.clips)
-    classes = tuple(source.columns)
     corpus = check_corpus(ref, EventList.from_rows([], clips=ref.clips), policy,
-                          durations=given, classes=classes)  # the audit's own checks
+                          durations=given, classes=tuple(source.columns))
+    return ref, source, given, policy, decision, corpus
+
+
+def _scan(corpus: Any, source: Any, given: Mapping[str, float], policy: AuditPolicy,
+          decision: DecisionPolicy, per_clip: bool) -> tuple[TraceSet, dict[str, _Counts]]:
+    """Every coordinate's changes over the clips, one clip's tables at a time: keyed by class
+    (the union trace last), or with ``per_clip`` by clip and class (``clip · (classes + 1) +
+    class``)."""
+    classes = tuple(source.columns)
     traces = TraceSet.from_events(corpus.ref, corpus.pred, hop=policy.hop, durations=given,
                                   classes=classes, projection=policy.projection,
                                   max_frames=policy.max_frames)
     # a window wider than the longest clip covers the same frames as one that long
     eps = min(_eps_frames(policy), int(traces.lengths.max(initial=0)))
-    n_classes = len(classes)
-    counts = {name: _Counts(n_classes + 1) for name in CURVE_COORDINATES}  # the union last
+    keys = len(classes) + 1
+    counts = {name: _Counts(keys * (len(traces.clips) if per_clip else 1))
+              for name in CURVE_COORDINATES}
     duration_us = to_us(np.array([float(given[c]) for c in traces.clips]))
     index = {clip: i for i, clip in enumerate(traces.clips)}
-    batch: list[tuple[np.ndarray, ...]] = []  # a clip's scores, reference rows, keys
+    filters = decision.resolve(classes).median_filter
+    if not any(filters):
+        filters = None
+    hop_us = int(to_us(policy.hop))
+    batch: list[tuple[int, tuple[np.ndarray, ...]]] = []  # a clip's index and spans
     held = 0
 
     def flush() -> None:
         nonlocal held
         if not batch:
             return
-        lengths = np.array([len(b[0]) for b in batch for _ in b[2]], dtype=np.int64)
-        scores = np.concatenate([part for b in batch for part in b[0].T])
-        ref_rows, ref_on, ref_off = (np.concatenate([part for b in batch for part in b[j]])
-                                     for j in (1, 3, 4))
-        keys = np.concatenate([b[2] for b in batch])
-        _batch_changes(counts, scores, ref_rows, ref_on, ref_off,
-                       np.r_[0, np.cumsum(lengths)], keys, eps, policy.edges)
+        which = np.array([i for i, _ in batch], dtype=np.int64)
+        seg, row_key = _grid_segments([spans for _, spans in batch], traces.lengths[which],
+                                      keys)
+        if per_clip:  # rows are key-major: row r is clip r % clips of the batch
+            row_key = row_key + keys * np.tile(which, keys)
+        run_row, run_a, run_b = _batch_runs(traces, which, seg.row_start)
+        _row_changes(counts, seg, row_key, run_row, run_a, run_b, eps, policy.edges)
         for c in counts.values():
-            c.compact()
+            c.compact(lazy=True)
         batch.clear()
         held = 0
 
-    def add(i: int, n: int, g: np.ndarray) -> int:
-        """Clip ``i``'s rows (each class, then the union) into the batch; their cells."""
-        active = _reference_rows(traces, i, n)
-        rows = np.r_[active, active.any(axis=0)[None]]
-        scores = np.c_[g, g.max(axis=1) if n_classes else np.full(n, -INF)]
-        batch.append((scores, rows, np.arange(n_classes + 1),
-                      onset_frames(rows, policy.edges), offset_frames(rows, policy.edges)))
-        return scores.size
-
     for clip, (table, path) in source.tables(traces.clips):  # one clip at a time
         i = index[clip]
-        n = int(traces.lengths[i])
-        g = _grid_scores(table, decision, policy.hop, policy.projection, n,
-                         int(duration_us[i]), path)
-        held += add(i, n, g)
+        batch.append((i, _spans(table, filters, hop_us, policy.projection,
+                                int(duration_us[i]), path)))
+        held += table.scores.size + 1
         if held >= BATCH_CELLS:
             flush()
     flush()
+    return traces, counts
+
+
+def guard_curves(ref: Any, scores: Any, durations: Any, policy: AuditPolicy | None = None, *,
+                 decision: DecisionPolicy | None = None, thresholds: Sequence[float] = (),
+                 executor: Any = None, blocks: int | None = None, jobs: int = 1
+                 ) -> GuardCurves:
+    """The standard contract's coordinates and diagnostics of score tables (a folder, a table
+    source or clip → DataFrame) against ``ref`` as step functions of one threshold for every
+    class (:class:`Curve`, exact at every threshold); ``decision`` gives the median filter
+    (its threshold is what varies; hysteresis has two and is refused); ``duration`` is
+    audited at each of ``thresholds``. Durations are needed: predicted events are cut at
+    them, as the audit of thresholded events cuts them. ``executor`` (anything with
+    ``submit``) or ``jobs`` processes: ``blocks`` consecutive blocks of clips, each given only
+    its clips' tables, joined exactly (:func:`join_curves`): the same curves."""
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise SedContractError(f"jobs must be a whole number >= 1, got {jobs!r}")
+    ref, source, given, policy, decision, corpus = _prepared(ref, scores, durations, policy,
+                                                             decision)
+    if executor is not None or jobs > 1:
+        return _curves_on_executor(executor, blocks, jobs, corpus.ref, source, given, policy,
+                                   decision, tuple(thresholds))
+    traces, counts = _scan(corpus, source, given, policy, decision, per_clip=False)
+    classes = traces.classes
+    n_classes = len(classes)
     made = {name: counts[name].curves() for name in CURVE_COORDINATES}
     typed = {name: dict(zip(classes, made[name][:n_classes], strict=True))
              for name in CURVE_COORDINATES}
@@ -482,4 +699,55 @@ def guard_curves(ref: Any, scores: Any, durations: Any, policy: AuditPolicy | No
             duration.setdefault(c, []).append((cell.satisfied, cell.obligations))
         cell = report.modes["union"].micro("duration")
         duration.setdefault("*", []).append((cell.satisfied, cell.obligations))
-    return GuardCurves(classes, typed, union, tuple(float(t) for t in thresholds), duration)
+    return GuardCurves(tuple(classes), typed, union, tuple(float(t) for t in thresholds),
+                       duration)
+
+
+@dataclass(frozen=True)
+class ClipChanges:
+    """Each clip's share of the curves, for resampling clips: per coordinate, ``base[clip,
+    key]`` (counts with nothing active) and the changes ``(clip, key, value, satisfied,
+    obligations)`` sorted by clip and key, values descending; key ``len(classes)`` is the union
+    trace. ``seconds`` are the clips' durations."""
+
+    classes: tuple[str, ...]
+    clips: tuple[str, ...]
+    seconds: np.ndarray
+    base: dict[str, np.ndarray]
+    changes: dict[str, tuple[np.ndarray, ...]]
+
+    def total(self) -> GuardCurves:
+        """The curves of all the clips (:func:`guard_curves`' without ``duration``)."""
+        keys = len(self.classes) + 1
+        made = {}
+        for name, (_, key, value, sat, obl) in self.changes.items():
+            counts = _Counts(keys)
+            counts.base += self.base[name].sum(axis=0)
+            counts.add(key, value, sat, obl if obl.any() else 0)
+            made[name] = counts.curves()
+        return GuardCurves(self.classes,
+                           {n: dict(zip(self.classes, c[:-1], strict=True))
+                            for n, c in made.items()},
+                           {n: c[-1] for n, c in made.items()})
+
+
+def clip_changes(ref: Any, scores: Any, durations: Any, policy: AuditPolicy | None = None, *,
+                 decision: DecisionPolicy | None = None) -> ClipChanges:
+    """:func:`guard_curves`' changes kept clip by clip (memory grows with the clips' distinct
+    score values, which the corpus's curves share): what intervals over clips resample."""
+    _, source, given, policy, decision, corpus = _prepared(ref, scores, durations, policy,
+                                                           decision)
+    traces, counts = _scan(corpus, source, given, policy, decision, per_clip=True)
+    keys, n = len(traces.classes) + 1, len(traces.clips)
+    base, changes = {}, {}
+    for name, c in counts.items():
+        c.compact()
+        key, value, sat, obl = c.parts[0] if c.parts else (
+            np.zeros(0, dtype=np.int32), np.zeros(0), np.zeros(0, dtype=np.int64), None)
+        order = np.argsort(key, kind="stable")  # values stay descending within a key
+        key = key[order].astype(np.int64)
+        changes[name] = (key // keys, key % keys, value[order], sat[order],
+                         np.zeros(len(key), dtype=np.int64) if obl is None else obl[order])
+        base[name] = c.base.reshape(n, keys, 2)
+    return ClipChanges(tuple(traces.classes), tuple(traces.clips),
+                       np.array([float(given[c]) for c in traces.clips]), base, changes)

@@ -404,18 +404,22 @@ def to_rows(report: GuardReport, system: str = "system",
 
 
 def to_csv(report: GuardReport, system: str = "system", soft: SoftLabels | None = None,
-           extra: Iterable[dict[str, Any]] = ()) -> str:
+           extra: Iterable[dict[str, Any]] = (),
+           curves: Mapping[str, Any] | None = None) -> str:
     """The source rows of :func:`to_rows` as CSV, then ``extra`` rows (same columns), then
     the rows of what is no per-clip count: the policy's settings and the ranking metrics
-    (:mod:`sedcontract.audit.summary_rows`), their number in the ``value`` column."""
+    (:mod:`sedcontract.audit.summary_rows`), their number in the ``value`` column; ``curves``:
+    the guard curves' areas as ranking metrics (``curve_<coordinate>``, in a PSDS result's
+    layout)."""
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=(*ROW_FIELDS, VALUE_FIELD), lineterminator="\n")
     writer.writeheader()
     writer.writerows(to_rows(report, system, soft))
     writer.writerows(extra)
     digest = policy_id(report.policy)
-    writer.writerows(setting_rows(report.policy, report.psds, report.auroc, system, digest))
-    writer.writerows(ranking_rows(report.psds, report.auroc, system, digest))
+    metrics = {**(report.psds or {}), **(curves or {})} or None
+    writer.writerows(setting_rows(report.policy, metrics, report.auroc, system, digest))
+    writer.writerows(ranking_rows(metrics, report.auroc, system, digest))
     return out.getvalue()
 
 

@@ -75,6 +75,19 @@ def ranking_row(metric: str, part: str = "") -> str:
     return RowKind(RANKING, metric, part).coordinate
 
 
+CURVE_METRIC = "curve_"  # a ranking metric that is a guard curve's budget area: curve_onset
+
+
+def curve_metric(coordinate: str) -> str:
+    """The ranking metric of ``coordinate``'s budget area (``curve_<coordinate>``)."""
+    return f"{CURVE_METRIC}{coordinate}"
+
+
+def curve_coordinate(metric: str) -> str | None:
+    """The coordinate whose budget area ``metric`` is, or None for another metric."""
+    return metric[len(CURVE_METRIC):] if metric.startswith(CURVE_METRIC) else None
+
+
 def metric_name(name: str) -> bool:
     """A ranking metric's name: ASCII letters, digits and underscores (it names a file)."""
     return bool(name) and name.isascii() and name.replace("_", "a").isalnum()

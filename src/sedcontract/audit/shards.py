@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -14,16 +15,19 @@ from typing import Any
 
 import numpy as np
 
+from sedcontract.audit.curve_data import curves_data, curves_of_data
+from sedcontract.audit.curves import GuardCurves, join_curves
 from sedcontract.audit.facts import TraceFacts
 from sedcontract.audit.guard import GuardReport, MatchingCounts, ModeReport, audit
 from sedcontract.audit.render import MAX_COUNT, to_dict
 from sedcontract.errors import SedContractError
 from sedcontract.scores.counts import MetricResult
 from sedcontract.traces import EventList
+from sedcontract.traces.decision import DecisionPolicy, decision_of_data
 from sedcontract.traces.tsv import regular_file
 
-__all__ = ["audit_shard", "corpus_key", "merge_shards", "parse_shard", "read_shard",
-           "shard_json"]
+__all__ = ["audit_shard", "corpus_key", "curves_section", "merge_shard_files", "merge_shards",
+           "parse_shard", "read_shard", "shard_json"]
 
 SHARD = re.compile(r"\s*(\d+)\s*/\s*(\d+)\s*\Z")
 _EMPTY = np.zeros(0, dtype=np.int64)
@@ -59,16 +63,77 @@ def corpus_key(ref: EventList, pred: EventList, classes: Sequence[str],
     return {"clips": len(ref.clips), "sha256": digest.hexdigest()}
 
 
-def shard_json(report: GuardReport, index: int, count: int, corpus: dict[str, Any]) -> str:
+def shard_json(report: GuardReport, index: int, count: int, corpus: dict[str, Any],
+               curves: dict[str, Any] | None = None) -> str:
     """The JSON report of one shard (``report`` covers its clips only) with the section that
-    ``merge`` reads: which shard of which corpus, its clips and every per-clip count."""
+    ``merge`` reads: which shard of which corpus, its clips and every per-clip count, and
+    with ``curves`` (:func:`curves_section`) the guard curves of its clips."""
     data = to_dict(report)
     data["shard"] = {"index": index, "count": count, "corpus": corpus,
                      "clips": list(report.clips), "widths": {}, "counts": {}}
+    if curves is not None:
+        data["shard"]["curves"] = curves
     for key, values in report.arrays().items():  # flat lists: an empty shard keeps its widths
         data["shard"]["widths"][key] = int(values.shape[1])
         data["shard"]["counts"][key] = values.reshape(-1).tolist()
     return json.dumps(data, indent=2, allow_nan=False) + "\n"
+
+
+def curves_section(curves: GuardCurves, durations: Sequence[float],
+                   settings: Mapping[str, Any]) -> dict[str, Any]:
+    """A shard's ``curves`` section: its clips' durations (seconds, in clip order: the hours
+    of the budgets), the summary's ``settings`` (``max_rate``, ``targets``) and the curves'
+    changes (:func:`~sedcontract.audit.curve_data.curves_data`)."""
+    return {"durations": [float(d) for d in durations],
+            "settings": {k: v.as_dict() if isinstance(v, DecisionPolicy) else v
+                         for k, v in settings.items()},
+            "data": curves_data(curves)}
+
+
+def _joined_curves(sections: Sequence[tuple[Any, str]]) -> dict[str, Any] | None:
+    """The shards' ``curves`` sections joined (every shard has one, or none does): the
+    curves of the corpus, the hours of its clips and the summary's settings, all shards'
+    alike."""
+    given = [(section, path) for section, path in sections if section is not None]
+    if not given:
+        return None
+    if len(given) != len(sections):
+        missing = next(path for section, path in sections if section is None)
+        raise SedContractError(f"{missing} has no curves but {given[0][1]} has: audit every "
+                               "shard with --curves, or none")
+    parts, seconds, settings = [], [], None
+    for section, path in given:
+        if not isinstance(section, dict) or set(section) != {"durations", "settings", "data"}:
+            raise SedContractError(f"{path}: the shard's curves have durations, settings and "
+                                   "data")
+        found = section["durations"]
+        if not isinstance(found, list) or not all(
+                type(d) in (int, float) and 0 <= d < math.inf for d in found):
+            raise SedContractError(f"{path}: the shard's curve durations must be seconds")
+        if settings is None:
+            settings = section["settings"]
+        elif section["settings"] != settings:
+            raise SedContractError(f"{path}: its curves were summarised under other settings "
+                                   f"than {given[0][1]}'s ({section['settings']!r})")
+        seconds += found
+        parts.append(curves_of_data(section["data"], f"{path}, curves"))
+    try:
+        joined = join_curves(parts)
+    except SedContractError as exc:
+        raise SedContractError(f"{given[0][1]} …: {exc}") from None
+    if not isinstance(settings, dict) or set(settings) != {"max_rate", "targets", "decision"}:
+        raise SedContractError(f"{given[0][1]}: the shard's curve settings are max_rate, "
+                               "targets and decision")
+    rate, targets = settings["max_rate"], settings["targets"]
+    if type(rate) not in (int, float) or not 0 < rate < math.inf or not (
+            targets is None or (isinstance(targets, dict) and all(
+                isinstance(k, str) and type(v) in (int, float) and 0 <= v <= 1
+                for k, v in targets.items()))):
+        raise SedContractError(f"{given[0][1]}: the shard's curve settings need a positive "
+                               "max_rate and targets of scores in [0, 1]")
+    decision = decision_of_data(settings["decision"], f"{given[0][1]}, curve settings")
+    return {"curves": joined, "hours": math.fsum(seconds) / 3600,
+            "settings": {"max_rate": float(rate), "targets": targets, "decision": decision}}
 
 
 def _need(data: Any, path: str, *keys: str) -> Any:
@@ -197,11 +262,23 @@ def read_shard(path: str | Path) -> tuple[GuardReport, dict[str, Any]]:
         raise SedContractError(f"{path}: the shard's counts do not fit its report (their names "
                                "or widths are not those of its classes, modes and scores)")
     _check_bounds(arrays, clips, where)
+    info["curves"] = curves = shard.get("curves")  # checked when the shards are joined
+    given = curves.get("durations") if isinstance(curves, dict) else None
+    if isinstance(given, list) and len(given) != len(clips):
+        raise SedContractError(f"{path}: the shard's curves give {len(given)} durations for "
+                               f"its {len(clips)} clips")
     return report, info
 
 
 def merge_shards(paths: Sequence[str | Path]) -> GuardReport:
     """The corpus's report from the reports of all its shards (any order, each once)."""
+    return merge_shard_files(paths)[0]
+
+
+def merge_shard_files(paths: Sequence[str | Path]) -> tuple[GuardReport, dict[str, Any] | None]:
+    """The corpus's report from the reports of all its shards (any order, each once), and
+    their curves joined (``curves``, ``hours``, ``settings``; None when the shards have
+    none)."""
     if not paths:
         raise SedContractError("merge needs the shard reports to join")
     shards = [(read_shard(p), str(p)) for p in paths]
@@ -236,4 +313,7 @@ def merge_shards(paths: Sequence[str | Path]) -> GuardReport:
         if report.policy != parts[0].policy:
             raise SedContractError(f"{path} was audited under another policy than "
                                    f"{by_index[0][1]}")
-    return GuardReport.concat(parts)
+    infos = {info["index"]: info for (_, info), _ in shards}
+    curves = _joined_curves([(infos[i]["curves"], by_index[i][1])
+                             for i in range(first["count"])])
+    return GuardReport.concat(parts), curves

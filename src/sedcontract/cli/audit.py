@@ -11,6 +11,7 @@ import json
 import math
 import os
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -47,7 +48,8 @@ from sedcontract.audit.render import (
     scores_json,
     scores_markdown,
 )
-from sedcontract.audit.shards import corpus_key, parse_shard, shard_json
+from sedcontract.audit.shards import corpus_key, curves_section, parse_shard, shard_json
+from sedcontract.blocks import clip_range
 from sedcontract.cli import options
 from sedcontract.cli.command import Command, contract_read, emit, given
 from sedcontract.errors import SedContractError
@@ -120,11 +122,27 @@ def _auroc_settings(args: argparse.Namespace) -> AurocSettings:
                             if getattr(args, f"auroc_{name}") is not None})
 
 
+def _targets_file(text: str | None) -> str | None:
+    """The risk order ``--curves-targets`` names, when it names a file rather than targets."""
+    return text if text and "=" not in text else None
+
+
 def _targets(text: str | None) -> tuple[tuple[str, float], ...] | None:
     """``--curves-targets missed=0.8,false=0.8``: coordinate → the least score, each in
-    [0, 1]."""
+    [0, 1]; or a risk order's file whose ``targets:`` give them."""
     if not text:
         return None
+    if _targets_file(text):
+        from sedcontract.analysis.selection import read_risk_order
+        from sedcontract.audit.guard import clause_names
+        from sedcontract.contracts.contract import load_contract
+
+        coordinates, diagnostics, _ = clause_names(load_contract("standard"))
+        risk = read_risk_order(text, [*coordinates, *diagnostics])
+        if not risk.targets:
+            raise SedContractError(f"{text}: the risk order gives no targets; add, e.g., "
+                                   "targets: {missed: 0.8, \"false\": 0.8, onset: 0.5}")
+        return risk.targets
     out = []
     for part in text.split(","):
         name, equals, value = part.strip().partition("=")
@@ -134,7 +152,8 @@ def _targets(text: str | None) -> tuple[tuple[str, float], ...] | None:
             number = math.nan
         if not equals or not name or not 0 <= number <= 1:
             raise SedContractError(f"--curves-targets: {part.strip()!r} is not COORDINATE=SCORE "
-                                   "with a score in [0, 1] (e.g. missed=0.8,false=0.8)")
+                                   "with a score in [0, 1] (e.g. missed=0.8,false=0.8), nor a "
+                                   "risk order's file")
         if name.strip() in dict(out):
             raise SedContractError(f"--curves-targets names {name.strip()} twice")
         out.append((name.strip(), number))
@@ -189,6 +208,7 @@ class AuditRequest:
     curves: bool = False
     curves_max_rate: float | None = None  # None: 100 false events per hour
     curves_targets: tuple[tuple[str, float], ...] | None = None
+    curves_targets_file: str | None = None  # a risk order with targets
     curves_decision: str | None = None
     curves_figure: str | None = None
 
@@ -202,6 +222,7 @@ class AuditRequest:
         if not scores_only:
             own |= {"curves": args.curves, "curves_max_rate": args.curves_max_rate,
                     "curves_targets": _targets(args.curves_targets),
+                    "curves_targets_file": _targets_file(args.curves_targets),
                     "curves_decision": args.curves_decision,
                     "curves_figure": args.curves_figure}
             own |= {"mode": args.mode, "system": args.system, "soft": args.soft,
@@ -283,9 +304,6 @@ class AuditRequest:
         if self.curves and not (self.pred_scores is not None and self.durations):
             raise SedContractError("--curves follows the guard vector over every threshold of "
                                    "score files: give --pred-scores and --durations")
-        if self.curves and (self.format in SYSTEM_FORMATS or self.shard is not None):
-            raise SedContractError("--curves reports in --format md or json (curve rows for "
-                                   "csv and shards are not written by this version)")
         if self.curves_max_rate is not None and not self.curves:
             raise SedContractError("--curves-max-rate sets the budgets of --curves: add it")
         if self.curves_max_rate is not None and not 0 < self.curves_max_rate < math.inf:
@@ -308,12 +326,12 @@ class AuditRequest:
                                    "they are computed from (sedcontract report --baseline "
                                    "pairs systems from their rows)")
         if self.format in SYSTEM_FORMATS and self.bootstrap and not (
-                self.pred_scores is not None and self.with_scores):
+                self.pred_scores is not None and (self.with_scores or self.curves)):
             raise SedContractError("--bootstrap with --format csv writes the bootstrap draws of "
-                                   "PSDS, mAUC and mpAUC, which come from score files "
-                                   "(--pred-scores with --with-scores); the guard coordinates' "
-                                   "and F1 intervals are computed by sedcontract report from "
-                                   "the per-clip rows")
+                                   "PSDS, mAUC and mpAUC and of the guard curves' areas, which "
+                                   "come from score files (--pred-scores with --with-scores "
+                                   "or --curves); the guard coordinates' and F1 intervals are "
+                                   "computed by sedcontract report from the per-clip rows")
 
     def reads(self, contract: list[Path]) -> Named:
         """The paths the request reads, by option (``contract``: the contract's file)."""
@@ -326,7 +344,8 @@ class AuditRequest:
                 "--durations": self.durations, "--pred-points": points,
                 "--contract": contract, "--pred-scores": scores,
                 "--class-map": self.class_map, "--soft": self.soft,
-                "--decision": self.decision_file}
+                "--decision": self.decision_file,
+                "--curves-targets": self.curves_targets_file}
 
     def writes(self) -> Named:
         return {"--out": given(self.out), "--psd-roc": given(self.psd_roc),
@@ -498,7 +517,8 @@ def compute(request: AuditRequest) -> Audited:
         durations = read_durations(request.durations) if request.durations else None
         events = pred if isinstance(pred, EventList) else read_events(pred)
         return Audited(report, report.psds, corpus=corpus_key(ref, events,
-                                                              report.facts.classes, durations))
+                                                              report.facts.classes, durations),
+                       curves=_curves(request, ref, tables, policy) if request.curves else None)
     ranking = None if request.compare_scores is None else \
         _ranking_comparison(request, ref, folder, class_map, classes)
     if request.scores_only:
@@ -516,19 +536,43 @@ def compute(request: AuditRequest) -> Audited:
                    curves=curves)
 
 
+def _curve_settings(request: AuditRequest) -> dict[str, Any]:
+    """What the curves' summary is made under: the largest budget and the targets."""
+    return {"max_rate": request.curves_max_rate or 100.0,
+            "targets": dict(request.curves_targets) if request.curves_targets else None,
+            "decision": request.decision or DecisionPolicy()}
+
+
 def _curves(request: AuditRequest, ref: EventList, tables: ScoreFolder | None,
             policy: AuditPolicy) -> dict[str, Any]:
-    """``--curves``: the guard vector at every threshold of the score files, summarised."""
-    from sedcontract.analysis.curve_summaries import curve_summary
-    from sedcontract.audit.curves import guard_curves
+    """``--curves``: the guard vector at every threshold of the score files (of the shard's
+    clips with ``--shard``: the shard's ``curves`` section, :func:`curves_section`), else
+    summarised."""
+    from sedcontract.analysis.curve_summaries import area_draws, curve_summary
+    from sedcontract.audit.curves import clip_changes, guard_curves
 
     durations = read_durations(request.durations)
-    curves = guard_curves(ref, tables, durations, policy.but(decision=None),
-                          decision=request.decision)
-    hours = sum(float(durations[c]) for c in ref.clips) / 3600
-    return curve_summary(curves, hours, request.curves_max_rate or 100.0,
-                         dict(request.curves_targets) if request.curves_targets else None,
-                         request.decision)
+    clips = list(ref.clips)
+    if request.shard is not None:  # the shard's clips, as the audit takes them
+        first, stop = clip_range(len(clips), *request.shard)
+        clips = clips[first:stop]
+        ref, tables = ref.select(clips=clips), tables.select(clips)
+    given = {c: durations[c] for c in clips}
+    settings = _curve_settings(request)
+    seconds = [float(durations[c]) for c in clips]
+    hours = math.fsum(seconds) / 3600
+    if request.bootstrap and request.shard is None:  # each clip's changes, to resample them
+        changes = clip_changes(ref, tables, given, policy.but(decision=None),
+                               decision=request.decision)
+        draws = area_draws(changes, settings["max_rate"], request.bootstrap,
+                           request.bootstrap_seed)
+        return curve_summary(changes.total(), hours, **settings, draws=draws,
+                             level=request.level, seed=request.bootstrap_seed)
+    curves = guard_curves(ref, tables, given, policy.but(decision=None),
+                          decision=request.decision, jobs=request.jobs)
+    if request.shard is not None:
+        return curves_section(curves, seconds, settings)
+    return curve_summary(curves, hours, **settings)
 
 
 def _ranking_comparison(request: AuditRequest, ref: EventList, folder: ScoreFolder,
@@ -597,7 +641,7 @@ def render(request: AuditRequest, done: Audited) -> str:
                               allow_nan=False) + "\n"
         return psds_markdown(done.psds)
     if done.corpus is not None:
-        return shard_json(report, *request.shard, done.corpus)
+        return shard_json(report, *request.shard, done.corpus, done.curves)
     ranking_title = "" if request.compare_scores is None else (
         "Paired difference of the ranking metrics, "
         + _pair_title(request, "--compare-scores", request.compare_scores))
@@ -617,17 +661,15 @@ def render(request: AuditRequest, done: Audited) -> str:
     if request.format in SYSTEM_FORMATS:
         extra = () if done.confidence is None else confidence_rows(
             done.confidence, request.system_name, policy_id(report.policy))
-        return to_csv(report, request.system_name, done.soft, extra)
+        return to_csv(report, request.system_name, done.soft, extra, curves=None
+                      if done.curves is None else curve_metrics(done.curves))
     if request.format == "json":
         data = to_dict(report) | {name: intervals_dict(value)
                                   for name, value in done.sections.items()}
         if done.ranking is not None:
             data["ranking_comparison"] = ranking_dict(done.ranking)
-        if done.curves is not None:
-            from sedcontract.analysis.curve_summaries import summary_dict
-
-            data["curves"] = summary_dict(done.curves)
-        return json.dumps(data, indent=2, allow_nan=False) + "\n"
+        text = json.dumps(data, indent=2, allow_nan=False) + "\n"
+        return text if done.curves is None else curves_rendered(text, "json", done.curves)
     titles = {"intervals": "Bootstrap intervals",
               "comparison": "Paired difference, "
               + _pair_title(request, "--compare", request.compare) if request.compare else ""}
@@ -639,11 +681,48 @@ def render(request: AuditRequest, done: Audited) -> str:
         text += ranking_markdown(done.ranking, ranking_title)
     if done.confidence is not None:
         text += "\n" + confidence_markdown(done.confidence)
-    if done.curves is not None:
-        from sedcontract.analysis.curve_summaries import summary_markdown
+    return text if done.curves is None else curves_rendered(text, "md", done.curves)
 
-        text += "\n" + summary_markdown(done.curves)
-    return text
+
+def curve_metrics(summary: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """The curves' areas as ranking metrics for source rows (:func:`curve_summaries.
+    curve_metrics`)."""
+    from sedcontract.analysis.curve_summaries import curve_metrics as metrics
+
+    return metrics(summary)
+
+
+def write_curve_files(out: Outputs, summary: Mapping[str, Any], figure: str | None,
+                      decision: str | None) -> None:
+    """The curves' figure (``--curves-figure``) and the decision file of their targets
+    (``--curves-decision``), from the summary of :func:`curve_summary`."""
+    if figure:
+        from sedcontract.analysis.curve_summaries import curves_png
+
+        out.write(figure, curves_png(summary["curves"], summary["hours"], summary["max_rate"]))
+    if decision:
+        from sedcontract.traces.decision import decision_yaml
+
+        wanted = ", ".join(f"{n} >= {v:g}" for n, v in summary["targets"].items())
+        unserved, every = summary["unserved"], summary["any_threshold"]
+        out.write(decision, decision_yaml(summary["decision"], (
+            f"sedcontract audit --curves: each class's threshold inside its widest range "
+            f"where {wanted}"
+            + (f"\nno threshold serves {', '.join(unserved)}: its threshold kept"
+               if unserved else "")
+            + (f"\nevery threshold serves {', '.join(every)}: its threshold kept"
+               if every else ""))))
+
+
+def curves_rendered(text: str, fmt: str, summary: Mapping[str, Any]) -> str:
+    """A rendered report (md or json) with the curves' summary added."""
+    from sedcontract.analysis.curve_summaries import summary_dict, summary_markdown
+
+    if fmt == "json":
+        data = json.loads(text)
+        data["curves"] = summary_dict(summary)
+        return json.dumps(data, indent=2, allow_nan=False) + "\n"
+    return text + "\n" + summary_markdown(summary)
 
 
 def run(request: AuditRequest, out: Outputs | None) -> str:
@@ -651,24 +730,8 @@ def run(request: AuditRequest, out: Outputs | None) -> str:
     done = compute(request)
     if request.psd_roc and out is not None and done.psds is not None:
         out.write(request.psd_roc, psd_roc_png(done.psds))
-    if request.curves_figure and out is not None and done.curves is not None:
-        from sedcontract.analysis.curve_summaries import curves_png
-
-        out.write(request.curves_figure, curves_png(done.curves["curves"],
-                                                    done.curves["hours"],
-                                                    done.curves["max_rate"]))
-    if request.curves_decision and out is not None and done.curves is not None:
-        from sedcontract.traces.decision import decision_yaml
-
-        wanted = ", ".join(f"{n} >= {v:g}" for n, v in done.curves["targets"].items())
-        unserved, every = done.curves["unserved"], done.curves["any_threshold"]
-        out.write(request.curves_decision, decision_yaml(done.curves["decision"], (
-            f"sedcontract audit --curves: each class's threshold inside its widest range "
-            f"where {wanted}"
-            + (f"\nno threshold serves {', '.join(unserved)}: its threshold kept"
-               if unserved else "")
-            + (f"\nevery threshold serves {', '.join(every)}: its threshold kept"
-               if every else ""))))
+    if out is not None and done.curves is not None and done.corpus is None:
+        write_curve_files(out, done.curves, request.curves_figure, request.curves_decision)
     return render(request, done)
 
 
@@ -757,9 +820,10 @@ def _curve_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--curves-max-rate", type=float, default=None, metavar="PER_HOUR",
                         help="the largest false-activity budget of the areas, false events per "
                              "hour (default 100, as PSDS's max eFPR)")
-    parser.add_argument("--curves-targets", default=None, metavar="C=S,...",
-                        help="targets such as missed=0.8,false=0.8,onset=0.5: each class's "
-                             "threshold ranges where every one holds")
+    parser.add_argument("--curves-targets", default=None, metavar="C=S,...|YAML",
+                        help="targets such as missed=0.8,false=0.8,onset=0.5, or a risk order "
+                             "file with targets (src/sedcontract/examples/speech_gate.yaml): "
+                             "each class's threshold ranges where every one holds")
     parser.add_argument("--curves-figure", default=None, metavar="PNG",
                         help="draw the curves: each coordinate against the threshold and "
                              "against the false-activity budget, a line per class")

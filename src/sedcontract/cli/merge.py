@@ -4,17 +4,39 @@ from __future__ import annotations
 
 import argparse
 
-from sedcontract.audit.shards import merge_shards
-from sedcontract.cli.audit import RENDER, SYSTEM_FORMATS
+from sedcontract.audit.shards import merge_shard_files
+from sedcontract.cli.audit import (
+    RENDER,
+    SYSTEM_FORMATS,
+    curve_metrics,
+    curves_rendered,
+    write_curve_files,
+)
 from sedcontract.cli.command import Command, emit, given
+from sedcontract.errors import SedContractError
 from sedcontract.outputs import Outputs
 
 
 def _run(args: argparse.Namespace, out: Outputs) -> int:
-    report = merge_shards(args.shards)
+    report, curves = merge_shard_files(args.shards)
+    if curves is None and (args.curves_figure or args.curves_decision):
+        raise SedContractError("--curves-figure and --curves-decision read the shards' curves: "
+                               "audit them with --curves")
     render = RENDER[args.format]
-    return emit(out, args.out, render(report, args.system) if args.format in SYSTEM_FORMATS
-                else render(report))
+    if curves is None:
+        return emit(out, args.out, render(report, args.system) if args.format in SYSTEM_FORMATS
+                    else render(report))
+    from sedcontract.analysis.curve_summaries import curve_summary
+
+    summary = curve_summary(curves["curves"], curves["hours"], **curves["settings"])
+    if args.curves_decision and "targets" not in summary:
+        raise SedContractError("--curves-decision writes the thresholds that meet the targets "
+                               "the shards were audited with (--curves-targets): they had none")
+    write_curve_files(out, summary, args.curves_figure, args.curves_decision)
+    if args.format in SYSTEM_FORMATS:
+        return emit(out, args.out, render(report, args.system,
+                                          curves=curve_metrics(summary)))
+    return emit(out, args.out, curves_rendered(render(report), args.format, summary))
 
 
 def _options(parser: argparse.ArgumentParser) -> None:
@@ -24,8 +46,15 @@ def _options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", default=None, help="output file (default: standard output)")
     parser.add_argument("--system", default="system",
                         help="the system's name in source rows (--format csv)")
+    parser.add_argument("--curves-figure", default=None, metavar="PNG",
+                        help="shards audited with --curves: draw the joined curves")
+    parser.add_argument("--curves-decision", default=None, metavar="FILE",
+                        help="shards audited with --curves-targets: write the decision file of "
+                             "the joined curves")
 
 
 COMMANDS = [Command("merge", "join the JSON reports of all shards of an audit into the "
                     "corpus's report (the bytes of one unsharded run)", _options, _run,
-                    lambda a: {"shards": a.shards}, lambda a: {"--out": given(a.out)})]
+                    lambda a: {"shards": a.shards},
+                    lambda a: {"--out": given(a.out), "--curves-figure": given(a.curves_figure),
+                               "--curves-decision": given(a.curves_decision)})]

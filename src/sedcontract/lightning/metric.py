@@ -13,20 +13,25 @@ never with frames. The contract is checked once, when the monitor is made, and t
 a clip's counts is the policy's (:func:`~sedcontract.audit.guard.count_layout`). For the AUROC
 each clip adds its segment runs (:func:`~sedcontract.scores.segment_roc.clip_segments`: a row per
 run of segments sharing their frames, so O(frames) a clip), gathered across processes and kept
-once per clip.
+once per clip. With ``curves``, each clip's frame scores are kept until ``compute``, which
+makes the guard curves of the split (:func:`~sedcontract.audit.curves.guard_curves`: the
+standard contract's counts at every threshold), each process those of the clips it owns,
+joined exactly (:func:`~sedcontract.audit.curves.join_curves`).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 
 import numpy as np
 import torch
+from torch import distributed
 from torchmetrics import Metric
 
 from sedcontract.audit import AuditPolicy, GuardReport
+from sedcontract.audit.curves import GuardCurves, check_curves, guard_curves, join_curves
 from sedcontract.audit.guard import clip_counts, count_layout, empty_report, prepare_contract
 from sedcontract.contracts.soft import ClauseTerms
 from sedcontract.errors import SedContractError
@@ -47,14 +52,15 @@ log = logging.getLogger(__name__)
 
 
 class Audited:
-    """What one ``compute`` returns: the guard report and the clips it covers. (A plain class:
-    torchmetrics walks dataclass results and refuses frozen ones.)"""
+    """What one ``compute`` returns: the guard report, the clips it covers, and with curves
+    asked for their guard curves. (A plain class: torchmetrics walks dataclass results and
+    refuses frozen ones.)"""
 
-    __slots__ = ("auroc", "clips", "report")
+    __slots__ = ("auroc", "clips", "curves", "report")
 
     def __init__(self, report: GuardReport, clips: tuple[str, ...],
-                 auroc: dict | None = None) -> None:
-        self.report, self.clips, self.auroc = report, clips, auroc
+                 auroc: dict | None = None, curves: GuardCurves | None = None) -> None:
+        self.report, self.clips, self.auroc, self.curves = report, clips, auroc, curves
 
 
 class ContractMonitor(Metric):
@@ -69,7 +75,7 @@ class ContractMonitor(Metric):
                  classes: Sequence[str], policy: AuditPolicy | None = None, *,
                  source: str = "",
                  windows: Mapping[str, tuple[str, float, float]] | None = None,
-                 auroc: AurocSettings | None = None) -> None:
+                 auroc: AurocSettings | None = None, curves: bool = False) -> None:
         super().__init__()
         # clips the batches name may be windows of the reference's files (id → file, start,
         # end): a batch then holds every window of its files, merged back to file time
@@ -97,6 +103,9 @@ class ContractMonitor(Metric):
         if source:
             decision = replace(decision, source=source)
         self.policy = policy.but(decision=decision)
+        self.curves = curves
+        if curves:  # refused now, not after the first validation's batches
+            check_curves(self.policy, decision)
         self.classes, self.hop = tuple(check_classes(classes)), policy.hop
         hop_us = int(to_us(policy.hop))
         duration_us = to_us(np.array([self.durations[c] for c in self.clips]))
@@ -120,8 +129,9 @@ class ContractMonitor(Metric):
         # the decided events of the clips this process saw (for failure timelines; not
         # reduced across processes: O(events), kept until reset)
         self.predicted_rows: dict[str, list[tuple[str, float, float, str]]] = {}
-        # with keep_scores, each seen clip's frame scores [frames, classes] on its own length
-        # (for score files: evaluate.py save_scores=true); O(clips × frames × classes)
+        # with keep_scores (for score files: evaluate.py save_scores=true) or curves, each seen
+        # clip's frame scores [frames, classes] on its own length; O(clips × frames × classes)
+        # on each process, until reset
         self.keep_scores = False
         self.scores_of: dict[str, np.ndarray] = {}
 
@@ -144,7 +154,7 @@ class ContractMonitor(Metric):
         if self.windows is not None:
             values, clips = self.merged(values, clips)
         pred = self.decided(values, clips)
-        if self.keep_scores:
+        if self.keep_scores or self.curves:
             for k, clip in enumerate(clips):
                 n = int(self.lengths[self.index[clip]])
                 kept = np.zeros((n, len(self.classes)), dtype=np.float32)
@@ -300,7 +310,68 @@ class ContractMonitor(Metric):
         # the bounds of the policy section are the ones the runs converted, in their order
         structure = empty_report(self.policy, self.classes,
                                  conversions=list(self.resolver.conversions.values()))
-        return Audited(structure.rebuild(clips, arrays), clips, self.segment_auroc())
+        return Audited(structure.rebuild(clips, arrays), clips, self.segment_auroc(),
+                       self.joined_curves() if self.curves else None)
+
+    def curves_of(self, clips: Sequence[str]) -> GuardCurves | None:
+        """The guard curves of some of the clips this process kept (None for none): each
+        clip's frame ``k`` a score row ``[k·hop, (k+1)·hop)`` cut at its duration, the frames
+        its events were decided on."""
+        if not clips:
+            return None
+        take = np.concatenate([self.events_of[c] for c in clips])
+        ref = self.reference
+        reference = EventList(ref.clip[take], ref.onset[take], ref.offset[take],
+                              ref.label[take], clips=tuple(clips), path=ref.path)
+        return guard_curves(reference, KeptTables(self, tuple(clips)),
+                            {c: self.durations[c] for c in clips}, self.policy,
+                            decision=self.policy.decision)
+
+    def joined_curves(self) -> GuardCurves:
+        """The curves of every clip any process saw, each clip once: under a distributed run
+        (when the states are reduced) a clip belongs to the lowest rank that saw it, each rank
+        makes the curves of its own and every rank joins them all."""
+        mine = [c for c in self.clips if c in self.scores_of]
+        if not (self.sync_on_compute and self.distributed_available_fn()):
+            return self.curves_of(mine)  # compute has checked that this process saw clips
+        group = self.process_group
+        world, rank = distributed.get_world_size(group), distributed.get_rank(group)
+        seen: list[list[str] | None] = [None] * world
+        distributed.all_gather_object(seen, mine, group=group)
+        parts: list[GuardCurves | None] = [None] * world
+        distributed.all_gather_object(parts, self.curves_of(owned(seen, rank)), group=group)
+        return join_curves([p for p in parts if p is not None])
+
+
+def owned(seen: Sequence[Sequence[str] | None], rank: int) -> list[str]:
+    """The clips of ``seen[rank]`` (the clips each rank saw) that no lower rank saw: each clip
+    belongs to the lowest rank that saw it."""
+    lower = {c for clips in seen[:rank] for c in clips or ()}
+    return [c for c in seen[rank] or () if c not in lower]
+
+
+class KeptTables(Mapping):
+    """The kept frame scores of some clips as score tables (clip → :class:`ScoreTable` and
+    the name errors give), each made when it is read: one clip's float64 copy at a time."""
+
+    def __init__(self, monitor: ContractMonitor, clips: tuple[str, ...]) -> None:
+        self.monitor, self.clips = monitor, clips
+
+    def __getitem__(self, clip: str) -> tuple[ScoreTable, str]:
+        if clip not in self.clips:
+            raise KeyError(clip)
+        scores = self.monitor.scores_of[clip]
+        hop, k = self.monitor.hop, np.arange(len(scores))
+        # the grid's last frame may pass the clip's end: its row ends there
+        offset = np.minimum((k + 1) * hop, self.monitor.durations[clip])
+        return ScoreTable(k * hop, offset, self.monitor.classes, scores.astype(np.float64),
+                          k + 1), f"the validation scores of clip {clip!r}"
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.clips)
+
+    def __len__(self) -> int:
+        return len(self.clips)
 
 
 def host(scores: torch.Tensor | np.ndarray) -> np.ndarray:

@@ -14,17 +14,21 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+import numpy as np
 import torch
 from lightning.pytorch import LightningModule
 from torch import nn
 
+from sedcontract.analysis.curve_summaries import curve_summary
 from sedcontract.audit import AuditPolicy, GuardReport
+from sedcontract.audit.curves import GuardCurves, check_curves
 from sedcontract.errors import SedContractError
 from sedcontract.lightning.checkpoints import init_weights
 from sedcontract.lightning.losses import ContractObjective
 from sedcontract.lightning.metric import ContractMonitor, SoftClauseMetric
 from sedcontract.lightning.transforms import Perturb
 from sedcontract.traces import EventList
+from sedcontract.traces.decision import DecisionPolicy
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +61,37 @@ def guard_metrics(report: GuardReport, prefix: str = "val") -> dict[str, float]:
     return out
 
 
+def curve_metrics(curves: GuardCurves, hours: float, max_rate: float = 100.0,
+                  prefix: str = "val") -> dict[str, float]:
+    """Flat ``{key: value}`` of the curves' areas up to ``max_rate`` false events per hour of
+    ``hours`` of audio (:func:`~sedcontract.analysis.curve_summaries.curve_summary`):
+    ``<prefix>/curves/<coordinate>``, the union trace's area, and
+    ``<prefix>/curves/typed/<coordinate>``, the plain mean over classes of the areas that are
+    not NaN (every class weighs the same). NaN when no area is defined (vacuous at every
+    budget), as :func:`guard_metrics` logs a vacuous coordinate."""
+    out: dict[str, float] = {}
+    for name, by_class in curve_summary(curves, hours, max_rate)["areas"].items():
+        out[f"{prefix}/curves/{name}"] = float(by_class["*"])
+        typed = [by_class[c] for c in curves.classes if not math.isnan(by_class[c])]
+        out[f"{prefix}/curves/typed/{name}"] = float(np.mean(typed)) if typed else math.nan
+    return out
+
+
+def check_validation_curves(policy: AuditPolicy, max_rate: float) -> None:
+    """Refuse validation curves (``curves=true``) under a policy they are not exact for, or a
+    budget that is no positive number, naming the setting."""
+    if isinstance(max_rate, bool) or not isinstance(max_rate, int | float) or \
+            not 0 < max_rate < math.inf:
+        raise SedContractError(f"curves_max_rate must be a positive number of false events per "
+                               f"hour, got {max_rate!r}")
+    try:
+        check_curves(policy, policy.decision or DecisionPolicy())
+    except SedContractError as exc:
+        raise SedContractError(f"validation curves (curves=true): "
+                               f"{getattr(exc, 'message', str(exc))}; or train with "
+                               "curves=false") from None
+
+
 class DetectorModule(LightningModule):
     """``frontend`` → (``norm``: batch-normalised features) → ``net`` → heads, trained with the
     sum of ``losses`` (name → part; each weighted by its ``weight``) on batches the
@@ -67,7 +102,10 @@ class DetectorModule(LightningModule):
     out)`` (default: the sigmoid of the activity logits), ``fitted``/``fit`` with
     ``fit_clips`` (a detector fitted, not trained: it validates once and stops) and
     ``fresh`` (tensors ``init_from`` may lack). ``classes`` and ``model_config`` travel in the
-    checkpoints, so ``evaluate`` rebuilds the module and refuses other data."""
+    checkpoints, so ``evaluate`` rebuilds the module and refuses other data. With ``curves``,
+    validation also logs the threshold-free areas of :func:`curve_metrics` (up to
+    ``curves_max_rate`` false events per hour); a policy the curves are not exact for is
+    refused here."""
 
     def __init__(self, net: nn.Module, frontend: nn.Module, *, policy: AuditPolicy,
                  losses: Mapping[str, nn.Module] | None = None, augment: Perturb | None = None,
@@ -75,13 +113,18 @@ class DetectorModule(LightningModule):
                  optimizer: Callable[..., torch.optim.Optimizer] | None = None,
                  scheduler: Callable[..., Any] | None = None,
                  classes: Sequence[str] | None = None, model_config: str | None = None,
-                 init_from: str | None = None, metric_prefix: str = "val") -> None:
+                 init_from: str | None = None, metric_prefix: str = "val",
+                 curves: bool = False, curves_max_rate: float = 100.0) -> None:
         super().__init__()
         self.save_hyperparameters(ignore=["net", "frontend", "optimizer", "scheduler", "policy",
-                                          "losses", "augment", "metric_prefix"])
+                                          "losses", "augment", "metric_prefix", "curves",
+                                          "curves_max_rate"])
         if not isinstance(policy, AuditPolicy):
             raise SedContractError(f"a detector takes the run's AuditPolicy, got "
                                    f"{type(policy).__name__}")
+        self.curves, self.curves_max_rate = bool(curves), curves_max_rate
+        if self.curves:
+            check_validation_curves(policy, curves_max_rate)
         if abs(frontend.hop - policy.hop) > 1e-9:
             raise SedContractError(f"the front end's frames are {frontend.hop:g} s; the "
                                    f"contract grid's hop is {policy.hop:g} s")
@@ -281,8 +324,8 @@ class DetectorModule(LightningModule):
                                    f"data's classes are {', '.join(datamodule.classes)}")
         reference, durations = datamodule.reference(split)
         return ContractMonitor(reference, durations, datamodule.classes, self.policy,
-                               source=self.score_source,
-                               windows=datamodule.windows(split)).to(self.device)
+                               source=self.score_source, windows=datamodule.windows(split),
+                               curves=self.curves).to(self.device)
 
     def on_validation_start(self) -> None:
         split = self.trainer.datamodule.val_split
@@ -312,12 +355,17 @@ class DetectorModule(LightningModule):
         audited = self.monitor.compute()  # the AUROC of the frame scores joins the report
         self.report = replace(audited.report, auroc=audited.auroc)
         self.predicted = self.monitor.predicted()  # this process's clips, for timelines
-        self.scores_seen = self.monitor.scores_of  # kept frame scores (empty unless asked)
+        # kept frame scores for score files (empty unless asked; those kept for curves go)
+        self.scores_seen = self.monitor.scores_of if self.monitor.keep_scores else {}
         self.monitor.reset()
-        # identical on every process (the monitor reduced its state); the max of equal values
-        # is exactly the value (a mean in float32 need not be)
-        self.log_dict(guard_metrics(self.report, self.metric_prefix), sync_dist=True,
-                      reduce_fx="max")
+        metrics = guard_metrics(self.report, self.metric_prefix)
+        if audited.curves is not None:
+            hours = sum(self.monitor.durations[c] for c in audited.clips) / 3600
+            metrics |= curve_metrics(audited.curves, hours, self.curves_max_rate,
+                                     self.metric_prefix)
+        # identical on every process (the monitor reduced its state and joined the curves);
+        # the max of equal values is exactly the value (a mean in float32 need not be)
+        self.log_dict(metrics, sync_dist=True, reduce_fx="max")
         if self.soft is None:
             return
         soft = self.soft.compute()

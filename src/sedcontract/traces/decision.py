@@ -212,14 +212,20 @@ def read_decision(path: str | Path) -> DecisionPolicy:
         raise TraceFormatError("no such decision file", path=str(path)) from None
     except (yaml.YAMLError, UnicodeDecodeError) as exc:
         raise TraceFormatError(f"not a YAML decision file: {exc}", path=str(path)) from None
+    return decision_of_data(data, str(path))
+
+
+def decision_of_data(data: Any, where: str) -> DecisionPolicy:
+    """A decision from its settings as read (a decision file's mapping, or
+    :meth:`DecisionPolicy.as_dict`'s); errors name ``where`` and the key."""
     if not isinstance(data, Mapping):
         raise TraceFormatError("a decision file maps threshold, median_filter, low, source and "
-                               "classes to values", path=str(path))
+                               "classes to values", path=where)
     known = {f.name for f in fields(DecisionPolicy)}
     unknown = sorted(set(data) - known)
     if unknown:
         raise TraceFormatError(f"unknown decision setting(s) {unknown}; the settings are "
-                               f"{', '.join(sorted(known))}", path=str(path))
+                               f"{', '.join(sorted(known))}", path=where)
     values = dict(data)
     if values.get("classes") is None:
         values.pop("classes", None)
@@ -228,7 +234,7 @@ def read_decision(path: str | Path) -> DecisionPolicy:
             values["median_filter"] = seconds(values["median_filter"], "median_filter")
         return DecisionPolicy(**values)
     except SedContractError as exc:
-        raise TraceFormatError(getattr(exc, "message", str(exc)), path=str(path)) from None
+        raise TraceFormatError(getattr(exc, "message", str(exc)), path=where) from None
 
 
 def decision_yaml(policy: DecisionPolicy, comment: str = "") -> str:
