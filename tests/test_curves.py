@@ -393,6 +393,15 @@ def test_a_risk_orders_targets_give_the_decision_file(tmp_path, capsys):
         assert message in err and "risk.yaml" in err
     with pytest.raises(TraceFormatError, match="row 3"):
         read_risk_order(tmp_path / "risk.yaml", known)
+    (tmp_path / "lr=0.1").mkdir()  # a folder of a Hydra run: a file, not targets
+    (tmp_path / "lr=0.1" / "gate").write_text(gate.read_text())
+    assert main([*base, "--curves-targets", str(tmp_path / "lr=0.1" / "gate")]) == 0
+    assert json.loads(capsys.readouterr().out)["curves"]["ranges"] == found[0]["ranges"]
+    (tmp_path / "risk.yaml").write_text("order: [missed, duration]\nhigh: 1\n"
+                                        "targets: {duration: 0.5}\n")
+    assert main([*base, "--curves-targets", str(tmp_path / "risk.yaml")]) == 2
+    err = capsys.readouterr().err
+    assert "risk.yaml" in err and "no curve of 'duration'" in err
 
 
 def test_curves_on_an_executor_or_a_pool_equal_one_process():
@@ -431,7 +440,7 @@ def test_shards_with_curves_merge_to_the_unsharded_audit(tmp_path, capsys):
 
     *_, base = written_corpus(tmp_path, 8, None)
     base = [*base, "--curves", "--curves-targets", "missed=0.5,false=0.3", "--median-filter",
-            "60ms"]
+            "60ms", "--curves-duration-at", "0.6,0.3"]
     outputs = {}
     for fmt in ("json", "md", "csv"):
         assert main([*base, "--format", fmt, "--system", "s", "--curves-decision",
@@ -444,6 +453,17 @@ def test_shards_with_curves_merge_to_the_unsharded_audit(tmp_path, capsys):
                      str(shards[-1])]) == 0
     assert "curves" in json.loads(shards[0].read_text())["shard"]
     assert "ranking:curve_onset" in outputs["csv"]
+    from sedcontract.traces import read_durations, read_events
+
+    found = json.loads(outputs["json"])["curves"]["duration"]
+    expected = guard_curves(read_events(tmp_path / "ref.tsv"), tmp_path / "scores",
+                            read_durations(tmp_path / "durations.tsv"),
+                            decision=DecisionPolicy(median_filter=0.06),
+                            thresholds=(0.3, 0.6)).duration
+    assert found["thresholds"] == [0.3, 0.6]
+    assert found["counts"] == {k: [list(c) for c in v] for k, v in expected.items()}
+    assert any(o for cells in expected.values() for _, o in cells)
+    assert "audited at these thresholds only" in outputs["md"]
     for fmt in ("json", "md", "csv"):
         assert main(["merge", *map(str, shards), "--format", fmt, "--system", "s",
                      "--curves-decision", str(tmp_path / f"merged.{fmt}.yaml")]) == 0
@@ -465,12 +485,37 @@ def test_shards_with_curves_merge_to_the_unsharded_audit(tmp_path, capsys):
     assert main(["merge", str(shards[0]), str(tmp_path / "bad.json"), str(shards[2])]) == 2
     err = capsys.readouterr().err
     assert "bad.json" in err and "descend" in err and f"onset, class {cls!r}" in err
+    for change, message, every in (  # hostile numbers: refused by file, no traceback
+            (lambda d: d["curves"]["data"]["curves"]["onset"]["*"]["values"].__setitem__(
+                0, 10**400), "finite number", False),
+            (lambda d: d["curves"]["durations"].__setitem__(0, 10**400), "seconds", False),
+            (lambda d: d["curves"]["settings"].__setitem__("max_rate", 10**400),
+             "other settings", False),
+            (lambda d: d["curves"]["settings"].__setitem__("max_rate", 10**400),
+             "positive max_rate", True),
+            (lambda d: d["curves"]["data"]["curves"]["silence"]["*"].__setitem__(
+                "base", [2**53 + 1, 2**53 + 1]), "2^53", False),
+            (lambda d: d["curves"]["settings"]["targets"].__setitem__("zebra", 0.5),
+             "no curve of 'zebra'", True)):
+        paths = []
+        for i, shard in enumerate(shards):
+            data = json.loads(shard.read_text())
+            if every or i == 1:
+                change(data["shard"])
+            paths.append(tmp_path / f"bad{i}.json")
+            paths[-1].write_text(json.dumps(data))
+        assert main(["merge", *map(str, paths)]) == 2
+        err = capsys.readouterr().err
+        assert "bad" in err and message in err and "Traceback" not in err, err
+        assert len(err) < 1000  # a hostile number is not printed whole
 
 
-def test_area_draws_are_the_areas_of_the_resampled_corpora():
+def test_area_draws_are_the_areas_of_the_resampled_corpora(monkeypatch):
     """Each bootstrap draw of an area equals the area of the curves of that resample built
     as a corpus of its own (each drawn clip a copy under a new name), for every coordinate,
-    class and the union trace; the clips' changes sum to the corpus's curves."""
+    class and the union trace, with the resamples taken a few at a time; the clips' changes
+    sum to the corpus's curves."""
+    from sedcontract.analysis import curve_summaries
     from sedcontract.analysis.curve_summaries import area_draws, curve_summary
     from sedcontract.audit.curves import clip_changes
     from sedcontract.resampling import resample_indices
@@ -495,6 +540,7 @@ def test_area_draws_are_the_areas_of_the_resampled_corpora():
             assert got.base == want.base and np.array_equal(got.values, want.values)
             assert np.array_equal(got.satisfied, want.satisfied)
             assert np.array_equal(got.obligations, want.obligations)
+    monkeypatch.setattr(curve_summaries, "DRAW_CELLS", 1)  # one resample at a time
     draws = area_draws(changes, max_rate=2000.0, resamples=4, seed=3)
     clips = list(ref.clips)
     for r, drawn in enumerate(resample_indices(len(clips), 4, 3)):
@@ -552,3 +598,21 @@ def test_audit_curves_with_bootstrap_gives_each_area_its_interval(tmp_path, caps
     assert main([*base[:-2], "--bootstrap", "40"]) == 0
     assert "bootstrap intervals over the clips (40 resamples, seed 0)" in \
         capsys.readouterr().out
+
+
+def test_small_batches_and_boundary_blocks_give_the_same_curves(monkeypatch):
+    """Clips in batches of a few cells and reference boundaries in blocks of a few frames (as
+    long clips and a wide eps take them) change no count."""
+    from sedcontract.audit import curves as module
+
+    ref, tables, durations, classes = scored_corpus(11, None, True, True)
+    policy = AuditPolicy(eps=6, edges="closed")
+    whole = guard_curves(ref, tables, durations, policy)
+    monkeypatch.setattr(module, "BATCH_CELLS", 5)
+    small = guard_curves(ref, tables, durations, policy)
+    for name in CURVE_COORDINATES:
+        for a, b in [*((small.typed[name][c], whole.typed[name][c]) for c in classes),
+                     (small.union[name], whole.union[name])]:
+            assert a.base == b.base and np.array_equal(a.values, b.values)
+            assert np.array_equal(a.satisfied, b.satisfied)
+            assert np.array_equal(a.obligations, b.obligations)

@@ -80,6 +80,8 @@ POLICIES = {
     "default": {},
     "any_overlap+closed": {"projection": "any_overlap", "edges": "closed"},
     "median+threshold": {"decision": DecisionPolicy(threshold=0.3, median_filter=0.1)},
+    # 3.5 frames: a filter that rounds by the rows' length, float noise in it or not
+    "half-frame median": {"decision": DecisionPolicy(median_filter=0.07)},
     "eps": {"eps": "60ms"},
 }
 

@@ -32,6 +32,7 @@ __all__ = ["BudgetCurve", "area_draws", "budget_curve", "curve_metrics", "curve_
            "decision_of", "summary_dict", "summary_markdown", "target_ranges"]
 
 RATE = "false"  # the coordinate whose failures are the false activity
+DRAW_CELLS = 1 << 20  # resamples × operating points of one count held at once (8 MB each)
 
 
 def _curve(curves: GuardCurves, coordinate: str, cls: str) -> Curve:
@@ -167,13 +168,17 @@ def area_draws(changes: ClipChanges, max_rate: float = 100.0, resamples: int = 1
             values = np.unique(np.concatenate(
                 [v[k == key] for _, k, v, _, _ in changes.changes.values()]))
             points = np.r_[values[::-1], -math.inf]
-            f_sat, f_obl = _resampled(changes, RATE, key, points, weights)
-            rates = (f_obl - f_sat) / np.maximum(hours, 1e-300)[:, None]
-            for name in changes.changes:
-                sat, obl = _resampled(changes, name, key, points, weights)
-                scores = np.full(sat.shape, math.nan)
-                np.divide(sat, obl, out=scores, where=obl > 0)
-                out[name][first:first + len(chunk), key] = _areas(rates, scores, max_rate)
+            step = max(1, DRAW_CELLS // len(points))  # resamples × points held at once
+            for a in range(0, len(chunk), step):
+                some = weights[a:a + step]
+                f_sat, f_obl = _resampled(changes, RATE, key, points, some)
+                rates = (f_obl - f_sat) / np.maximum(hours[a:a + step], 1e-300)[:, None]
+                for name in changes.changes:
+                    sat, obl = _resampled(changes, name, key, points, some)
+                    scores = np.full(sat.shape, math.nan)
+                    np.divide(sat, obl, out=scores, where=obl > 0)
+                    out[name][first + a:first + a + len(some), key] = _areas(rates, scores,
+                                                                             max_rate)
         first += len(chunk)
     return out
 
@@ -343,6 +348,21 @@ def summary_markdown(summary: Mapping[str, Any]) -> str:
     for name, by_key in areas.items():
         lines.append(f"| {name} | " + " | ".join(
             cell(name, k, v) for k, v in by_key.items()) + " |")
+    curves = summary["curves"]
+    if curves.thresholds:
+        columns = [*curves.classes, "*"]
+        lines += ["", "duration (its matching is no step function of the threshold: audited at "
+                  "these thresholds only):", "",
+                  "| threshold | " + " | ".join("union" if k == "*" else k for k in columns)
+                  + " |", "|---" * (len(columns) + 1) + "|"]
+        for i, t in enumerate(curves.thresholds):
+            lines.append(f"| {t:g} | " + " | ".join(
+                "n/a" if not curves.duration[k][i][1] else
+                f"{curves.duration[k][i][0] / curves.duration[k][i][1]:.3f}"
+                for k in columns) + " |")
+    else:
+        lines += ["", "duration: its matching is no step function of the threshold; audit it "
+                  "at chosen thresholds (--curves-duration-at 0.3,0.5,0.7)."]
     if "ranges" in summary:
         wanted = ", ".join(f"{n} ≥ {v:g}" for n, v in summary["targets"].items())
         chosen = summary["chosen"]
@@ -359,9 +379,13 @@ def summary_dict(summary: Mapping[str, Any]) -> dict[str, Any]:
     def number(x: float) -> float | None:
         return None if not math.isfinite(x) else float(x)
 
+    curves = summary["curves"]
     out: dict[str, Any] = {"max_rate": summary["max_rate"], "hours": summary["hours"],
                            "areas": {n: {k: number(v) for k, v in by.items()}
-                                     for n, by in summary["areas"].items()}}
+                                     for n, by in summary["areas"].items()},
+                           "duration": {"thresholds": list(curves.thresholds),
+                                        "counts": {k: [list(c) for c in cells]
+                                                   for k, cells in curves.duration.items()}}}
     if "intervals" in summary:
         from sedcontract.resampling import interval_dicts
 

@@ -15,7 +15,8 @@ from sedcontract.errors import SedContractError
 
 __all__ = ["curves_data", "curves_of_data"]
 
-MAX_COUNT = 2**63 - 1
+# a count a shard may state: summed over shards as float64 and int64 stays exact well past it
+MAX_COUNT = 2**53
 
 
 def _value(x: float) -> float | str:
@@ -46,6 +47,14 @@ def _whole(x: Any, signed: bool = False) -> bool:
     return type(x) is int and (-MAX_COUNT if signed else 0) <= x <= MAX_COUNT
 
 
+def number(x: Any) -> float | None:
+    """A finite number as JSON gives it (an integer beyond 2^53 is no measurement here), as a
+    float; else None."""
+    if type(x) is int:
+        return float(x) if abs(x) <= MAX_COUNT else None
+    return x if type(x) is float and math.isfinite(x) else None
+
+
 def _read_curve(data: Any, where: str) -> Curve:
     """One curve's data, checked: whole counts, finite or ``"inf"`` values strictly
     descending, and counts that stay within 0 ≤ satisfied ≤ obligations at every value."""
@@ -54,30 +63,30 @@ def _read_curve(data: Any, where: str) -> Curve:
         raise SedContractError(f"{where}: a curve has base, values, satisfied and obligations")
     base, values, sat, obl = (data[k] for k in ("base", "values", "satisfied", "obligations"))
     if not (isinstance(base, list) and len(base) == 2 and all(_whole(b) for b in base)):
-        raise SedContractError(f"{where}: base must be two whole numbers (satisfied, "
-                               "obligations)")
+        raise SedContractError(f"{where}: base must be two whole numbers of 0 … 2^53 "
+                               "(satisfied, obligations)")
     if not (isinstance(values, list) and isinstance(sat, list) and isinstance(obl, list)
             and len(values) == len(sat) == len(obl)):
         raise SedContractError(f"{where}: values, satisfied and obligations must be lists of "
                                "one length")
     if not all(_whole(x, signed=True) for x in (*sat, *obl)):
-        raise SedContractError(f"{where}: the changes must be whole numbers")
+        raise SedContractError(f"{where}: the changes must be whole numbers of at most 2^53")
     numbers = []
     for v in values:
-        if v == "inf":
-            numbers.append(math.inf)
-        elif type(v) in (int, float) and math.isfinite(v):
-            numbers.append(float(v))
-        else:
+        found = math.inf if v == "inf" else number(v)
+        if found is None:
             raise SedContractError(f"{where}: a change point must be a finite number or "
-                                   f"\"inf\", not {v!r}")
+                                   f"\"inf\", not {str(v)[:40]!r}")
+        numbers.append(found)
     points = np.array(numbers, dtype=np.float64)
     if np.any(points[1:] >= points[:-1]):
         raise SedContractError(f"{where}: the change points must descend strictly")
     held_sat = base[0] + np.cumsum(np.array(sat, dtype=np.int64))
     held_obl = base[1] + np.cumsum(np.array(obl, dtype=np.int64))
-    if base[0] > base[1] or np.any(held_sat < 0) or np.any(held_sat > held_obl):
-        raise SedContractError(f"{where}: the counts leave 0 ≤ satisfied ≤ obligations")
+    if base[0] > base[1] or np.any(held_sat < 0) or np.any(held_sat > held_obl) or \
+            np.any(held_obl > MAX_COUNT):
+        raise SedContractError(f"{where}: the counts leave 0 ≤ satisfied ≤ obligations ≤ "
+                               "2^53")
     return Curve(points, held_sat, held_obl, (int(base[0]), int(base[1])))
 
 
@@ -105,8 +114,7 @@ def curves_of_data(data: Any, where: str) -> GuardCurves:
                        for c in classes}
         union[name] = _read_curve(keys["*"], f"{where}, {name}, the union trace")
     thresholds = data["duration_thresholds"]
-    if not isinstance(thresholds, list) or not all(type(t) in (int, float) and math.isfinite(t)
-                                                   for t in thresholds):
+    if not isinstance(thresholds, list) or any(number(t) is None for t in thresholds):
         raise SedContractError(f"{where}: duration_thresholds must be finite numbers")
     duration = data["duration"]
     cells_ok = isinstance(duration, Mapping) and set(duration) <= {*classes, "*"} and all(

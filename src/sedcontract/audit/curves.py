@@ -28,7 +28,7 @@ from sedcontract.blocks import EXECUTOR_BLOCKS, block_results
 from sedcontract.contracts.contract import contract_hash, load_contract
 from sedcontract.contracts.policy import AuditPolicy
 from sedcontract.contracts.syntax import Bound
-from sedcontract.errors import SedContractError
+from sedcontract.errors import SedContractError, TraceFormatError
 from sedcontract.traces import EventList
 from sedcontract.traces.decision import DecisionPolicy, filtered
 from sedcontract.traces.given import durations_of, events_of, score_source
@@ -98,10 +98,14 @@ class _Counts:
     def add_base(self, key: np.ndarray, sat: Any, obl: Any) -> None:
         """Add (sat, obl) with nothing active, for each key."""
         key = np.asarray(key, dtype=np.int64)
+        if not len(key):
+            return
+        low = int(key.min())  # the keys met only (per clip, a batch's clips of many)
+        span = int(key.max()) - low + 1
         for column, weight in ((0, sat), (1, obl)):
             weights = np.broadcast_to(np.asarray(weight, dtype=np.float64), key.shape)
-            self.base[:, column] += np.rint(np.bincount(key, weights, self.keys)).astype(
-                np.int64)
+            self.base[low:low + span, column] += np.rint(np.bincount(
+                key - low, weights, span)).astype(np.int64)
 
     def add(self, key: np.ndarray, value: np.ndarray, sat: Any, obl: Any) -> None:
         key, value = np.asarray(key, dtype=np.int64), np.asarray(value, dtype=np.float64)
@@ -270,6 +274,46 @@ def _cover(starts: np.ndarray, ends: np.ndarray, x: np.ndarray) -> np.ndarray:
     return done[i] - np.maximum(past, 0)
 
 
+def _window_changes(counts: Mapping[str, _Counts], seg: _Segments, kind: str,
+                    names: Sequence[str], positions: np.ndarray, rows: np.ndarray,
+                    lo: np.ndarray, hi: np.ndarray, j0: np.ndarray, count: np.ndarray,
+                    row_key: np.ndarray, edges: str) -> None:
+    """The onset (``kind`` ``on``) or offset clauses of reference boundaries at
+    ``positions``: a predicted boundary at a segment's first frame in ``[lo, hi]`` (segments
+    ``j0`` on, ``count`` of them) holds an interval of ``t``; the clause holds where any does,
+    its diagnostics with the prediction active (inactive) at the boundary too."""
+    row_first, row_end = seg.row_start[:-1], seg.row_start[1:]
+    group, j = _expand(j0, count)
+    g, g_before = seg.val[j], seg.prev[j]
+    if kind == "on":
+        window_lo, window_hi = g_before, g
+        if edges == "open":
+            window_lo = np.where(seg.pos[j] == row_first[rows][group], INF, window_lo)
+    else:
+        window_lo, window_hi = g, g_before
+        if edges == "closed":  # a run still active at the last frame ends there
+            last = np.flatnonzero(hi == row_end[rows] - 1)
+            g_last = seg.at(hi[last])
+            group = np.r_[group, last]
+            window_lo = np.r_[window_lo, np.full(len(last), -INF)]
+            window_hi = np.r_[window_hi, np.maximum(g_last, seg.before(
+                hi[last], row_first[rows][last]))]
+    boundary_key = row_key[rows]
+    here = seg.at(positions)
+    for name, extra in zip(names, (None, "active", "inactive"), strict=True):
+        c = counts[name]
+        c.add_base(boundary_key, 0, 1)
+        lows, highs, groups = window_lo, window_hi, group
+        if extra is not None:  # active at the boundary: t < g; inactive: t >= g
+            lows = np.r_[window_lo, np.full(len(positions), -INF) if extra == "active"
+                         else here]
+            highs = np.r_[window_hi, here if extra == "active"
+                          else np.full(len(positions), INF)]
+            groups = np.r_[group, np.arange(len(positions))]
+        held_group, held_value, change = _grouped_indicator(groups, lows, highs, False)
+        c.add(boundary_key[held_group], held_value, change, 0)
+
+
 def _row_changes(counts: Mapping[str, _Counts], seg: _Segments, row_key: np.ndarray,
                  run_row: np.ndarray, run_a: np.ndarray, run_b: np.ndarray, eps: int,
                  edges: str) -> None:
@@ -288,39 +332,23 @@ def _row_changes(counts: Mapping[str, _Counts], seg: _Segments, row_key: np.ndar
             (run_a[on_keep], run_row[on_keep], "on", ("onset", "late_onset", "early_onset")),
             (off_at[off_keep], run_row[off_keep], "off",
              ("offset", "early_release", "late_release"))):
-        # only where the score changes (a segment's first frame) can a boundary lie
+        # only where the score changes (a segment's first frame) can a boundary lie: the
+        # boundaries in blocks of at most BATCH_CELLS such frames (memory stays bounded
+        # however wide eps is)
         lo = np.maximum(row_first[rows], positions - eps)
         hi = np.minimum(row_end[rows] - 1, positions + eps)
         j0 = np.searchsorted(seg.pos, lo, side="left")
-        group, j = _expand(j0, np.searchsorted(seg.pos, hi, side="right") - j0)
-        g, g_before = seg.val[j], seg.prev[j]
-        if kind == "on":
-            window_lo, window_hi = g_before, g
-            if edges == "open":
-                window_lo = np.where(seg.pos[j] == row_first[rows][group], INF, window_lo)
-        else:
-            window_lo, window_hi = g, g_before
-            if edges == "closed":  # a run still active at the last frame ends there
-                last = np.flatnonzero(hi == row_end[rows] - 1)
-                g_last = seg.at(hi[last])
-                group = np.r_[group, last]
-                window_lo = np.r_[window_lo, np.full(len(last), -INF)]
-                window_hi = np.r_[window_hi, np.maximum(g_last, seg.before(
-                    hi[last], row_first[rows][last]))]
-        boundary_key = row_key[rows]
-        here = seg.at(positions)
-        for name, extra in zip(names, (None, "active", "inactive"), strict=True):
-            c = counts[name]
-            c.add_base(boundary_key, 0, 1)
-            lows, highs, groups = window_lo, window_hi, group
-            if extra is not None:  # active at the boundary: t < g; inactive: t >= g
-                lows = np.r_[window_lo, np.full(len(positions), -INF) if extra == "active"
-                             else here]
-                highs = np.r_[window_hi, here if extra == "active"
-                              else np.full(len(positions), INF)]
-                groups = np.r_[group, np.arange(len(positions))]
-            held_group, held_value, change = _grouped_indicator(groups, lows, highs, False)
-            c.add(boundary_key[held_group], held_value, change, 0)
+        count = np.searchsorted(seg.pos, hi, side="right") - j0
+        held = np.cumsum(count)
+        first = 0
+        while first < len(count):
+            before = int(held[first - 1]) if first else 0
+            stop = int(np.searchsorted(held, before + BATCH_CELLS, side="right"))
+            stop = min(max(stop, first + 1), len(count))
+            part = slice(first, stop)
+            _window_changes(counts, seg, kind, names, positions[part], rows[part], lo[part],
+                            hi[part], j0[part], count[part], row_key, edges)
+            first = stop
     # silence far from reference activity, leakage next to it: frames of each segment
     near_a = np.maximum(row_first[run_row], run_a - eps)
     near_b = np.minimum(row_end[run_row], run_b + eps)
@@ -409,8 +437,10 @@ def _spans(table: ScoreTable, filters: Any, hop_us: int, projection: str,
                                "threshold-free curve here; give thresholds to audit at")
     scores = table.scores
     if filters is not None and len(on):
-        row_hop = float(np.median(table.offset - table.onset))  # as the decision takes it
-        scores = filtered(scores, filters, row_hop)
+        try:
+            scores = filtered(scores, filters, table.hop)  # as the decision takes it
+        except TraceFormatError as exc:
+            raise TraceFormatError(exc.message, path=where) from None
     end_us = np.minimum(off, duration_us)
     gap = off[:-1] < on[1:]
     if gap.any():  # rows and gaps interleaved in time order
@@ -511,7 +541,7 @@ def join_curves(parts: Sequence[GuardCurves]) -> GuardCurves:
             for k, curve in enumerate([*(part.typed[name][c] for c in first.classes),
                                        part.union[name]]):
                 d_sat, d_obl = curve.changes()
-                counts.add_base(np.array([k]), curve.base[0], curve.base[1])
+                counts.base[k] += curve.base  # whole numbers, summed exactly
                 counts.add(np.full(len(curve.values), k), curve.values, d_sat, d_obl)
         return counts.curves()
 
@@ -688,19 +718,28 @@ def guard_curves(ref: Any, scores: Any, durations: Any, policy: AuditPolicy | No
     typed = {name: dict(zip(classes, made[name][:n_classes], strict=True))
              for name in CURVE_COORDINATES}
     union = {name: made[name][n_classes] for name in CURVE_COORDINATES}
+    return GuardCurves(tuple(classes), typed, union, tuple(float(t) for t in thresholds),
+                       _duration_at(ref, source, given, policy, decision, thresholds))
+
+
+def _duration_at(ref: EventList, source: Any, given: Mapping[str, float],
+                 policy: AuditPolicy, decision: DecisionPolicy, thresholds: Sequence[float]
+                 ) -> dict[str, list[tuple[int, int]]]:
+    """``duration`` (its matching redone per threshold) audited at each of ``thresholds``:
+    class (``*``: the union trace) → ``(satisfied, obligations)`` per threshold."""
+    classes = list(source.columns)
     duration: dict[str, list[tuple[int, int]]] = {}
     for t in thresholds:
-        events = tables_to_events(source.tables(traces.clips),
+        events = tables_to_events(source.tables(list(ref.clips)),
                                   decision.with_thresholds(float(t)), "scores")
-        report = audit(ref, events, policy, durations=given, classes=list(classes),
+        report = audit(ref, events, policy, durations=given, classes=classes,
                        coordinates=["duration"])
         for c in classes:
             cell = report.modes["typed"].per_class("duration")[c]
             duration.setdefault(c, []).append((cell.satisfied, cell.obligations))
         cell = report.modes["union"].micro("duration")
         duration.setdefault("*", []).append((cell.satisfied, cell.obligations))
-    return GuardCurves(tuple(classes), typed, union, tuple(float(t) for t in thresholds),
-                       duration)
+    return duration
 
 
 @dataclass(frozen=True)
@@ -715,9 +754,11 @@ class ClipChanges:
     seconds: np.ndarray
     base: dict[str, np.ndarray]
     changes: dict[str, tuple[np.ndarray, ...]]
+    thresholds: tuple[float, ...] = ()
+    duration: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
 
     def total(self) -> GuardCurves:
-        """The curves of all the clips (:func:`guard_curves`' without ``duration``)."""
+        """The curves of all the clips (:func:`guard_curves`')."""
         keys = len(self.classes) + 1
         made = {}
         for name, (_, key, value, sat, obl) in self.changes.items():
@@ -728,15 +769,18 @@ class ClipChanges:
         return GuardCurves(self.classes,
                            {n: dict(zip(self.classes, c[:-1], strict=True))
                             for n, c in made.items()},
-                           {n: c[-1] for n, c in made.items()})
+                           {n: c[-1] for n, c in made.items()}, self.thresholds,
+                           self.duration)
 
 
 def clip_changes(ref: Any, scores: Any, durations: Any, policy: AuditPolicy | None = None, *,
-                 decision: DecisionPolicy | None = None) -> ClipChanges:
+                 decision: DecisionPolicy | None = None,
+                 thresholds: Sequence[float] = ()) -> ClipChanges:
     """:func:`guard_curves`' changes kept clip by clip (memory grows with the clips' distinct
-    score values, which the corpus's curves share): what intervals over clips resample."""
-    _, source, given, policy, decision, corpus = _prepared(ref, scores, durations, policy,
-                                                           decision)
+    score values, which the corpus's curves share): what intervals over clips resample;
+    ``duration`` audited at ``thresholds`` for the corpus (:meth:`ClipChanges.total`)."""
+    ref, source, given, policy, decision, corpus = _prepared(ref, scores, durations, policy,
+                                                             decision)
     traces, counts = _scan(corpus, source, given, policy, decision, per_clip=True)
     keys, n = len(traces.classes) + 1, len(traces.clips)
     base, changes = {}, {}
@@ -750,4 +794,6 @@ def clip_changes(ref: Any, scores: Any, durations: Any, policy: AuditPolicy | No
                          np.zeros(len(key), dtype=np.int64) if obl is None else obl[order])
         base[name] = c.base.reshape(n, keys, 2)
     return ClipChanges(tuple(traces.classes), tuple(traces.clips),
-                       np.array([float(given[c]) for c in traces.clips]), base, changes)
+                       np.array([float(given[c]) for c in traces.clips]), base, changes,
+                       tuple(float(t) for t in thresholds),
+                       _duration_at(ref, source, given, policy, decision, thresholds))

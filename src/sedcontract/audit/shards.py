@@ -15,11 +15,13 @@ from typing import Any
 
 import numpy as np
 
-from sedcontract.audit.curve_data import curves_data, curves_of_data
-from sedcontract.audit.curves import GuardCurves, join_curves
+from sedcontract.audit.curve_data import MAX_COUNT as MAX_CURVE_COUNT
+from sedcontract.audit.curve_data import curves_data, curves_of_data, number
+from sedcontract.audit.curves import CURVE_COORDINATES, GuardCurves, check_curves, join_curves
 from sedcontract.audit.facts import TraceFacts
 from sedcontract.audit.guard import GuardReport, MatchingCounts, ModeReport, audit
 from sedcontract.audit.render import MAX_COUNT, to_dict
+from sedcontract.contracts.policy import AuditPolicy
 from sedcontract.errors import SedContractError
 from sedcontract.scores.counts import MetricResult
 from sedcontract.traces import EventList
@@ -108,32 +110,47 @@ def _joined_curves(sections: Sequence[tuple[Any, str]]) -> dict[str, Any] | None
                                    "data")
         found = section["durations"]
         if not isinstance(found, list) or not all(
-                type(d) in (int, float) and 0 <= d < math.inf for d in found):
+                (x := number(d)) is not None and x >= 0 for d in found):
             raise SedContractError(f"{path}: the shard's curve durations must be seconds")
+        found = [float(d) for d in found]
         if settings is None:
             settings = section["settings"]
         elif section["settings"] != settings:
             raise SedContractError(f"{path}: its curves were summarised under other settings "
-                                   f"than {given[0][1]}'s ({section['settings']!r})")
+                                   f"than {given[0][1]}'s ({str(section['settings'])[:200]})")
         seconds += found
         parts.append(curves_of_data(section["data"], f"{path}, curves"))
-    try:
-        joined = join_curves(parts)
-    except SedContractError as exc:
-        raise SedContractError(f"{given[0][1]} …: {exc}") from None
+    other = next((path for part, (_, path) in zip(parts, given, strict=True)
+                  if part.classes != parts[0].classes
+                  or part.thresholds != parts[0].thresholds), None)
+    if other is not None:
+        raise SedContractError(f"{other}: its curves are of other classes or duration "
+                               f"thresholds than {given[0][1]}'s")
+    for name in CURVE_COORDINATES:  # the joined counts stay exact sums (no int64 wrap)
+        for k in range(len(parts[0].classes) + 1):
+            most = sum(max(c.base[1], int(c.obligations.max()) if len(c.obligations) else 0)
+                       for c in (p.union[name] if k == len(p.classes) else
+                                 p.typed[name][p.classes[k]] for p in parts))
+            if most > MAX_CURVE_COUNT:
+                raise SedContractError(f"{given[0][1]} …: the shards' counts of {name} add up "
+                                       "past 2^53")
+    joined = join_curves(parts)
     if not isinstance(settings, dict) or set(settings) != {"max_rate", "targets", "decision"}:
         raise SedContractError(f"{given[0][1]}: the shard's curve settings are max_rate, "
                                "targets and decision")
-    rate, targets = settings["max_rate"], settings["targets"]
-    if type(rate) not in (int, float) or not 0 < rate < math.inf or not (
-            targets is None or (isinstance(targets, dict) and all(
-                isinstance(k, str) and type(v) in (int, float) and 0 <= v <= 1
-                for k, v in targets.items()))):
-        raise SedContractError(f"{given[0][1]}: the shard's curve settings need a positive "
-                               "max_rate and targets of scores in [0, 1]")
-    decision = decision_of_data(settings["decision"], f"{given[0][1]}, curve settings")
+    where = f"{given[0][1]}, curve settings"
+    rate, targets = number(settings["max_rate"]), settings["targets"]
+    if rate is None or not rate > 0 or not (targets is None or (isinstance(targets, dict) and all(
+            isinstance(k, str) and (v := number(x)) is not None and 0 <= v <= 1
+            for k, x in targets.items()))):
+        raise SedContractError(f"{where}: a positive max_rate and targets of scores in [0, 1]")
+    decision = decision_of_data(settings["decision"], where)
+    try:
+        check_curves(AuditPolicy(), decision, list(targets or ()))
+    except SedContractError as exc:
+        raise SedContractError(f"{where}: {getattr(exc, 'message', exc)}") from None
     return {"curves": joined, "hours": math.fsum(seconds) / 3600,
-            "settings": {"max_rate": float(rate), "targets": targets, "decision": decision}}
+            "settings": {"max_rate": rate, "targets": targets, "decision": decision}}
 
 
 def _need(data: Any, path: str, *keys: str) -> Any:

@@ -122,9 +122,30 @@ def _auroc_settings(args: argparse.Namespace) -> AurocSettings:
                             if getattr(args, f"auroc_{name}") is not None})
 
 
+def _thresholds(text: str | None) -> tuple[float, ...]:
+    """``--curves-duration-at 0.3,0.5,0.7``: finite thresholds, ascending, each once."""
+    if not text:
+        return ()
+    out = []
+    for part in text.split(","):
+        try:
+            value = float(part)
+        except ValueError:
+            value = math.nan
+        if not math.isfinite(value) or value in out:
+            raise SedContractError(f"--curves-duration-at: {part.strip()!r} is not a finite "
+                                   "threshold given once (e.g. 0.3,0.5,0.7)")
+        out.append(value)
+    return tuple(sorted(out))
+
+
 def _targets_file(text: str | None) -> str | None:
-    """The risk order ``--curves-targets`` names, when it names a file rather than targets."""
-    return text if text and "=" not in text else None
+    """The risk order ``--curves-targets`` names, when it names a file (one that exists, or a
+    ``.yaml`` / ``.yml`` name) rather than targets."""
+    if not text:
+        return None
+    return text if "=" not in text or Path(text).is_file() or \
+        text.endswith((".yaml", ".yml")) else None
 
 
 def _targets(text: str | None) -> tuple[tuple[str, float], ...] | None:
@@ -134,6 +155,7 @@ def _targets(text: str | None) -> tuple[tuple[str, float], ...] | None:
         return None
     if _targets_file(text):
         from sedcontract.analysis.selection import read_risk_order
+        from sedcontract.audit.curves import CURVE_COORDINATES
         from sedcontract.audit.guard import clause_names
         from sedcontract.contracts.contract import load_contract
 
@@ -142,6 +164,10 @@ def _targets(text: str | None) -> tuple[tuple[str, float], ...] | None:
         if not risk.targets:
             raise SedContractError(f"{text}: the risk order gives no targets; add, e.g., "
                                    "targets: {missed: 0.8, \"false\": 0.8, onset: 0.5}")
+        other = [name for name, _ in risk.targets if name not in CURVE_COORDINATES]
+        if other:
+            raise SedContractError(f"{text}: no curve of {other[0]!r} to set a target on; the "
+                                   f"curves hold {', '.join(CURVE_COORDINATES)}")
         return risk.targets
     out = []
     for part in text.split(","):
@@ -210,6 +236,7 @@ class AuditRequest:
     curves_targets: tuple[tuple[str, float], ...] | None = None
     curves_targets_file: str | None = None  # a risk order with targets
     curves_decision: str | None = None
+    curves_duration_at: tuple[float, ...] = ()  # thresholds duration is audited at
     curves_figure: str | None = None
 
     @classmethod
@@ -224,6 +251,7 @@ class AuditRequest:
                     "curves_targets": _targets(args.curves_targets),
                     "curves_targets_file": _targets_file(args.curves_targets),
                     "curves_decision": args.curves_decision,
+                    "curves_duration_at": _thresholds(args.curves_duration_at),
                     "curves_figure": args.curves_figure}
             own |= {"mode": args.mode, "system": args.system, "soft": args.soft,
                     "backend": args.backend, "jobs": args.jobs,
@@ -294,10 +322,10 @@ class AuditRequest:
             raise SedContractError("--compare-scores compares PSDS, mAUC and mpAUC of two "
                                    "systems' score files: give --pred-scores (with "
                                    "--with-scores in audit) and --durations")
-        if (self.curves_targets or self.curves_decision or self.curves_figure) \
-                and not self.curves:
-            raise SedContractError("--curves-targets, --curves-decision and --curves-figure "
-                                   "read the curves: add --curves")
+        if (self.curves_targets or self.curves_decision or self.curves_figure
+                or self.curves_duration_at) and not self.curves:
+            raise SedContractError("--curves-targets, --curves-decision, --curves-figure and "
+                                   "--curves-duration-at read the curves: add --curves")
         if self.curves_decision and not self.curves_targets:
             raise SedContractError("--curves-decision writes the thresholds that meet "
                                    "--curves-targets: give the targets")
@@ -563,13 +591,15 @@ def _curves(request: AuditRequest, ref: EventList, tables: ScoreFolder | None,
     hours = math.fsum(seconds) / 3600
     if request.bootstrap and request.shard is None:  # each clip's changes, to resample them
         changes = clip_changes(ref, tables, given, policy.but(decision=None),
-                               decision=request.decision)
+                               decision=request.decision,
+                               thresholds=request.curves_duration_at)
         draws = area_draws(changes, settings["max_rate"], request.bootstrap,
                            request.bootstrap_seed)
         return curve_summary(changes.total(), hours, **settings, draws=draws,
                              level=request.level, seed=request.bootstrap_seed)
     curves = guard_curves(ref, tables, given, policy.but(decision=None),
-                          decision=request.decision, jobs=request.jobs)
+                          decision=request.decision, thresholds=request.curves_duration_at,
+                          jobs=request.jobs)
     if request.shard is not None:
         return curves_section(curves, seconds, settings)
     return curve_summary(curves, hours, **settings)
@@ -827,6 +857,9 @@ def _curve_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--curves-figure", default=None, metavar="PNG",
                         help="draw the curves: each coordinate against the threshold and "
                              "against the false-activity budget, a line per class")
+    parser.add_argument("--curves-duration-at", default=None, metavar="T,...",
+                        help="thresholds at which duration is audited beside the curves (its "
+                             "matching is no step function of the threshold)")
     parser.add_argument("--curves-decision", default=None, metavar="FILE",
                         help="write a decision file (YAML) with each class's threshold inside "
                              "its widest range (audit --decision reads it)")

@@ -44,6 +44,12 @@ class ScoreTable:
     scores: np.ndarray
     lines: np.ndarray  # the file line of every frame
 
+    @property
+    def hop(self) -> float:
+        """The rows' length as a median filter counts frames of it: the median row, in whole
+        microseconds (so float noise in the times never moves a filter by a frame)."""
+        return float(np.median(to_us(self.offset) - to_us(self.onset))) / 1e6
+
 
 # numbers one score file may hold (frames × columns): 512 MB as float64. A 10 s clip of 64 ms
 # frames and 456 classes holds 72,000; a day of 20 ms frames and 10 classes 52 million
@@ -448,9 +454,8 @@ def tables_to_events(tables: Mapping[str, tuple[ScoreTable, str]]
         clips[clip] = (path, 1)
         if table.scores.shape[0] == 0:
             continue
-        hop = float(np.median(table.offset - table.onset))
         try:
-            active = decide(table.scores, policy, hop, table.classes)
+            active = decide(table.scores, policy, table.hop, table.classes)
         except TraceFormatError as exc:
             raise TraceFormatError(exc.message, path=path) from None
         row, start, end = runs(active.T)
