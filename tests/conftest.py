@@ -86,12 +86,6 @@ def teacher_scores(teacher_points, tmp_path_factory):
     (:func:`tests.real_dcase.implied_scores`), written as sed_scores_eval score files, one per
     clip. Every clip has 156 frames, so frames run past the clips shorter than 9.984 s, as the
     baseline writes them."""
-    from tests.real_dcase import CLASSES, HOP, implied_scores
+    from tests.real_dcase import write_implied_scores
 
-    folder = tmp_path_factory.mktemp("scores")
-    for clip, table in implied_scores(teacher_points).items():
-        rows = [f"{k * HOP:.3f}\t{(k + 1) * HOP:.3f}\t" + "\t".join(f"{v:g}" for v in row)
-                for k, row in enumerate(table)]
-        (folder / f"{clip}.tsv").write_text("\t".join(("onset", "offset", *CLASSES)) + "\n"
-                                            + "\n".join(rows) + "\n")
-    return folder
+    return write_implied_scores(tmp_path_factory.mktemp("scores") / "scores", teacher_points)

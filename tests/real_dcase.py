@@ -35,3 +35,25 @@ def implied_scores(points: Path) -> dict[str, np.ndarray]:
                           column[label]]
             np.maximum(cell, threshold, out=cell)
     return dict(zip(clips, scores, strict=True))
+
+
+def write_implied_scores(folder: Path, points: Path | None = None) -> Path:
+    """The implied scores (:func:`implied_scores`) as a folder of sed_scores_eval score files,
+    one per clip, 156 frames each (so frames run past clips shorter than 9.984 s, as the
+    baseline writes them); ``points``: the extracted operating points, else read from the
+    repository's archive. ``folder`` must not exist yet."""
+    import tarfile
+    import tempfile
+
+    folder.mkdir(parents=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        if points is None:
+            with tarfile.open(DATA / "teacher" / "operating_points.tar.xz") as opened:
+                opened.extractall(tmp, filter="data")
+            points = Path(tmp) / "teacher"
+        for clip, table in implied_scores(points).items():
+            rows = [f"{k * HOP:.3f}\t{(k + 1) * HOP:.3f}\t" + "\t".join(f"{v:g}" for v in row)
+                    for k, row in enumerate(table)]
+            (folder / f"{clip}.tsv").write_text("\t".join(("onset", "offset", *CLASSES))
+                                                + "\n" + "\n".join(rows) + "\n")
+    return folder

@@ -616,3 +616,27 @@ def test_small_batches_and_boundary_blocks_give_the_same_curves(monkeypatch):
             assert a.base == b.base and np.array_equal(a.values, b.values)
             assert np.array_equal(a.satisfied, b.satisfied)
             assert np.array_equal(a.obligations, b.obligations)
+
+
+def test_the_desed_score_folder_script_writes_a_new_folder_only(tmp_path, capsys):
+    """``scripts/desed_scores.py OUT``: 1168 score files of 156 rows, the baseline's implied
+    scores; an existing OUT is refused and left as it was."""
+    import importlib.util
+    from pathlib import Path
+
+    from sedcontract.traces.scores import read_scores
+
+    path = Path(__file__).resolve().parents[1] / "scripts" / "desed_scores.py"
+    spec = importlib.util.spec_from_file_location("desed_scores", path)
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    assert script.main([str(tmp_path / "out")]) == 0
+    files = sorted((tmp_path / "out").glob("*.tsv"))
+    assert len(files) == 1168
+    table = read_scores(files[0])
+    assert table.scores.shape == (156, 10) and 0 < table.scores.max() <= 1
+    (tmp_path / "taken").mkdir()
+    (tmp_path / "taken" / "keep.txt").write_text("mine")
+    assert script.main([str(tmp_path / "taken")]) == 2
+    assert "exists" in capsys.readouterr().err
+    assert [p.name for p in (tmp_path / "taken").iterdir()] == ["keep.txt"]

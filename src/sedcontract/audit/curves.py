@@ -486,16 +486,17 @@ def _grid_segments(clips: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]],
     piece = np.c_[piece, union]
     piece_clip = np.searchsorted(offset[:-1], cuts, side="right") - 1
     starts = np.r_[True, piece_clip[1:] != piece_clip[:-1]] if len(cuts) else np.zeros(0, bool)
-    piece = np.ascontiguousarray(piece.T)  # key-major: positions ascend along a row
     changed = np.ones(piece.shape, dtype=bool)
-    changed[:, 1:] = piece[:, 1:] != piece[:, :-1]
-    changed[:, starts] = True
-    key, p = np.nonzero(changed)
+    changed[1:] = piece[1:] != piece[:-1]
+    changed[starts] = True
+    p, key = np.nonzero(changed)  # piece-major; then key-major by a stable sort of the keys
+    by_key = np.argsort(key.astype(np.int16 if keys < 2 ** 15 else np.int64), kind="stable")
+    p, key = p[by_key], key[by_key]
     row = key * n_clips + piece_clip[p]
     row_start = np.r_[(np.arange(keys)[:, None] * total + offset[:-1][None, :]).ravel(),
                       keys * total]
     pos = row_start[row] + cuts[p] - offset[:-1][piece_clip[p]]
-    return (_Segments(pos, piece[key, p], row, row_start),
+    return (_Segments(pos, piece[p, key], row, row_start),
             np.repeat(np.arange(keys), n_clips))
 
 
