@@ -88,11 +88,33 @@ def overlap_ranges(around: Intervals, counted: Intervals,
     range ``[lo, hi)`` of the intervals of ``counted`` in its row that share a frame with it."""
     if len(around) == 0 or len(counted) == 0:
         return np.zeros(len(around), dtype=np.int64), np.zeros(len(around), dtype=np.int64)
+    # rows that hold no counted interval have nothing to search (often most of them)
+    present = np.zeros(max(int(counted.row.max()), int(around.row.max())) + 1, dtype=bool)
+    present[counted.row] = True
+    asked = np.flatnonzero(present[around.row])
+    if len(asked) < len(around):
+        lo = np.zeros(len(around), dtype=np.int64)
+        hi = np.zeros(len(around), dtype=np.int64)
+        some = Intervals(around.row[asked], around.start[asked], around.end[asked])
+        lo[asked], hi[asked] = overlap_ranges(some, counted, reach if np.ndim(reach) == 0
+                                              else np.asarray(reach)[asked])
+        return lo, hi
     low, high = around.start - reach, around.end + reach
-    key = row_keys(np.concatenate([counted.row, around.row]), counted.start, counted.end, low,
-                   high)
-    lo = np.searchsorted(key(counted.row, counted.end), key(around.row, low), side="right")
-    hi = np.searchsorted(key(counted.row, counted.start), key(around.row, high), side="left")
+    if all(np.issubdtype(x.dtype, np.integer) for x in (counted.start, low)):
+        key = row_keys(np.concatenate([counted.row, around.row]), counted.start, counted.end,
+                       low, high)
+        lo = np.searchsorted(key(counted.row, counted.end), key(around.row, low), side="right")
+        hi = np.searchsorted(key(counted.row, counted.start), key(around.row, high),
+                             side="left")
+    else:  # any numbers: ranks among the counted intervals' own ends (few), searched exactly
+        values = np.unique(np.concatenate([counted.start, counted.end]))
+        stride = len(values) + 1
+        # intervals in a row ending at or before `low`; starting before `high`
+        lo = np.searchsorted(counted.row * stride + np.searchsorted(values, counted.end),
+                             around.row * stride + np.searchsorted(values, low, side="right")
+                             - 1, side="right")
+        hi = np.searchsorted(counted.row * stride + np.searchsorted(values, counted.start),
+                             around.row * stride + np.searchsorted(values, high), side="left")
     return lo.astype(np.int64), np.maximum(hi, lo).astype(np.int64)
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from itertools import repeat
 from pathlib import Path
 from typing import Any
 
@@ -85,34 +86,45 @@ def _same_bytes(a: Path, b: Path) -> bool:
     return True
 
 
+def _join_overlaps(key: np.ndarray, on: np.ndarray, off: np.ndarray
+                   ) -> tuple[np.ndarray, np.ndarray, int]:
+    """Events of non-zero length, sorted by ``key`` (clip and class), onset and offset, with
+    those of one key that overlap joined into one (psds_eval refuses them): the rows kept, their
+    offsets (a joined event reaches the latest of its members), and how many rows were joined
+    into another. As in psds_eval, touching events stay apart, and so do exact copies of one
+    event that overlaps nothing else (psds_eval accepts and counts each)."""
+    idx = np.flatnonzero(off > on)
+    idx = idx[np.lexsort((off[idx], on[idx], key[idx]))]
+    k, a, b = key[idx], on[idx], off[idx]
+    if not len(idx):
+        return idx, b, 0
+    first = np.ones(len(idx), dtype=bool)
+    first[1:] = k[1:] != k[:-1]
+    # the latest offset so far within each key, exactly: offsets as ranks, keys kept apart
+    values, rank = np.unique(b, return_inverse=True)
+    group = np.cumsum(first) - 1
+    stride = len(values) + 1
+    reach = np.maximum.accumulate(group * stride + rank)
+    new = first.copy()
+    inner = np.flatnonzero(~first)
+    new[inner] = a[inner] >= values[reach[inner - 1] - group[inner] * stride]
+    starts = np.flatnonzero(new)
+    size = np.diff(np.append(starts, len(idx)))
+    latest = np.maximum.reduceat(b, starts)
+    copies = (a[starts] == a[starts + size - 1]) & (latest == np.minimum.reduceat(b, starts))
+    kept = np.repeat(copies, size) | new  # every copy of a copy group, else its first row
+    offset = np.repeat(latest, size)[kept]
+    return idx[kept], offset, int((size[~copies] - 1).sum())
+
+
 def _joined(events: EventList) -> tuple[EventList, int]:
-    """Events without zero-length ones, sorted by clip, label and onset, with same-class events
-    that overlap joined into one (psds_eval refuses them), and how many were joined into
-    another. As in psds_eval, touching events stay apart, and so do exact copies of one event
-    that overlaps nothing else (psds_eval accepts and counts each)."""
-    keep = events.offset > events.onset
-    rows = sorted(zip(events.clip[keep].tolist(), events.label[keep].tolist(),
-                      events.onset[keep].tolist(), events.offset[keep].tolist(), strict=True))
-    groups: list[list[tuple[str, str, float, float]]] = []
-    reach = 0.0
-    for row in rows:
-        clip, label, on, off = row
-        if groups and groups[-1][0][:2] == (clip, label) and on < reach:
-            groups[-1].append(row)
-            reach = max(reach, off)
-        else:
-            groups.append([row])
-            reach = off
-    out: list[tuple[str, str, float, float]] = []
-    joined = 0
-    for group in groups:
-        if len(set(group)) == 1:  # one event, or exact copies of it
-            out += group
-        else:
-            out.append((*group[0][:2], group[0][2], max(r[3] for r in group)))
-            joined += len(group) - 1
-    return EventList.from_rows([(c, on, off, lab) for c, lab, on, off in out],
-                               clips=events.clips), joined
+    """The events with overlaps of one clip and class joined (:func:`_join_overlaps`)."""
+    _, clip = np.unique(events.clip.astype(str), return_inverse=True)
+    _, label = np.unique(events.label.astype(str), return_inverse=True)
+    key = clip.astype(np.int64) * (int(label.max(initial=0)) + 1) + label
+    kept, offset, joined = _join_overlaps(key, events.onset, events.offset)
+    return EventList(events.clip[kept], events.onset[kept], offset, events.label[kept],
+                     clips=events.clips), joined
 
 
 @dataclass(frozen=True)
@@ -161,23 +173,43 @@ def _truth(ref: EventList, durations: Mapping[str, float], classes: Sequence[str
                   count, seconds, float(length.sum()), joined)
 
 
-def _point_counts(truth: _Truth, det: EventList, settings: PsdsSettings
+def _ids(det: EventList, truth: _Truth) -> tuple[np.ndarray, np.ndarray]:
+    """Each detection's clip and class index; a clip neither in the reference nor in the
+    durations file, or a label not among the classes, is refused by file, row and column."""
+    out = []
+    for values, index, column, what in (
+            (det.clip, truth.clip_index, "filename",
+             "clip {!r} is neither in the reference nor in the durations file"),
+            (det.label, {c: k for k, c in enumerate(truth.classes)}, "event_label",
+             "label {!r} is not one of the classes (" + ", ".join(truth.classes) + ")")):
+        ids = np.fromiter(map(index.get, values.tolist(), repeat(-1)), dtype=np.int64,
+                          count=len(values))
+        bad = np.flatnonzero(ids < 0)
+        if bad.size:
+            i = int(bad[0])
+            raise TraceFormatError(what.format(values[i]), **det.where(i), column=column)
+        out.append(ids)
+    return out[0], out[1]
+
+
+def _point_counts(truth: _Truth, point: np.ndarray, clip: np.ndarray, label: np.ndarray,
+                  onset: np.ndarray, offset: np.ndarray, n_pts: int, settings: PsdsSettings
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """True positives ``[classes]``, false positives ``[classes]`` and cross-triggers
-    ``[detected class, reference class]`` of one operating point (psds_eval's criteria)."""
+    """True positives ``[points, classes]``, false positives ``[points, classes]`` and
+    cross-triggers ``[points, detected class, reference class]`` of the detections of every
+    operating point at once (``point``: each detection's point; psds_eval's criteria)."""
     n_cls = len(truth.classes)
     width = n_cls + 1
-    index = {c: k for k, c in enumerate(truth.classes)}
-    label = np.array([index[lab] for lab in det.label], dtype=np.int64)
-    clip = np.array([truth.clip_index[c] for c in det.clip], dtype=np.int64)
-    n = len(det)
-    # every detection against the reference of every class and the world of its clip
-    around = Intervals(np.repeat(clip * width, width) + np.tile(np.arange(width), n),
-                       np.repeat(det.onset, width), np.repeat(det.offset, width))
-    lo, hi = overlap_ranges(around, truth.intervals)
-    first, g = expand_ranges(lo, hi)
-    j, k = first // width, first % width
-    d_on, d_off = det.onset[j], det.offset[j]
+    n, n_ref = len(point), len(truth.intervals)
+    # every detection against the reference of every class of its clip that has events there,
+    # and the clip's world
+    rows = np.unique(truth.intervals.row)
+    det, at = expand_ranges(np.searchsorted(rows, clip * width),
+                            np.searchsorted(rows, clip * width + width))
+    lo, hi = overlap_ranges(Intervals(rows[at], onset[det], offset[det]), truth.intervals)
+    pair, g = expand_ranges(lo, hi)
+    j, k = det[pair], rows[at[pair]] % width
+    d_on, d_off = onset[j], offset[j]
     g_on, g_off = truth.intervals.start[g], truth.intervals.end[g]
     inter = np.minimum(d_off, g_off) - np.maximum(d_on, g_on)
     precision = inter / (d_off - d_on)
@@ -186,12 +218,14 @@ def _point_counts(truth: _Truth, det: EventList, settings: PsdsSettings
     dtc_sum = np.bincount(j[same], weights=precision[same], minlength=n)
     dtc_pass = (dtc_sum >= settings.dtc) & (np.bincount(j[same], minlength=n) > 0)
     candidate = same & dtc_pass[j]
-    gtc_sum = np.bincount(g[candidate], weights=coverage[candidate],
-                          minlength=len(truth.intervals))
-    hit = candidate & (gtc_sum[g] >= settings.gtc)
-    found = np.zeros(len(truth.intervals), dtype=bool)
-    found[g[hit]] = True
-    tp = np.bincount(truth.intervals.row[found] % width, minlength=width)[:n_cls]
+    pg = point[j] * n_ref + g  # a reference event of one point
+    gtc_sum = np.bincount(pg[candidate], weights=coverage[candidate], minlength=n_pts * n_ref)
+    hit = candidate & (gtc_sum[pg] >= settings.gtc)
+    found = np.zeros(n_pts * n_ref, dtype=bool)
+    found[pg[hit]] = True
+    at = np.flatnonzero(found)
+    tp = np.bincount((at // n_ref) * width + truth.intervals.row[at % n_ref] % width,
+                     minlength=n_pts * width).reshape(n_pts, width)[:, :n_cls]
     true_det = np.zeros(n, dtype=bool)
     true_det[j[hit]] = True
     # cross-triggers: detections neither true nor within the DTC, against other classes
@@ -201,23 +235,15 @@ def _point_counts(truth: _Truth, det: EventList, settings: PsdsSettings
     sums = np.bincount(inverse, weights=precision[other], minlength=len(keys))
     kj, kk = keys // width, keys % width
     counted = (sums >= settings.cttc) | (kk == n_cls)
-    matrix = np.zeros((n_cls, width), dtype=np.int64)
-    np.add.at(matrix, (label[kj[counted]], kk[counted]), 1)
-    return tp, matrix[:, n_cls], matrix[:, :n_cls]
+    cells = (point[kj[counted]] * n_cls + label[kj[counted]]) * width + kk[counted]
+    matrix = np.bincount(cells, minlength=n_pts * n_cls * width).reshape(n_pts, n_cls, width)
+    return tp, matrix[:, :, n_cls], matrix[:, :, :n_cls]
 
 
 def _check_points(points: Sequence[EventList], truth: _Truth) -> None:
     """Every detection names a clip of the reference and one of the classes."""
-    known = set(truth.classes)
     for det in points:
-        for i, (clip, label) in enumerate(zip(det.clip, det.label, strict=True)):
-            if clip not in truth.clip_index:
-                raise TraceFormatError(f"clip {clip!r} is neither in the reference nor in the "
-                                       "durations file", **det.where(i), column="filename")
-            if label not in known:
-                raise TraceFormatError(f"label {label!r} is not one of the classes "
-                                       f"({', '.join(truth.classes)})", **det.where(i),
-                                       column="event_label")
+        _ids(det, truth)
 
 
 @dataclass(frozen=True)
@@ -243,15 +269,18 @@ def _block_counts(points: Sequence[EventList], truth: _Truth, settings: PsdsSett
     """The whole counts of one block of clips: true positives ``[points, classes]``, false
     positives ``[points, classes]``, cross-triggers ``[points, classes, classes]``, and the
     detections joined into another. Counts of disjoint blocks add up to the corpus's."""
-    n_cls, n_pts = len(truth.classes), len(points)
-    tp = np.zeros((n_pts, n_cls), dtype=np.int64)
-    fp = np.zeros((n_pts, n_cls), dtype=np.int64)
-    ct = np.zeros((n_pts, n_cls, n_cls), dtype=np.int64)
-    joined = 0
-    for p, table in enumerate(points):
-        det, merged = _joined(table)
-        joined += merged
-        tp[p], fp[p], ct[p] = _point_counts(truth, det, settings)
+    width = len(truth.classes) + 1
+    ids = [_ids(det, truth) for det in points]
+    point = np.repeat(np.arange(len(points)), [len(det) for det in points])
+    clip, label = (np.concatenate([x[i] for x in ids] or [np.zeros(0, np.int64)])
+                   for i in (0, 1))
+    onset, offset = (np.concatenate([getattr(det, name) for det in points] or [np.zeros(0)])
+                     for name in ("onset", "offset"))
+    # all points' detections at once: overlaps joined within a point, clip and class
+    kept, offset, joined = _join_overlaps((point * len(truth.clip_index) + clip) * width
+                                          + label, onset, offset)
+    tp, fp, ct = _point_counts(truth, point[kept], clip[kept], label[kept], onset[kept],
+                               offset, len(points), settings)
     return tp, fp, ct, joined
 
 
@@ -284,10 +313,10 @@ def point_rates(points: Sequence[EventList], ref: EventList, durations: Mapping[
                                **ref.where(i), column="event_label")
     truth = _truth(ref, durations, classes)
     audio_seconds(durations, list(truth.clip_index))  # rates per hour of some audio
-    _check_points(points, truth)
-    if executor is None:
+    if executor is None:  # the detections are checked as they are counted
         tp, fp, ct, joined = _block_counts(points, truth, settings)
     else:
+        _check_points(points, truth)  # here, before any block leaves
         tp, fp, ct, joined = _summed(executor, points, ref, durations, settings, classes,
                                      list(truth.clip_index), blocks)
     n_cls = len(classes)
