@@ -218,12 +218,15 @@ def _point_counts(truth: _Truth, point: np.ndarray, clip: np.ndarray, label: np.
     dtc_sum = np.bincount(j[same], weights=precision[same], minlength=n)
     dtc_pass = (dtc_sum >= settings.dtc) & (np.bincount(j[same], minlength=n) > 0)
     candidate = same & dtc_pass[j]
-    pg = point[j] * n_ref + g  # a reference event of one point
-    gtc_sum = np.bincount(pg[candidate], weights=coverage[candidate], minlength=n_pts * n_ref)
-    hit = candidate & (gtc_sum[pg] >= settings.gtc)
-    found = np.zeros(n_pts * n_ref, dtype=bool)
-    found[pg[hit]] = True
-    at = np.flatnonzero(found)
+    # the GTC: per reference event of one point, summed over the pairs that name it (memory
+    # follows the pairs, not points × reference events)
+    pg = point[j] * n_ref + g
+    chosen = np.flatnonzero(candidate)
+    keys, inverse = np.unique(pg[chosen], return_inverse=True)
+    gtc_sum = np.bincount(inverse, weights=coverage[chosen], minlength=len(keys))
+    hit = np.zeros(len(pg), dtype=bool)
+    hit[chosen[gtc_sum[inverse] >= settings.gtc]] = True
+    at = np.unique(pg[hit])
     tp = np.bincount((at // n_ref) * width + truth.intervals.row[at % n_ref] % width,
                      minlength=n_pts * width).reshape(n_pts, width)[:, :n_cls]
     true_det = np.zeros(n, dtype=bool)
