@@ -69,6 +69,18 @@ def written_corpus(tmp_path, seed: int, levels: int | None):
     return ref, tables, durations, classes, folder, base
 
 
+def assert_same_curves(got, want) -> None:
+    """Every coordinate's curve of every class and of the union trace: the same counts with
+    nothing active, the same change points and the same counts at each."""
+    assert got.classes == want.classes and got.duration == want.duration
+    for name in CURVE_COORDINATES:
+        for a, b in [*((got.typed[name][c], want.typed[name][c]) for c in want.classes),
+                     (got.union[name], want.union[name])]:
+            assert a.base == b.base and np.array_equal(a.values, b.values), name
+            assert np.array_equal(a.satisfied, b.satisfied), name
+            assert np.array_equal(a.obligations, b.obligations), name
+
+
 @pytest.mark.parametrize("case", range(len(CASES)))
 def test_the_curves_equal_an_audit_at_every_threshold(case):
     levels, edges, projection, eps, median, hop, gaps, infs = CASES[case]
@@ -339,15 +351,7 @@ def test_curves_of_disjoint_clips_join_to_the_curves_of_all():
     parts = [guard_curves(ref.select(clips=half), {c: tables[c] for c in half},
                           {c: durations[c] for c in half}, thresholds=(0.3, 0.6))
              for half in (clips[:1], clips[1:3], clips[3:])]
-    joined = join_curves(parts)
-    assert joined.duration == whole.duration
-    for name in CURVE_COORDINATES:
-        for c in classes:
-            a, b = joined.typed[name][c], whole.typed[name][c]
-            assert a.base == b.base and np.array_equal(a.values, b.values)
-            assert np.array_equal(a.satisfied, b.satisfied)
-            assert np.array_equal(a.obligations, b.obligations)
-        assert np.array_equal(joined.union[name].satisfied, whole.union[name].satisfied)
+    assert_same_curves(join_curves(parts), whole)
     # parts alone do not add up to the whole by accident: each covers fewer obligations
     assert all(p.typed["onset"][classes[0]].base[1] < whole.typed["onset"][classes[0]].base[1]
                or p.typed["onset"][classes[0]].base[1] == 0 for p in parts)
@@ -409,7 +413,7 @@ def test_curves_on_an_executor_or_a_pool_equal_one_process():
     duration counts, as one process."""
     from concurrent.futures import ThreadPoolExecutor
 
-    ref, tables, durations, classes = scored_corpus(5, None, True, False)
+    ref, tables, durations, _ = scored_corpus(5, None, True, False)
     policy = AuditPolicy(eps=2)
     whole = guard_curves(ref, tables, durations, policy, thresholds=(0.4,))
     with ThreadPoolExecutor(2) as executor:
@@ -417,15 +421,7 @@ def test_curves_on_an_executor_or_a_pool_equal_one_process():
                                 executor=executor, blocks=3)
     pooled = guard_curves(ref, tables, durations, policy, thresholds=(0.4,), jobs=2)
     for other in (threaded, pooled):
-        assert other.duration == whole.duration
-        for name in CURVE_COORDINATES:
-            for c in classes:
-                assert np.array_equal(other.typed[name][c].values, whole.typed[name][c].values)
-                assert np.array_equal(other.typed[name][c].satisfied,
-                                      whole.typed[name][c].satisfied)
-                assert np.array_equal(other.typed[name][c].obligations,
-                                      whole.typed[name][c].obligations)
-            assert np.array_equal(other.union[name].satisfied, whole.union[name].satisfied)
+        assert_same_curves(other, whole)
     with pytest.raises(SedContractError, match="jobs"):
         guard_curves(ref, tables, durations, jobs=0)
 
@@ -533,13 +529,7 @@ def test_area_draws_are_the_areas_of_the_resampled_corpora(monkeypatch):
                 above = (key == k) & (value > t)
                 assert (curve.base[0] + int(sat[above].sum()),
                         curve.base[1] + int(obl[above].sum())) == curve.at(t)
-    total = changes.total()
-    for name in CURVE_COORDINATES:
-        for got, want in [*((total.typed[name][c], whole.typed[name][c]) for c in classes),
-                          (total.union[name], whole.union[name])]:
-            assert got.base == want.base and np.array_equal(got.values, want.values)
-            assert np.array_equal(got.satisfied, want.satisfied)
-            assert np.array_equal(got.obligations, want.obligations)
+    assert_same_curves(changes.total(), whole)
     monkeypatch.setattr(curve_summaries, "DRAW_CELLS", 1)  # one resample at a time
     draws = area_draws(changes, max_rate=2000.0, resamples=4, seed=3)
     clips = list(ref.clips)
@@ -605,17 +595,11 @@ def test_small_batches_and_boundary_blocks_give_the_same_curves(monkeypatch):
     long clips and a wide eps take them) change no count."""
     from sedcontract.audit import curves as module
 
-    ref, tables, durations, classes = scored_corpus(11, None, True, True)
+    ref, tables, durations, _ = scored_corpus(11, None, True, True)
     policy = AuditPolicy(eps=6, edges="closed")
     whole = guard_curves(ref, tables, durations, policy)
     monkeypatch.setattr(module, "BATCH_CELLS", 5)
-    small = guard_curves(ref, tables, durations, policy)
-    for name in CURVE_COORDINATES:
-        for a, b in [*((small.typed[name][c], whole.typed[name][c]) for c in classes),
-                     (small.union[name], whole.union[name])]:
-            assert a.base == b.base and np.array_equal(a.values, b.values)
-            assert np.array_equal(a.satisfied, b.satisfied)
-            assert np.array_equal(a.obligations, b.obligations)
+    assert_same_curves(guard_curves(ref, tables, durations, policy), whole)
 
 
 def test_the_desed_score_folder_script_writes_a_new_folder_only(tmp_path, capsys):

@@ -127,16 +127,12 @@ class _Counts:
         self.add(key[keep], hi[keep], sat, obl)
         self.add(key[keep], lo[keep], -sat, -obl)
 
-    def pending(self) -> int:
-        """Changes held, compacted or not."""
-        return self.held
-
     def compact(self, lazy: bool = False) -> None:
         """The changes summed per key and value (descending) and zero changes dropped: memory
         follows the distinct score values, not the frames added. ``lazy``: only once the
         changes held have doubled since the last compaction, so that each change is sorted
         O(log n) times in all."""
-        held = self.pending()
+        held = self.held
         if not held or (len(self.parts) == 1 and held == self.compacted) or \
                 (lazy and held < max(BATCH_CELLS, 2 * self.compacted)):
             return
