@@ -16,12 +16,17 @@ and peak memory:
   passes the time cap or the memory limit;
 - ``folder``: PSDS from a folder of score files at two sizes, to show that reading it costs
   one clip's tables, not the folder's;
-- with ``--dense-slice N``: PSDS of dense scores (every class scored on every frame, as a
-  sigmoid output is) on N clips, beside sed_scores_eval.
+- ``psds/dense``: PSDS1 and PSDS2 from dense scores (every class scored on every frame with
+  full precision, as a sigmoid output is), in one process and on a 2-process pool, with score
+  floors (``psds(floors=True)``: a first read of the tables' highest scores, then only what
+  lies above each class's floor is counted; the same value, bit for bit);
+- with ``--dense-slice N``: PSDS of dense scores on N clips, with and without floors, beside
+  sed_scores_eval.
 
 Run: ``.venv/bin/python -W ignore benchmarks/audioset_scale.py`` (2,000 clips, slices of 100
 and 300: what ``make bench`` affords); ``--full`` for 17,000 clips, ``--slices 100,300,1000``
-for more slices; ``--case NAME --clips N`` runs one case in this process."""
+for more slices; ``--only psds/dense,psds/dense/2 processes`` for some cases of the first
+table alone; ``--case NAME --clips N`` runs one case in this process."""
 
 from __future__ import annotations
 
@@ -38,8 +43,9 @@ import numpy as np
 FRAME = 0.04         # seconds: the score grid
 CLIP = 10.0          # seconds per clip
 FRAMES = round(CLIP / FRAME)
-CASES = ("vector", "vector+f1", "vector+f1/2 processes", "psds", "psds/2 processes", "sse_f1",
-         "sse_psds", "folder")
+CASES = ("vector", "vector+f1", "vector+f1/2 processes", "psds", "psds/2 processes",
+         "psds/dense", "psds/dense/2 processes", "sse_f1", "sse_psds", "folder")
+TABLE = CASES[:7]  # the first table's cases, at the corpus's size
 SCENARIOS = ("psds1", "psds2")
 
 
@@ -174,10 +180,12 @@ def present(ref, pred, labels):
     return pred.select(classes=kept), kept
 
 
-def run_case(case: str, clips: int, sliced: bool = False, dense: bool = False) -> dict:
+def run_case(case: str, clips: int, sliced: bool = False, dense: bool = False,
+             floors: bool = True) -> dict:
     """One case in this process: seconds, peak resident MB, and its result (``sliced``: the
     classes sed_scores_eval can evaluate on these clips, for the side-by-side; PSDS always
-    scores those, as a class without reference events has no TPR)."""
+    scores those, as a class without reference events has no TPR; dense scores counted with
+    score floors unless ``floors`` is false)."""
     import sedcontract
     from sedcontract.scores.psds.request import psds
     from sedcontract.scores.psds.settings import PRESETS
@@ -206,14 +214,17 @@ def run_case(case: str, clips: int, sliced: bool = False, dense: bool = False) -
             out["collar_f1"] = report.scores["event"].overall.f1
             out["segment_f1"] = report.scores["segment"].overall.f1
     elif case.startswith("psds"):
+        dense = dense or case.startswith("psds/dense")
         tables = ScoreTables(pred, labels, dense=dense)
+        floored = dense and floors
         if case.endswith("processes"):
             with pool() as executor:
-                result = psds(tables, ref, durations, scenarios, executor=executor, blocks=4)
+                result = psds(tables, ref, durations, scenarios, executor=executor, blocks=4,
+                              floors=floored)
             out["worker_peak_mb"] = resource.getrusage(
                 resource.RUSAGE_CHILDREN).ru_maxrss / 1024
         else:
-            result = psds(tables, ref, durations, scenarios)
+            result = psds(tables, ref, durations, scenarios, floors=floored)
         out["psds"] = [result[name]["value"] for name in SCENARIOS]
     elif case == "folder":
         import tempfile
@@ -255,7 +266,7 @@ def pool():
 
 
 def measure(case: str, clips: int, cap: float, memory_gb: float,
-            sliced: bool = False, dense: bool = False) -> dict | None:
+            sliced: bool = False, dense: bool = False, floors: bool = True) -> dict | None:
     """``case`` in a fresh process under a time cap and a memory limit (None past either)."""
     limit = int(memory_gb * 2**30)
 
@@ -265,7 +276,8 @@ def measure(case: str, clips: int, cap: float, memory_gb: float,
     try:
         done = subprocess.run([sys.executable, "-W", "ignore", __file__, "--case", case,
                                "--clips", str(clips), *(["--sliced"] if sliced else []),
-                               *(["--dense"] if dense else [])],
+                               *(["--dense"] if dense else []),
+                               *([] if floors else ["--no-floors"])],
                               capture_output=True, text=True,
                               timeout=cap, preexec_fn=bound)
     except subprocess.TimeoutExpired:
@@ -288,6 +300,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--memory", type=float, default=16.0, help="GB per case at most")
     parser.add_argument("--dense", action="store_true",
                         help="with --case: every class scored on every frame")
+    parser.add_argument("--no-floors", action="store_true",
+                        help="with --case: dense scores counted without score floors")
+    parser.add_argument("--only", default="",
+                        help="comma-separated cases of the first table: run those alone")
     parser.add_argument("--dense-slice", type=int, default=0,
                         help="also PSDS of dense scores (every class on every frame) on this "
                              "many clips, beside sed_scores_eval")
@@ -295,17 +311,22 @@ def main(argv: list[str] | None = None) -> int:
                         help="a tiny run that only checks the script works (tests use it)")
     args = parser.parse_args(argv)
     if args.case is not None:
-        print(json.dumps(run_case(args.case, args.clips, args.sliced, args.dense)))
+        print(json.dumps(run_case(args.case, args.clips, args.sliced, args.dense,
+                                  not args.no_floors)))
         return 0
     clips = 17_000 if args.full else args.clips
     slices = [int(s) for s in args.slices.split(",")]
     if args.smoke:
         clips, slices = 30, [10]
-    rows = [measure(case, clips, args.cap, args.memory) for case in CASES[:5]]
+    table = [c for c in args.only.split(",") if c] or list(TABLE)
+    unknown = [c for c in table if c not in TABLE]
+    if unknown:
+        parser.error(f"--only: no case {unknown[0]!r} (the first table's: {', '.join(TABLE)})")
+    rows = [measure(case, clips, args.cap, args.memory) for case in table]
     print(f"Corpus: {clips} clips × 456 classes × 10 s "
           f"({rows[0]['ref'] if rows[0] else '?'} reference events).\n")
     print("| case | clips | seconds | peak MB | result |\n|---|---|---|---|---|")
-    for case, row in zip(CASES[:5], rows, strict=True):
+    for case, row in zip(table, rows, strict=True):
         if row is None:
             print(f"| sedcontract {case} (failed: time cap or memory limit) | | | | |")
             continue
@@ -320,6 +341,8 @@ def main(argv: list[str] | None = None) -> int:
                                           if "worker_peak_mb" in row else "")
         print(f"| sedcontract {row['case']} | {clips} | {row['seconds']:.2f} | {peak} | "
               f"{result} |")
+    if args.only:
+        return 0
     print("\nOn slices (corpora of that many clips from the same generator; the classes with "
           "reference events there, as sed_scores_eval needs; dense score tables of 250 frames "
           "a clip):\n")
@@ -370,18 +393,24 @@ def main(argv: list[str] | None = None) -> int:
         print(f"| {n} | {row['seconds']:.2f} | {row['peak_mb'] - row['input_mb']:.0f} |")
     if args.dense_slice:
         n = args.dense_slice
-        ours = measure("psds", n, args.cap, args.memory, dense=True)
+        floored = measure("psds", n, args.cap, args.memory, dense=True)
+        every = measure("psds", n, args.cap, args.memory, dense=True, floors=False)
         theirs = measure("sse_psds", n, args.cap, args.memory, dense=True)
-        print(f"\nDense scores (every class on every frame) on {n} clips: sedcontract "
-              + ("stopped" if ours is None else
-                 f"{ours['seconds']:.2f} s / {ours['peak_mb']:.0f} MB "
-                 f"({ours['seconds'] / (n * ours['classes'] * FRAMES) * 1e6:.2f} µs per "
-                 "frame and class)")
-              + ", sed_scores_eval " + ("stopped" if theirs is None else
-                                        f"{theirs['seconds']:.2f} s / "
-                                        f"{theirs['peak_mb']:.0f} MB"))
-        if ours is not None and theirs is not None:
-            differ = max(abs(a - b) for a, b in zip(ours["psds"], theirs["psds"], strict=True))
+
+        def said(row: dict | None) -> str:
+            return "stopped" if row is None else (
+                f"{row['seconds']:.2f} s / {row['peak_mb']:.0f} MB "
+                f"({row['seconds'] / (n * row['classes'] * FRAMES) * 1e6:.3f} µs per frame "
+                "and class)")
+
+        print(f"\nDense scores (every class on every frame) on {n} clips: sedcontract with "
+              f"floors {said(floored)}, without floors {said(every)}, sed_scores_eval "
+              + ("stopped" if theirs is None else
+                 f"{theirs['seconds']:.2f} s / {theirs['peak_mb']:.0f} MB"))
+        rows = [r for r in (floored, every, theirs) if r is not None]
+        if len(rows) > 1:
+            differ = max(abs(a - b) for r in rows[1:]
+                         for a, b in zip(rows[0]["psds"], r["psds"], strict=True))
             print(f"PSDS max difference {differ:.1e}")
             if differ > 1e-9:
                 return 1

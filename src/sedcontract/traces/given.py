@@ -13,7 +13,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -211,6 +211,7 @@ class TableMapping:
 
     mapping: Mapping[str, Any]
     keep: tuple[str, ...] | None = None
+    in_memory: ClassVar[bool] = True  # reading a table twice costs nothing
 
     def __contains__(self, clip: object) -> bool:
         return clip in self.mapping

@@ -67,7 +67,7 @@ def psds(scores: str | Path | ScoreFolder | Mapping[str, Any], ref: Any,
          durations: Mapping[str, float] | str | Path | Any | None,
          settings: Mapping[str, PsdsSettings] | None = None, *, executor: Any = None,
          blocks: int | None = None, cut: bool = False, resamples: int = 0, seed: int = 0,
-         level: float = 0.95) -> dict[str, Any]:
+         level: float = 0.95, floors: bool | None = None) -> dict[str, Any]:
     """``{scenario: {"value", "per_class", "settings", "rule", "roc"}}`` (default scenarios: the
     DCASE presets) of the score files of ``ref``'s clips in a folder (read one clip at a time;
     a file of another clip is refused, as the command line refuses it), a
@@ -80,7 +80,10 @@ def psds(scores: str | Path | ScoreFolder | Mapping[str, Any], ref: Any,
     counted where it runs (the same result). The reference and the tables are taken as they
     come (sed_scores_eval's PSDS on the same files); ``cut`` cuts both at the durations.
     ``roc`` holds the PSD-ROC (``efpr``, ``etpr``, ``mean``, ``std``) and each class's
-    staircase (``classes``: class → ``tpr``, ``efpr``)."""
+    staircase (``classes``: class → ``tpr``, ``efpr``). ``floors`` (default: for tables in
+    memory; ``True`` reads a folder twice) leaves out what lies below each class's score
+    floor, where every threshold is past ``max_efpr``: the same result, dense scores at the
+    cost of sparse ones (:mod:`~sedcontract.scores.psds.floors`)."""
     ref = events_of(ref, "ground truth")
     durations = durations_of(durations)
     if durations is None:
@@ -91,7 +94,7 @@ def psds(scores: str | Path | ScoreFolder | Mapping[str, Any], ref: Any,
                                    tuple(scores.columns), cut=cut, resamples=resamples,
                                    seed=seed, level=level)
     return psds_of_scores(scores, ref, durations, settings or PRESETS, tuple(scores.columns),
-                          executor=executor, blocks=blocks, cut=cut)
+                          executor=executor, blocks=blocks, cut=cut, floors=floors)
 
 
 def paired_psds(scores: Any, other: Any, ref: Any, durations: Any,

@@ -26,6 +26,7 @@ import numpy as np
 
 from sedcontract.blocks import EXECUTOR_BLOCKS, block_results
 from sedcontract.errors import SedContractError
+from sedcontract.scores.psds.floors import false_needed, floors_of, free_tops, highest, masked
 from sedcontract.scores.psds.roc import staircase_area, staircase_at
 from sedcontract.scores.psds.settings import PsdsSettings, PsdsUnavailable, audio_seconds
 from sedcontract.scores.truth import ClipTruth
@@ -273,11 +274,13 @@ def _criterion_us(fraction: float, seconds: np.ndarray) -> np.ndarray:
 
 
 def _batch_counts(tables: Sequence[ScoreTable], truth: ClipTruth, n_classes: int,
-                  settings: Sequence[PsdsSettings], by_clip: bool = False
-                  ) -> list[ScoreCounts]:
+                  settings: Sequence[PsdsSettings], by_clip: bool = False,
+                  floor: np.ndarray | None = None) -> list[ScoreCounts]:
     """Each scenario's counts of a batch of clips (``truth`` numbered from 0 like
     ``tables``); ``by_clip``: keyed by (clip in the batch, class) as ``clip · K + class``,
-    ``K`` × clips classes in all, so that a bootstrap can weigh each clip's."""
+    ``K`` × clips classes in all, so that a bootstrap can weigh each clip's. With ``floor``
+    (:mod:`~sedcontract.scores.psds.floors`, the tables masked below it) the changes below
+    their class's floor are left out."""
     runs = _runs(tables, n_classes)
     K = n_classes
     n = len(runs.col)
@@ -331,13 +334,17 @@ def _batch_counts(tables: Sequence[ScoreTable], truth: ClipTruth, n_classes: int
             ct = (np.zeros(0, dtype=np.int64),) * 3 + (np.zeros(0),)
         if not by_clip:
             ct = (ct[0] % K, *ct[1:])
-        out.append(ScoreCounts.of(
-            K * (len(tables) if by_clip else 1),
-            np.concatenate([runs.col if by_clip else run_cls, tp_label]),
-            np.concatenate([runs.birth, tp_score]),
-            np.concatenate([np.zeros(n, dtype=np.int64), tp_change]),
-            np.concatenate([fp_change, np.zeros(len(tp_label), dtype=np.int64)]),
-            ct[0], ct[3], ct[1], ct[2]))
+        rows = (np.concatenate([runs.col if by_clip else run_cls, tp_label]),
+                np.concatenate([runs.birth, tp_score]),
+                np.concatenate([np.zeros(n, dtype=np.int64), tp_change]),
+                np.concatenate([fp_change, np.zeros(len(tp_label), dtype=np.int64)]))
+        if floor is not None:  # a reference event never found above the floor changes at -inf
+            keep = rows[1] >= floor[rows[0] % K]
+            rows = tuple(x[keep] for x in rows)
+            keep = ct[3] >= floor[ct[0] % K]
+            ct = tuple(x[keep] for x in ct)
+        out.append(ScoreCounts.of(K * (len(tables) if by_clip else 1), *rows,
+                                  ct[0], ct[3], ct[1], ct[2]))
     return out
 
 
@@ -407,12 +414,13 @@ def _cross_triggers(runs: _Runs, truth: ClipTruth, r: np.ndarray, g: np.ndarray,
 
 
 def block_counts(tables: Iterable[ScoreTable], truth: ClipTruth, classes: tuple[str, ...],
-                 settings: Sequence[PsdsSettings], *, per_clip: bool = False
-                 ) -> list[list[ScoreCounts]]:
+                 settings: Sequence[PsdsSettings], *, per_clip: bool = False,
+                 floor: np.ndarray | None = None) -> list[list[ScoreCounts]]:
     """Each scenario's counts of consecutive clips (``tables`` in ``truth``'s clip order, read
     one at a time), as a few parts (:class:`Gathered`): a task an executor runs. Clips are
     counted in batches of about :data:`BATCH_SEGMENTS` score segments; with ``per_clip``, each
-    batch's counts keyed by clip (:class:`ClipKeyed`, what a bootstrap weighs)."""
+    batch's counts keyed by clip (:class:`ClipKeyed`, what a bootstrap weighs); with
+    ``floor``, only the counts at or above each class's floor."""
     out = [Gathered(joining=not per_clip) for _ in settings]  # per scenario
     batch: list[ScoreTable] = []
     segments = first = 0
@@ -422,7 +430,8 @@ def block_counts(tables: Iterable[ScoreTable], truth: ClipTruth, classes: tuple[
         nonlocal first, batch, segments
         stop = first + len(batch)
         for k, counts in enumerate(_batch_counts(batch, truth.block(first, stop),
-                                                 len(classes), settings, by_clip=per_clip)):
+                                                 len(classes), settings, by_clip=per_clip,
+                                                 floor=floor)):
             out[k].add([counts])
         firsts.append(first)
         first, batch, segments = stop, [], 0
@@ -430,7 +439,11 @@ def block_counts(tables: Iterable[ScoreTable], truth: ClipTruth, classes: tuple[
     for table in tables:
         clip = truth.clips[first + len(batch)] if first + len(batch) < len(truth.clips) \
             else None
-        segments += _check_table(table, clip, classes)
+        _check_table(table, clip, classes)
+        if floor is not None:
+            table = ScoreTable(table.onset, table.offset, table.classes,
+                               masked(table.scores, floor), table.lines)
+        segments += _segments_of(table.scores)
         batch.append(table)
         if segments >= BATCH_SEGMENTS:
             flush()
@@ -476,9 +489,39 @@ class Gathered:
             self.joining = self.kept < 0.8 * rows
 
 
-def _check_table(table: ScoreTable, clip: str | None, classes: tuple[str, ...]) -> int:
+def block_tops(tables: Iterable[ScoreTable], truth: ClipTruth, classes: tuple[str, ...],
+               keep: int) -> tuple[np.ndarray, float]:
+    """The first read of the tables when floors are sought (:mod:`~.floors`): per class,
+    the ``keep`` highest tops of columns without reference events (``keep`` × classes), and
+    the shortest frame (a run's least length); each table checked as :func:`block_counts`
+    checks it. A task an executor runs."""
+    K = len(classes)
+    has_reference = np.zeros((len(truth.clips), K), dtype=bool)
+    has_reference[truth.clip, truth.cls] = True
+    best = np.full((keep, K), -np.inf)
+    pending: list[np.ndarray] = []
+    shortest = math.inf
+    done = 0
+    for table in tables:
+        _check_table(table, truth.clips[done] if done < len(truth.clips) else None, classes)
+        pending.append(free_tops(table.scores, has_reference[done]))
+        shortest = min(shortest, float(np.min(table.offset - table.onset)))
+        done += 1
+        if len(pending) >= max(keep, 256):
+            best, pending = highest([best, *pending], keep), []
+    if done != len(truth.clips):
+        raise SedContractError(f"{done} score tables for {len(truth.clips)} clips")
+    return highest([best, *pending], keep), shortest
+
+
+def _segments_of(scores: np.ndarray) -> int:
+    """A table's number of score segments (runs of equal scores over its columns)."""
+    return scores.shape[1] + int(np.count_nonzero(scores[1:] != scores[:-1]))
+
+
+def _check_table(table: ScoreTable, clip: str | None, classes: tuple[str, ...]) -> None:
     """Refuse a table sed_scores_eval could not score (no frames, a NaN score, other columns,
-    frames that do not tile time from 0 s); its number of score segments."""
+    frames that do not tile time from 0 s)."""
     where = f"the score table of clip {clip!r}"
     if clip is None:
         raise SedContractError("more score tables than clips")
@@ -493,7 +536,6 @@ def _check_table(table: ScoreTable, clip: str | None, classes: tuple[str, ...]) 
     lines = table.lines if table.lines is not None else np.arange(n) + 2
     check_tiling(np.asarray(table.onset, dtype=float), np.asarray(table.offset, dtype=float),
                  np.asarray(lines), where)
-    return len(classes) + int(np.count_nonzero(table.scores[1:] != table.scores[:-1]))
 
 
 # ---- the PSD-ROC, as sed_scores_eval forms it ----
@@ -592,16 +634,29 @@ def psds_from_counts(parts: Sequence[ScoreCounts], truth: ClipTruth, classes: Se
 
 
 def block_task(scores: Any, truth: ClipTruth, classes: tuple[str, ...],
-                settings: Sequence[PsdsSettings], lengths: Mapping[str, float] | None = None,
-                per_clip: bool = False) -> tuple[list[list[ScoreCounts]], int]:
+               settings: Sequence[PsdsSettings], lengths: Mapping[str, float] | None = None,
+               per_clip: bool = False, floor: np.ndarray | None = None
+               ) -> tuple[list[list[ScoreCounts]], int]:
     """:func:`block_counts` of one block: its score tables (a table source; a folder reads
     them where the task runs), each cut at its clip's length when ``lengths`` are given; and
     how many tables were cut."""
-    tables: Iterable[ScoreTable] = scores.stream(truth.clips)
     cut = [0]
-    if lengths is not None:
-        tables = _cut(tables, truth.clips, lengths, cut)
-    return block_counts(tables, truth, classes, settings, per_clip=per_clip), cut[0]
+    return block_counts(_tables(scores, truth.clips, lengths, cut), truth, classes, settings,
+                        per_clip=per_clip, floor=floor), cut[0]
+
+
+def tops_task(scores: Any, truth: ClipTruth, classes: tuple[str, ...], keep: int,
+              lengths: Mapping[str, float] | None = None) -> tuple[np.ndarray, float]:
+    """:func:`block_tops` of one block, its tables read as :func:`block_task` reads them."""
+    return block_tops(_tables(scores, truth.clips, lengths, [0]), truth, classes, keep)
+
+
+def _tables(scores: Any, clips: Sequence[str], lengths: Mapping[str, float] | None,
+            cut: list[int]) -> Iterable[ScoreTable]:
+    """The tables of ``clips`` from a table source, one at a time, each cut at its clip's
+    length when ``lengths`` are given (counted in ``cut[0]``)."""
+    tables: Iterable[ScoreTable] = scores.stream(clips)
+    return tables if lengths is None else _cut(tables, clips, lengths, cut)
 
 
 def _cut(tables: Iterable[ScoreTable], clips: Sequence[str], lengths: Mapping[str, float],
@@ -658,6 +713,32 @@ class ScoredCorpus:
         lengths = {c: float(durations[c]) for c in clips} if cut else None
         return cls(clips, truth, tuple(classes), total, lengths, ref_cut)
 
+    def floors(self, scores: Any, settings: Sequence[PsdsSettings], executor: Any = None,
+               blocks: int | None = None) -> np.ndarray | None:
+        """Each class's floor (:mod:`~sedcontract.scores.psds.floors`) from a first read of
+        the tables; ``None`` when no class has one, or when a scenario counting cross-triggers
+        could find a run relevant with no overlap at all (a detection criterion that rounds
+        to 0 µs on the shortest frame)."""
+        keep = false_needed(self.total, settings)
+        if keep > len(self.clips):
+            return None
+        if executor is None:
+            found = [tops_task(scores, self.truth, self.classes, keep, self.lengths)]
+        else:
+            def task(a: int, b: int) -> Any:
+                return executor.submit(tops_task, scores.select(self.clips[a:b]),
+                                       self.truth.block(a, b), self.classes, keep,
+                                       None if self.lengths is None else
+                                       {c: self.lengths[c] for c in self.clips[a:b]})
+
+            found = list(block_results(len(self.clips), blocks if blocks is not None
+                                       else EXECUTOR_BLOCKS, task))
+        shortest = np.array([min(s for _, s in found)])
+        if any(chosen.alpha_ct > 0 and len(self.classes) > 1
+               and _criterion_us(chosen.dtc, shortest)[0] <= 0 for chosen in settings):
+            return None
+        return floors_of([tops for tops, _ in found], keep)
+
     def results(self, parts: Sequence[Sequence[ScoreCounts]],
                 settings: Mapping[str, PsdsSettings], pred_cut: int,
                 cut: bool) -> dict[str, Any]:
@@ -671,25 +752,34 @@ class ScoredCorpus:
 def psds_of_scores(scores: Any, ref: EventList,
                    durations: Mapping[str, float], settings: Mapping[str, PsdsSettings],
                    classes: Sequence[str], *, executor: Any = None,
-                   blocks: int | None = None, cut: bool = False) -> dict[str, Any]:
+                   blocks: int | None = None, cut: bool = False,
+                   floors: bool | None = None) -> dict[str, Any]:
     """``{scenario: {"value", "per_class", "settings", "rule", "cut", "roc"}}`` of the score
     tables of ``ref``'s clips from a table source (:class:`TableMapping`, or a
     :class:`~sedcontract.traces.scores.ScoreFolder` read clip by clip) whose columns are
     ``classes``: the reference and the tables as they come, or with ``cut`` both cut at the
     durations (``"cut"``: how many reference events and tables were). With ``executor``
     (anything with ``submit``) the clips are cut into ``blocks`` whose counts are joined: the
-    same result as one process, bit for bit. Bootstrap intervals:
+    same result as one process, bit for bit. ``floors`` (by default when the source holds
+    its tables in memory, ``in_memory``, so that reading them twice costs nothing) reads the
+    tables' highest scores first and leaves out the counts below each class's floor
+    (:mod:`~sedcontract.scores.psds.floors`): the same result, bit for bit, with dense scores
+    at the cost of sparse ones. Bootstrap intervals:
     :mod:`sedcontract.scores.psds.resampled`."""
     corpus = ScoredCorpus.of(scores, ref, durations, classes, cut)
     clips, truth, lengths = corpus.clips, corpus.truth, corpus.lengths
     chosen = list(settings.values())
+    if floors is None:
+        floors = bool(getattr(scores, "in_memory", False))
+    floor = corpus.floors(scores, chosen, executor, blocks) if floors else None
     if executor is None:
-        parts, pred_cut = block_task(scores, truth, corpus.classes, chosen, lengths)
+        parts, pred_cut = block_task(scores, truth, corpus.classes, chosen, lengths,
+                                     floor=floor)
     else:
         def task(a: int, b: int) -> Any:
             return executor.submit(block_task, scores.select(clips[a:b]), truth.block(a, b),
                                    corpus.classes, chosen, None if lengths is None else
-                                   {c: lengths[c] for c in clips[a:b]})
+                                   {c: lengths[c] for c in clips[a:b]}, floor=floor)
 
         gathered = [Gathered() for _ in chosen]
         pred_cut = 0
