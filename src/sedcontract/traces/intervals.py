@@ -143,6 +143,15 @@ def overlap_counts(around: Intervals, counted: Intervals) -> np.ndarray:
     return hi - lo
 
 
+def distinct(values: np.ndarray) -> np.ndarray:
+    """The sorted distinct values of an array: ``np.unique`` without its extras, by a sort
+    (numpy 2.4's hashed ``unique`` of many distinct integers is about 50× slower here)."""
+    values = np.sort(np.ravel(values))
+    keep = np.ones(len(values), dtype=bool)
+    keep[1:] = values[1:] != values[:-1]
+    return values[keep]
+
+
 def expand_ranges(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Pairs ``(i, j)`` for every ``j`` in ``[lo[i], hi[i])``, ordered by ``i`` then ``j``."""
     width = hi - lo

@@ -322,14 +322,19 @@ def _time(value: str, *, path: Path, row: int, column: str) -> float:
 
 
 class _ClipIds:
-    """Clip ids of one file; two different filenames naming one clip (``a.wav`` and
-    ``a.flac``) are an error, not a silent merge."""
+    """Clip ids of one file, one string object per clip (its rows share it, so later lookups
+    hash it once); two different filenames naming one clip (``a.wav`` and ``a.flac``) are an
+    error, not a silent merge."""
 
     def __init__(self, path: Path) -> None:
         self.path, self.first = path, {}
+        self.of_name: dict[str, str] = {}
 
     def __call__(self, name: str, line: int) -> str:
-        clip = clip_id(name)
+        clip = self.of_name.get(name)
+        if clip is not None:
+            return clip
+        clip = self.of_name[name] = clip_id(name)
         seen = self.first.setdefault(clip, (name, line))
         if seen[0] != name:
             raise TraceFormatError(f"{name!r} and {seen[0]!r} (row {seen[1]}) are both clip "
@@ -345,6 +350,7 @@ def read_events(path: str | Path) -> EventList:
     clips, onsets, offsets, labels, lines = [], [], [], [], []
     seen: dict[str, tuple[str, int]] = {}
     clip_of = _ClipIds(path)
+    label_of: dict[str, str] = {}  # one string object per label, as per clip
     table = _read_table(path, EVENT_COLUMNS)
     if table and "confidence" in table[0][1]:
         raise TraceFormatError("this file holds soft labels (a 'confidence' column); derive "
@@ -367,7 +373,7 @@ def read_events(path: str | Path) -> EventList:
         clips.append(clip)
         onsets.append(_time(rest[0], path=path, row=line, column="onset"))
         offsets.append(_time(rest[1], path=path, row=line, column="offset"))
-        labels.append(rest[2])
+        labels.append(label_of.setdefault(rest[2], rest[2]))
         lines.append(line)
     return EventList(np.asarray(clips, dtype=object), np.asarray(onsets, dtype=np.float64),
                      np.asarray(offsets, dtype=np.float64), np.asarray(labels, dtype=object),

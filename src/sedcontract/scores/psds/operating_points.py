@@ -28,7 +28,7 @@ from sedcontract.scores.psds.roc import staircase_area, staircase_at
 from sedcontract.scores.psds.settings import PRESETS, PsdsSettings, PsdsUnavailable, audio_seconds
 from sedcontract.traces import EventList, read_events
 from sedcontract.traces.given import durations_of, events_of
-from sedcontract.traces.intervals import Intervals, expand_ranges, overlap_ranges
+from sedcontract.traces.intervals import Intervals, distinct, expand_ranges, overlap_ranges
 from sedcontract.traces.overrun import cut_at_durations
 from sedcontract.traces.tsv import given_files, header_names
 
@@ -88,25 +88,26 @@ def _same_bytes(a: Path, b: Path) -> bool:
 
 def _join_overlaps(key: np.ndarray, on: np.ndarray, off: np.ndarray
                    ) -> tuple[np.ndarray, np.ndarray, int]:
-    """Events of non-zero length, sorted by ``key`` (clip and class), onset and offset, with
-    those of one key that overlap joined into one (psds_eval refuses them): the rows kept, their
+    """Events of non-zero length, sorted by ``key`` (clip and class) and onset, with those of
+    one key that overlap joined into one (psds_eval refuses them): the rows kept, their
     offsets (a joined event reaches the latest of its members), and how many rows were joined
     into another. As in psds_eval, touching events stay apart, and so do exact copies of one
     event that overlaps nothing else (psds_eval accepts and counts each)."""
-    idx = np.flatnonzero(off > on)
-    idx = idx[np.lexsort((off[idx], on[idx], key[idx]))]
+    idx = _by_key_and_onset(np.flatnonzero(off > on), key, on)
     k, a, b = key[idx], on[idx], off[idx]
     if not len(idx):
         return idx, b, 0
     first = np.ones(len(idx), dtype=bool)
     first[1:] = k[1:] != k[:-1]
+    inner = np.flatnonzero(~first)
+    if not (a[inner] < b[inner - 1]).any():  # each starts where the one before it ended: the
+        return idx, b, 0                      # offsets rise too, and nothing overlaps
     # the latest offset so far within each key, exactly: offsets as ranks, keys kept apart
     values, rank = np.unique(b, return_inverse=True)
     group = np.cumsum(first) - 1
     stride = len(values) + 1
     reach = np.maximum.accumulate(group * stride + rank)
     new = first.copy()
-    inner = np.flatnonzero(~first)
     new[inner] = a[inner] >= values[reach[inner - 1] - group[inner] * stride]
     starts = np.flatnonzero(new)
     size = np.diff(np.append(starts, len(idx)))
@@ -115,6 +116,17 @@ def _join_overlaps(key: np.ndarray, on: np.ndarray, off: np.ndarray
     kept = np.repeat(copies, size) | new  # every copy of a copy group, else its first row
     offset = np.repeat(latest, size)[kept]
     return idx[kept], offset, int((size[~copies] - 1).sum())
+
+
+def _by_key_and_onset(idx: np.ndarray, key: np.ndarray, on: np.ndarray) -> np.ndarray:
+    """``idx`` ordered by key, then onset (events of one key with the same onset overlap, so
+    their order never shows). Tables written clip by clip and class by class come in that
+    order already, where a stable sort of the key costs a pass."""
+    idx = idx[np.argsort(key[idx], kind="stable")]
+    k, a = key[idx], on[idx]
+    if ((k[1:] == k[:-1]) & (a[1:] < a[:-1])).any():
+        idx = idx[np.lexsort((a, k))]
+    return idx
 
 
 def _joined(events: EventList) -> tuple[EventList, int]:
@@ -129,16 +141,22 @@ def _joined(events: EventList) -> tuple[EventList, int]:
 
 @dataclass(frozen=True)
 class _Truth:
-    """The reference as the criteria see it: per clip and class (the last class is the world)
-    its events as sorted intervals, with counts and durations per class."""
+    """The reference as the criteria see it: per clip and class its events as sorted
+    intervals, with counts and durations per class, and each clip's length (its world event,
+    ``[0, length]``)."""
 
     classes: tuple[str, ...]
     clip_index: dict[str, int]
-    intervals: Intervals          # row = clip · (classes + 1) + class
+    intervals: Intervals          # row = clip · classes + class
     count: np.ndarray             # [classes] reference events
     seconds: np.ndarray           # [classes] total reference duration
-    total: float                  # seconds of audio (the world events)
+    lengths: np.ndarray           # [clips] seconds
     joined: int
+
+    @property
+    def total(self) -> float:
+        """Seconds of audio (the world events)."""
+        return float(self.lengths.sum())
 
 
 def _truth(ref: EventList, durations: Mapping[str, float], classes: Sequence[str], *,
@@ -154,13 +172,11 @@ def _truth(ref: EventList, durations: Mapping[str, float], classes: Sequence[str
                                f"{len(missing)} clip(s), first {missing[0]}")
     clip_index = {c: i for i, c in enumerate(clips)}
     class_index = {c: k for k, c in enumerate(classes)}
-    width = len(classes) + 1
     cls = np.array([class_index[lab] for lab in events.label], dtype=np.int64)
     clip = np.array([clip_index[c] for c in events.clip], dtype=np.int64)
     length = np.array([float(durations[c]) for c in clips], dtype=np.float64)
-    row = np.concatenate([clip * width + cls, np.arange(len(clips)) * width + len(classes)])
-    start = np.concatenate([events.onset, np.zeros(len(clips))])
-    end = np.concatenate([events.offset, length])
+    row = clip * len(classes) + cls
+    start, end = events.onset, events.offset
     order = np.lexsort((start, row))
     count = np.bincount(cls, minlength=len(classes))
     absent = [c for c, n in zip(classes, count, strict=True) if n == 0]
@@ -170,101 +186,118 @@ def _truth(ref: EventList, durations: Mapping[str, float], classes: Sequence[str
                                "class out (--classes)")
     seconds = np.bincount(cls, weights=events.offset - events.onset, minlength=len(classes))
     return _Truth(tuple(classes), clip_index, Intervals(row[order], start[order], end[order]),
-                  count, seconds, float(length.sum()), joined)
+                  count, seconds, length, joined)
 
 
-def _ids(det: EventList, truth: _Truth) -> tuple[np.ndarray, np.ndarray]:
-    """Each detection's clip and class index; a clip neither in the reference nor in the
-    durations file, or a label not among the classes, is refused by file, row and column."""
+def _ids(points: Sequence[EventList], truth: _Truth) -> tuple[np.ndarray, np.ndarray]:
+    """The clip and class index of every detection of ``points``, one point after another; a
+    clip neither in the reference nor in the durations file, or a label not among the
+    classes, is refused by file, row and column."""
+    sizes = np.array([len(det) for det in points], dtype=np.int64)
     out = []
-    for values, index, column, what in (
-            (det.clip, truth.clip_index, "filename",
+    for name, index, column, what in (
+            ("clip", truth.clip_index, "filename",
              "clip {!r} is neither in the reference nor in the durations file"),
-            (det.label, {c: k for k, c in enumerate(truth.classes)}, "event_label",
+            ("label", {c: k for k, c in enumerate(truth.classes)}, "event_label",
              "label {!r} is not one of the classes (" + ", ".join(truth.classes) + ")")):
+        values = np.concatenate([getattr(det, name) for det in points] or
+                                [np.zeros(0, dtype=object)])
         ids = np.fromiter(map(index.get, values.tolist(), repeat(-1)), dtype=np.int64,
                           count=len(values))
         bad = np.flatnonzero(ids < 0)
         if bad.size:
             i = int(bad[0])
-            raise TraceFormatError(what.format(values[i]), **det.where(i), column=column)
+            k = int(np.searchsorted(np.cumsum(sizes), i, side="right"))
+            raise TraceFormatError(what.format(values[i]),
+                                   **points[k].where(i - int(sizes[:k].sum())), column=column)
         out.append(ids)
     return out[0], out[1]
 
 
 def _point_counts(truth: _Truth, point: np.ndarray, clip: np.ndarray, label: np.ndarray,
                   onset: np.ndarray, offset: np.ndarray, n_pts: int, settings: PsdsSettings
-                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """True positives ``[points, classes]``, false positives ``[points, classes]`` and
-    cross-triggers ``[points, detected class, reference class]`` of the detections of every
-    operating point at once (``point``: each detection's point; psds_eval's criteria)."""
+    cross-triggers ``[points, detected class, reference class]`` (``None`` when the scenario
+    gives them no weight) of the detections of every operating point at once (``point``: each
+    detection's point; in (point, clip, class, onset) order, as :func:`_join_overlaps` leaves
+    them; psds_eval's criteria)."""
     n_cls = len(truth.classes)
-    width = n_cls + 1
-    n, n_ref = len(point), len(truth.intervals)
-    # every detection against the reference of every class of its clip that has events there,
-    # and the clip's world
-    rows = np.unique(truth.intervals.row)
-    det, at = expand_ranges(np.searchsorted(rows, clip * width),
-                            np.searchsorted(rows, clip * width + width))
-    # times as their ranks among all of them (one sort; exact): whole numbers search fastest
     ref = truth.intervals
-    _, rank = np.unique(np.concatenate([ref.start, ref.end, onset, offset]),
-                        return_inverse=True)
-    m = len(ref)
-    lo, hi = overlap_ranges(Intervals(rows[at], rank[2 * m:2 * m + n][det],
-                                      rank[2 * m + n:][det]),
-                            Intervals(ref.row, rank[:m], rank[m:2 * m]))
-    pair, g = expand_ranges(lo, hi)
-    j, k = det[pair], rows[at[pair]] % width
-    d_on, d_off = onset[j], offset[j]
-    g_on, g_off = truth.intervals.start[g], truth.intervals.end[g]
-    inter = np.minimum(d_off, g_off) - np.maximum(d_on, g_on)
-    precision = inter / (d_off - d_on)
-    coverage = inter / (g_off - g_on)
-    same = k == label[j]
-    dtc_sum = np.bincount(j[same], weights=precision[same], minlength=n)
-    dtc_pass = (dtc_sum >= settings.dtc) & (np.bincount(j[same], minlength=n) > 0)
-    candidate = same & dtc_pass[j]
-    # the GTC: per reference event of one point, summed over the pairs that name it (memory
-    # follows the pairs, not points × reference events)
-    pg = point[j] * n_ref + g
-    chosen = np.flatnonzero(candidate)
-    keys, inverse = np.unique(pg[chosen], return_inverse=True)
-    gtc_sum = np.bincount(inverse, weights=coverage[chosen], minlength=len(keys))
-    hit = np.zeros(len(pg), dtype=bool)
-    hit[chosen[gtc_sum[inverse] >= settings.gtc]] = True
-    at = np.unique(pg[hit])
-    tp = np.bincount((at // n_ref) * width + truth.intervals.row[at % n_ref] % width,
-                     minlength=n_pts * width).reshape(n_pts, width)[:, :n_cls]
+    n, n_ref = len(point), len(ref)
+    # each detection against the reference events of its own class (its DTC and GTC)
+    lo, hi = overlap_ranges(Intervals(clip * n_cls + label, onset, offset), ref)
+    j, g = expand_ranges(lo, hi)
+    inter = np.minimum(offset[j], ref.end[g]) - np.maximum(onset[j], ref.start[g])
+    precision = inter / (offset[j] - onset[j])
+    dtc_pass = (np.bincount(j, weights=precision, minlength=n) >= settings.dtc) & (hi > lo)
+    # the GTC: per reference event of one point, summed over the pairs that name it
+    chosen = np.flatnonzero(dtc_pass[j])
+    key, members = _groups(point[j[chosen]] * n_ref + g[chosen])
+    coverage = inter[chosen] / (ref.end[g[chosen]] - ref.start[g[chosen]])
+    found = np.bincount(members, weights=coverage, minlength=len(key)) >= settings.gtc
+    at = key[found]
+    tp = np.bincount((at // n_ref) * n_cls + ref.row[at % n_ref] % n_cls,
+                     minlength=n_pts * n_cls).reshape(n_pts, n_cls)
     true_det = np.zeros(n, dtype=bool)
-    true_det[j[hit]] = True
-    # cross-triggers: detections neither true nor within the DTC, against other classes
-    other = ~same & ~true_det[j] & ~dtc_pass[j]
-    key = j[other] * width + k[other]
-    keys, inverse = np.unique(key, return_inverse=True)
-    sums = np.bincount(inverse, weights=precision[other], minlength=len(keys))
-    kj, kk = keys // width, keys % width
-    counted = (sums >= settings.cttc) | (kk == n_cls)
-    cells = (point[kj[counted]] * n_cls + label[kj[counted]]) * width + kk[counted]
-    matrix = np.bincount(cells, minlength=n_pts * n_cls * width).reshape(n_pts, n_cls, width)
-    return tp, matrix[:, :, n_cls], matrix[:, :, :n_cls]
+    true_det[j[chosen[found[members]]]] = True
+    # false: neither true nor within the DTC, and on the clip (its world event)
+    false = ~true_det & ~dtc_pass & (onset < truth.lengths[clip]) & (offset > 0)
+    fp = np.bincount(point[false] * n_cls + label[false],
+                     minlength=n_pts * n_cls).reshape(n_pts, n_cls)
+    if settings.alpha_ct == 0 or n_cls < 2:
+        return tp, fp, None
+    return tp, fp, _cross_triggers(truth, point, clip, label, onset, offset,
+                                   np.flatnonzero(~dtc_pass), n_pts, settings.cttc)
 
 
-def _check_points(points: Sequence[EventList], truth: _Truth) -> None:
-    """Every detection names a clip of the reference and one of the classes."""
-    for det in points:
-        _ids(det, truth)
+def _cross_triggers(truth: _Truth, point: np.ndarray, clip: np.ndarray, label: np.ndarray,
+                    onset: np.ndarray, offset: np.ndarray, outside: np.ndarray, n_pts: int,
+                    cttc: float) -> np.ndarray:
+    """Cross-triggers ``[points, detected class, reference class]``: a detection outside the
+    DTC (``outside``: their indices) whose share on the reference events of another class of
+    its clip reaches ``cttc``."""
+    n_cls = len(truth.classes)
+    ref = truth.intervals
+    rows = distinct(ref.row)  # the (clip, class) rows that hold events
+    d, at = expand_ranges(np.searchsorted(rows, clip[outside] * n_cls),
+                          np.searchsorted(rows, clip[outside] * n_cls + n_cls))
+    other = rows[at] % n_cls != label[outside[d]]
+    d, at = d[other], at[other]
+    i = outside[d]
+    lo, hi = overlap_ranges(Intervals(rows[at], onset[i], offset[i]), ref)
+    pair, g = expand_ranges(lo, hi)
+    j = i[pair]
+    inter = np.minimum(offset[j], ref.end[g]) - np.maximum(onset[j], ref.start[g])
+    key, members = _groups(d[pair] * n_cls + ref.row[g] % n_cls)
+    share = np.bincount(members, weights=inter / (offset[j] - onset[j]), minlength=len(key))
+    counted = key[share >= cttc]
+    kj, kk = outside[counted // n_cls], counted % n_cls
+    return np.bincount((point[kj] * n_cls + label[kj]) * n_cls + kk,
+                       minlength=n_pts * n_cls * n_cls).reshape(n_pts, n_cls, n_cls)
+
+
+def _groups(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct keys, and each element's group among them; keys that come in order (as
+    the pairs of detections in time order do) are grouped without a sort. Summed with
+    ``bincount`` over the groups, the sums are taken in the elements' order either way."""
+    if len(key) and not (key[1:] >= key[:-1]).all():
+        return np.unique(key, return_inverse=True)
+    new = np.ones(len(key), dtype=bool)
+    new[1:] = key[1:] != key[:-1]
+    return key[new], np.cumsum(new) - 1
 
 
 @dataclass(frozen=True)
 class PointRates:
     """Per operating point (the last column is psds_eval's added zero point): TPR and FP rate
     ``[classes, points + 1]``, cross-trigger rate ``[classes, classes, points + 1]`` (NaN on the
-    diagonal), per hour."""
+    diagonal), per hour; ``ctr`` is ``None`` where the scenario gives cross-triggers no
+    weight (α_ct = 0, or one class), and they are not counted."""
 
     tpr: np.ndarray
     fpr: np.ndarray
-    ctr: np.ndarray
+    ctr: np.ndarray | None
 
 
 def _classes(ref: EventList, classes: Sequence[str] | None) -> tuple[str, ...]:
@@ -275,15 +308,14 @@ def _classes(ref: EventList, classes: Sequence[str] | None) -> tuple[str, ...]:
 
 
 def _block_counts(points: Sequence[EventList], truth: _Truth, settings: PsdsSettings
-                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, int]:
     """The whole counts of one block of clips: true positives ``[points, classes]``, false
-    positives ``[points, classes]``, cross-triggers ``[points, classes, classes]``, and the
-    detections joined into another. Counts of disjoint blocks add up to the corpus's."""
-    width = len(truth.classes) + 1
-    ids = [_ids(det, truth) for det in points]
+    positives ``[points, classes]``, cross-triggers ``[points, classes, classes]`` (or
+    ``None``, :class:`PointRates`), and the detections joined into another. Counts of
+    disjoint blocks add up to the corpus's."""
+    width = len(truth.classes)
+    clip, label = _ids(points, truth)
     point = np.repeat(np.arange(len(points)), [len(det) for det in points])
-    clip, label = (np.concatenate([x[i] for x in ids] or [np.zeros(0, np.int64)])
-                   for i in (0, 1))
     onset, offset = (np.concatenate([getattr(det, name) for det in points] or [np.zeros(0)])
                      for name in ("onset", "offset"))
     # all points' detections at once: overlaps joined within a point, clip and class
@@ -296,7 +328,7 @@ def _block_counts(points: Sequence[EventList], truth: _Truth, settings: PsdsSett
 
 def block_counts(points: Sequence[EventList], ref: EventList, durations: Mapping[str, float],
                  settings: PsdsSettings, classes: Sequence[str]
-                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, int]:
     """:func:`_block_counts` of the clips of ``durations`` (a block of them), as a task an
     executor runs: the events already checked by the caller."""
     return _block_counts(points, _truth(ref, durations, classes, every_class=False), settings)
@@ -326,24 +358,26 @@ def point_rates(points: Sequence[EventList], ref: EventList, durations: Mapping[
     if executor is None:  # the detections are checked as they are counted
         tp, fp, ct, joined = _block_counts(points, truth, settings)
     else:
-        _check_points(points, truth)  # here, before any block leaves
+        _ids(points, truth)  # every detection checked here, before any block leaves
         tp, fp, ct, joined = _summed(executor, points, ref, durations, settings, classes,
                                      list(truth.clip_index), blocks)
     n_cls = len(classes)
-    rate = ct * SECONDS_PER_HOUR / truth.seconds[None, None, :]  # every class has events
-    rate[:, np.eye(n_cls, dtype=bool)] = np.nan
     zero = np.zeros((n_cls, 1))
+    ctr = None
+    if ct is not None:
+        rate = ct * SECONDS_PER_HOUR / truth.seconds[None, None, :]  # every class has events
+        rate[:, np.eye(n_cls, dtype=bool)] = np.nan
+        ctr = np.concatenate([rate.transpose(1, 2, 0), np.zeros((n_cls, n_cls, 1))], axis=2)
     return (PointRates(np.concatenate([(tp / truth.count).T, zero], axis=1),
                        np.concatenate([(fp * SECONDS_PER_HOUR / truth.total).T, zero], axis=1),
-                       np.concatenate([rate.transpose(1, 2, 0),
-                                       np.zeros((n_cls, n_cls, 1))], axis=2)),
+                       ctr),
             {"ref": truth.joined, "points": joined})
 
 
 def _summed(executor: Any, points: Sequence[EventList], ref: EventList,
             durations: Mapping[str, float], settings: PsdsSettings, classes: Sequence[str],
             clips: list[str], blocks: int | None
-            ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, int]:
     """:func:`block_counts` of consecutive blocks of ``clips`` on ``executor``, summed."""
     def task(a: int, b: int) -> Any:
         block = clips[a:b]
@@ -351,10 +385,12 @@ def _summed(executor: Any, points: Sequence[EventList], ref: EventList,
             block_counts, [p.select(clips=block) for p in points], ref.select(clips=block),
             {c: durations[c] for c in block if c in durations}, settings, tuple(classes))
 
-    tp = fp = ct = joined = 0
+    tp = fp = joined = 0
+    ct = None
     for part in block_results(len(clips), blocks if blocks is not None else EXECUTOR_BLOCKS,
                               task):
-        tp, fp, ct, joined = tp + part[0], fp + part[1], ct + part[2], joined + part[3]
+        tp, fp, joined = tp + part[0], fp + part[1], joined + part[3]
+        ct = part[2] if ct is None else ct + part[2]
     return tp, fp, ct, joined
 
 
@@ -362,9 +398,9 @@ def psd_roc(rates: PointRates, settings: PsdsSettings) -> dict[str, np.ndarray]:
     """The PSD-ROC: the common eFPR axis, each class's staircase TPR on it, their mean and
     standard deviation, and the effective TPR ``mean − alpha_st · std`` (at least 0)."""
     n_cls = rates.tpr.shape[0]
-    # the mean over the other classes (the diagonal is NaN); one class: nothing to cross-trigger
-    cross = np.nanmean(rates.ctr, axis=1) if n_cls > 1 else np.zeros_like(rates.fpr)
-    efpr = rates.fpr + settings.alpha_ct * cross
+    efpr = rates.fpr
+    if rates.ctr is not None:  # the mean over the other classes (the diagonal is NaN)
+        efpr = efpr + settings.alpha_ct * np.nanmean(rates.ctr, axis=1)
     axis = np.unique(efpr)
     curves = np.stack([staircase_at(axis, efpr[c], rates.tpr[c]) for c in range(n_cls)])
     mean, std = np.nanmean(curves, axis=0), np.nanstd(curves, axis=0)
