@@ -36,6 +36,7 @@ from sedcontract.scores.psds.roc import staircase_area
 from sedcontract.scores.truth import ClipTruth
 from sedcontract.traces.given import durations_of, events_of, score_source
 from sedcontract.traces.grid import MAX_SECONDS, to_us
+from sedcontract.traces.intervals import distinct
 from sedcontract.traces.scores import ScoreTable
 
 DCASE_SEGMENT = 1.0   # seconds: DCASE 2024 Task 4's segment length for MAESTRO
@@ -96,7 +97,7 @@ def clip_segments(table: ScoreTable, duration_us: int, segment_us: int, onset_us
     on, off = to_us(table.onset), to_us(table.offset)
     first = on // segment_us               # first segment each frame overlaps
     last = -(-off // segment_us) - 1        # its last
-    breaks = np.unique(np.clip(np.concatenate([[0, n_seg], first, last + 1]), 0, n_seg))
+    breaks = distinct(np.clip(np.concatenate([[0, n_seg], first, last + 1]), 0, n_seg))
     start, length = breaks[:-1], np.diff(breaks)
     lo = np.searchsorted(last, start, side="left")    # first frame reaching the run
     hi = np.searchsorted(first, start, side="right")  # frames starting in or before it

@@ -32,7 +32,7 @@ from sedcontract.scores.psds.settings import PsdsSettings, PsdsUnavailable, audi
 from sedcontract.scores.truth import ClipTruth
 from sedcontract.traces import EventList
 from sedcontract.traces.grid import to_us
-from sedcontract.traces.intervals import expand_ranges
+from sedcontract.traces.intervals import distinct, expand_ranges
 from sedcontract.traces.overrun import cut_at_durations
 from sedcontract.traces.scores import ScoreTable, bad_scores, check_tiling, cut_table
 
@@ -312,7 +312,7 @@ def _batch_counts(tables: Sequence[ScoreTable], truth: ClipTruth, n_classes: int
     mortal = np.flatnonzero(runs.dies)
     i_target = np.bincount(r[same], weights=inter[same], minlength=n)
     # the classes each clip's reference names (for a cross-trigger criterion that rounds to 0)
-    present = np.unique(truth.clip * K + truth.cls)
+    present = distinct(truth.clip * K + truth.cls)
     out = []
     for chosen in settings:
         relevant = i_target >= _criterion_us(chosen.dtc, length)
