@@ -40,6 +40,8 @@ import warnings
 
 import numpy as np
 
+from _rows import record
+
 FRAME = 0.04         # seconds: the score grid
 CLIP = 10.0          # seconds per clip
 FRAMES = round(CLIP / FRAME)
@@ -329,6 +331,7 @@ def main(argv: list[str] | None = None) -> int:
     for case, row in zip(table, rows, strict=True):
         if row is None:
             print(f"| sedcontract {case} (failed: time cap or memory limit) | | | | |")
+            record("audioset_scale.py", f"{case}, {clips} clips", "failed (time cap or memory)")
             continue
         if "psds" in row:
             result = (f"PSDS1 {row['psds'][0]:.4f}, PSDS2 {row['psds'][1]:.4f} "
@@ -341,6 +344,9 @@ def main(argv: list[str] | None = None) -> int:
                                           if "worker_peak_mb" in row else "")
         print(f"| sedcontract {row['case']} | {clips} | {row['seconds']:.2f} | {peak} | "
               f"{result} |")
+        record("audioset_scale.py", f"{row['case']}, {clips} clips", f"{row['seconds']:.2f} s",
+               memory=f"{row['peak_mb']:.0f} MB" + (f" (each worker ≤ {row['worker_peak_mb']:.0f}"
+                                                    " MB)" if "worker_peak_mb" in row else ""))
     if args.only:
         return 0
     print("\nOn slices (corpora of that many clips from the same generator; the classes with "
@@ -360,6 +366,7 @@ def main(argv: list[str] | None = None) -> int:
         if ours is None or f1 is None or our_ps is None:
             print(f"| {n} | — | stopped (time cap {args.cap:g} s or {args.memory:g} GB) "
                   "| | | | | | |")
+            record("audioset_scale.py", f"{n}-clip slice", "stopped (time cap or memory)")
             break
         agree = max(abs(ours["collar_f1"] - f1["collar_f1"]),
                     abs(ours["segment_f1"] - f1["segment_f1"]))
@@ -374,6 +381,15 @@ def main(argv: list[str] | None = None) -> int:
               f"{f1['seconds'] / ours['seconds']:.1f}× | {our_ps['seconds']:.2f} | {sse_ps} | "
               f"{ratio} | {ours['peak_mb']:.0f} / {f1['peak_mb']:.0f} / "
               f"{our_ps['peak_mb']:.0f} / {ps_mb} | {agreement} |")
+        record("audioset_scale.py", f"collar + segment F1, {n}-clip slice",
+               f"{ours['seconds']:.2f} s", "sed_scores_eval", f"{f1['seconds']:.2f} s",
+               f"{f1['seconds'] / ours['seconds']:.1f}×",
+               f"{ours['peak_mb']:.0f} / {f1['peak_mb']:.0f} MB", f"F1 differ by {agree:.1e}")
+        record("audioset_scale.py", f"PSDS1 + PSDS2, {n}-clip slice",
+               f"{our_ps['seconds']:.2f} s", "sed_scores_eval",
+               sse_ps + ("" if ps is None else " s"), ratio,
+               f"{our_ps['peak_mb']:.0f} / {ps_mb} MB",
+               "—" if psds_agree is None else f"PSDS differ by {psds_agree:.1e}")
         if agree > 1e-9 or (psds_agree is not None and psds_agree > 1e-9):
             print(f"the two tools differ: F1 by {agree:.3g}, PSDS by {psds_agree}")
             return 1
@@ -391,6 +407,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"| {n} | stopped | |")
             continue
         print(f"| {n} | {row['seconds']:.2f} | {row['peak_mb'] - row['input_mb']:.0f} |")
+        record("audioset_scale.py", f"PSDS1 + PSDS2 from a folder of {n} score files",
+               f"{row['seconds']:.2f} s",
+               memory=f"{row['peak_mb'] - row['input_mb']:.0f} MB beyond the corpus")
     if args.dense_slice:
         n = args.dense_slice
         floored = measure("psds", n, args.cap, args.memory, dense=True)
@@ -408,12 +427,23 @@ def main(argv: list[str] | None = None) -> int:
               + ("stopped" if theirs is None else
                  f"{theirs['seconds']:.2f} s / {theirs['peak_mb']:.0f} MB"))
         rows = [r for r in (floored, every, theirs) if r is not None]
+        differ = None
         if len(rows) > 1:
             differ = max(abs(a - b) for r in rows[1:]
                          for a, b in zip(rows[0]["psds"], r["psds"], strict=True))
             print(f"PSDS max difference {differ:.1e}")
-            if differ > 1e-9:
-                return 1
+        agreement = "—" if differ is None else f"PSDS differ by {differ:.1e}"
+        for row, how in ((floored, "with floors"), (every, "without floors")):
+            if row is not None:
+                record("audioset_scale.py", f"PSDS1 + PSDS2, dense scores, {n} clips, {how}",
+                       f"{row['seconds']:.2f} s", "sed_scores_eval",
+                       "stopped" if theirs is None else f"{theirs['seconds']:.2f} s",
+                       "—" if theirs is None else f"{theirs['seconds'] / row['seconds']:.0f}×",
+                       f"{row['peak_mb']:.0f} / "
+                       + ("—" if theirs is None else f"{theirs['peak_mb']:.0f}") + " MB",
+                       agreement)
+        if differ is not None and differ > 1e-9:
+            return 1
     if largest:
         print("\nExtrapolated (linear in clips, a statement, not a measurement) to "
               f"{clips} clips:")

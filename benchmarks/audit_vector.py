@@ -16,6 +16,7 @@ import numpy as np
 
 import sedcontract
 from _memory import peak_mb
+from _rows import record
 from sedcontract.traces import EventList
 
 CLASSES = ("speech", "tone", "burst")
@@ -97,6 +98,10 @@ def main(argv: list[str] | None = None) -> int:
     theirs_mb = peak_mb(lambda: sed_eval_event_f1(ref, pred, "optimal"))
     print(f"peak memory (tracemalloc, separate untimed call): sedcontract {ours_mb:.1f} MB, "
           f"sed_eval {theirs_mb:.1f} MB")
+    record("audit_vector.py", f"guard vector (typed + union, exact), {args.clips} clips; "
+           "sed_eval: optimal event F1", f"{ours:.3f} s", "sed_eval", f"{theirs:.3f} s",
+           f"{theirs / ours:.1f}×", f"{ours_mb:.1f} / {theirs_mb:.1f} MB",
+           "— (different measures)")
     print("typed vector: " + ", ".join(f"{k} {v:.3f}" for k, v in report.vector("typed").items()))
     return 0
 

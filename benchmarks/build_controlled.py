@@ -9,6 +9,7 @@ import sys
 import tempfile
 import time
 
+from _rows import record
 from sedcontract.data.build import build_controlled
 from sedcontract.data.options import SPLITS
 
@@ -32,6 +33,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"build: {scenes} scenes in {build:.1f} s ({scenes / build:.0f} scenes/s), "
           f"{result.written} audio files; verified rebuild: {verify:.1f} s; "
           f"manifest {result.manifest_hash[:12]}")
+    record("build_controlled.py", f"build of {scenes} scenes", f"{build:.1f} s")
+    record("build_controlled.py", f"verified rebuild of {scenes} scenes", f"{verify:.1f} s")
     return 0
 
 

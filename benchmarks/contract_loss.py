@@ -17,6 +17,7 @@ from collections.abc import Callable
 
 import torch
 
+from _rows import record
 from sedcontract.contracts.policy import AuditPolicy
 from sedcontract.contracts.soft import ContractLoss
 from sedcontract.lightning.losses import smooth_boundaries
@@ -127,6 +128,10 @@ def main() -> None:
             alone = loss_time(losses, batch, device, args.steps)
             print(f"| {device.type} | BCE + contract ({name}) | {t * 1e3:.1f} | "
                   f"{100 * (t / base - 1):+.1f} % | {alone * 1e3:.1f} |")
+            record("contract_loss.py", f"step, BCE + contract ({name}), {device.type}, "
+                   f"batch {args.batch}", f"{t * 1e3:.1f} ms (the loss alone "
+                   f"{alone * 1e3:.1f} ms)", "BCE alone", f"{base * 1e3:.1f} ms",
+                   f"{base / t:.2f}× ({100 * (t / base - 1):+.1f} %)")
 
 
 if __name__ == "__main__":

@@ -20,6 +20,8 @@ import time
 
 import numpy as np
 
+from _rows import record
+
 CASES = {"W1": (1000, 3, 0.02), "W2": (10_000, 10, 0.02), "W2-1ms": (10_000, 10, 0.001),
          "W2+scores": (10_000, 10, 0.02)}
 SMOKE = {"W1": (20, 3, 0.02), "W2": (40, 10, 0.02), "W2-1ms": (40, 10, 0.001),
@@ -69,6 +71,27 @@ def run_case(case: str, backend: str, smoke: bool, jobs: int = 1) -> None:
           f"{report.logic('union'):.6f}")
 
 
+def record_rows(measured: dict[tuple[str, str, int], tuple[float, str, str, str, str]]) -> None:
+    """The summary's rows: each run-length case beside the dense backend (W2+scores has no
+    dense run), W2 on 2 processes beside one process; agreement: the logic values printed."""
+    for (case, backend, jobs), (elapsed, peak, events, typed, union) in measured.items():
+        if backend == "dense":
+            continue
+        tool, key = ("dense backend", (case, "dense", 1)) if jobs == 1 else \
+            ("one process", (case, "runs", 1))
+        label = f"{case}, {events} reference events" + (
+            "" if jobs == 1 else f", {jobs} processes (peak: the parent)")
+        if key not in measured:
+            record("corpus_scale.py", label, f"{elapsed:.2f} s", memory=f"{peak} MB")
+            continue
+        their_elapsed, their_peak, _, their_typed, their_union = measured[key]
+        agree = (typed, union) == (their_typed, their_union)
+        record("corpus_scale.py", label, f"{elapsed:.2f} s", tool, f"{their_elapsed:.2f} s",
+               f"{their_elapsed / elapsed:.1f}×", f"{peak} / {their_peak} MB",
+               "typed and union logic equal" if agree else
+               f"logic differs: typed {typed} vs {their_typed}, union {union} vs {their_union}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--case", choices=list(CASES))
@@ -83,6 +106,7 @@ def main(argv: list[str] | None = None) -> int:
     print("| case | backend | events (ref) | time | peak RSS | typed logic | union logic |")
     print("|---|---|---|---|---|---|---|")
     results = {}
+    measured = {}
     runs = [(case, backend, 1) for case in CASES for backend in ("runs", "dense")
             if not (case.endswith("+scores") and backend == "dense")]
     for case, backend, jobs in [*runs, ("W2", "runs", 2)]:
@@ -95,6 +119,7 @@ def main(argv: list[str] | None = None) -> int:
             continue
         elapsed, peak, events, typed, union = done.stdout.split()
         results[case, backend, jobs] = float(elapsed)
+        measured[case, backend, jobs] = (float(elapsed), peak, events, typed, union)
         shown = backend if jobs == 1 else f"{backend}, {jobs} processes (peak: the parent)"
         print(f"| {case} | {shown} | {events} | {float(elapsed):.2f} s | {peak} MB | "
               f"{typed} | {union} |")
@@ -105,6 +130,7 @@ def main(argv: list[str] | None = None) -> int:
     if ("W2", "runs", 1) in results and ("W2-1ms", "runs", 1) in results:
         print(f"1 ms grid against 20 ms grid (run-length): "
               f"{results['W2-1ms', 'runs', 1] / results['W2', 'runs', 1]:.2f}×")
+    record_rows(measured)
     return 0
 
 

@@ -27,6 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks._memory import peak_mb  # noqa: E402
+from benchmarks._rows import record  # noqa: E402
 from tests.real_dcase import CLASSES, DURATIONS, HOP, REF, implied_scores  # noqa: E402
 
 import sedcontract  # noqa: E402
@@ -128,11 +129,18 @@ def audioset(clips: int, sliced: int, count: int) -> str:
                                   DecisionPolicy(threshold=float(t)), "scores")
         reports.append(sedcontract.audit(ref, events, durations=durations, classes=labels))
     theirs = time.perf_counter() - start
+    differ = differing(curves, reports, thresholds, labels)
+    record("curves_scale.py", f"AudioSet shape, {whole['clips']} clips × {len(labels)} classes, "
+           f"curves at every score ({whole['changes']:,} change points)",
+           f"{whole['seconds']:.1f} s", memory=f"{whole['peak_mb']:.0f} MB (peak resident)")
+    record("curves_scale.py", f"AudioSet shape, first {sliced} clips, {count} thresholds",
+           f"{ours:.2f} s", f"a loop of {count} audits", f"{theirs:.2f} s",
+           f"{theirs / ours:.1f}×", agreement=f"{differ} counts differing")
     return (f"| AudioSet shape, {whole['clips']} clips × {len(labels)} classes | every score "
             f"({whole['changes']:,} change points) | {whole['seconds']:.1f} | — | — | "
             f"{whole['peak_mb']:.0f} (peak resident) | — | — |\n"
             f"| AudioSet shape, first {sliced} clips | {count} | {ours:.2f} | {theirs:.2f} | "
-            f"{theirs / ours:.1f}× | — | — | {differing(curves, reports, thresholds, labels)} |")
+            f"{theirs / ours:.1f}× | — | — | {differ} |")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -171,6 +179,10 @@ def main(argv: list[str] | None = None) -> int:
           f"| DESED validation, {len(ref.clips)} clips × {len(CLASSES)} classes | "
           f"{len(thresholds)} | {ours:.2f} | {theirs:.2f} | {theirs / ours:.1f}× | "
           f"{our_mb:.0f} | {their_mb:.0f} | {differ} |")
+    record("curves_scale.py", f"DESED validation, {len(ref.clips)} clips × {len(CLASSES)} "
+           f"classes, {len(thresholds)} thresholds", f"{ours:.2f} s",
+           f"a loop of {len(thresholds)} audits", f"{theirs:.2f} s", f"{theirs / ours:.1f}×",
+           f"{our_mb:.0f} / {their_mb:.0f} MB (one audit)", f"{differ} counts differing")
     if args.audioset:
         rows = audioset(args.audioset, min(args.audioset_slice, args.audioset),
                         args.thresholds)

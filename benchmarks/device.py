@@ -31,6 +31,7 @@ import torch
 from hydra import compose, initialize_config_module
 from hydra.utils import instantiate
 
+from _rows import record
 from sedcontract.lightning.metric import ContractMonitor
 from sedcontract.training import build_data, build_model, detector_parts
 
@@ -218,6 +219,11 @@ def run(args: argparse.Namespace, scratch: str) -> int:
         cells = measure(module, datamodule, args, scratch)
         label = PROBE if name == "probe" else name
         print("| " + " | ".join([label, *(cells[c] for c in columns[1:])]) + " |", flush=True)
+        memory = cells["peak memory MB"]
+        record("device.py", f"{label} ({cells['device']}, {cells['precision']}), "
+               f"{args.steps} steps", f"{cells['steps/s']} steps/s, {cells['clips/s']} clips/s; "
+               f"monitor {cells['monitor share of validation']} of validation",
+               memory=memory if memory == "—" else f"{memory} MB (accelerator)")
     return 0
 
 

@@ -23,6 +23,7 @@ sys.path.insert(0, str(ROOT))  # the tiny official-format fixtures of the tests
 
 from tests.encoder_fixtures import tiny_checkpoint  # noqa: E402
 
+from _rows import record  # noqa: E402
 from sedcontract.models.encoders import ENCODERS, load_encoder  # noqa: E402
 
 REAL = {"wav2vec2": "checkpoints/wav2vec2-base", "ast": "checkpoints/ast-audioset",
@@ -85,6 +86,9 @@ def main(argv: list[str] | None = None) -> int:
                 step = encoder(torch.zeros(1, 16000 * 4, device=where), 16000).centres
                 print(f"{family:10s} {kind:8s} {float(np.median(np.diff(step))):7.4f}s "
                       f"{rate:9.1f} {mean:9.1f}ms {worst:8.1f}ms")
+                record("encoders.py", f"{family} ({kind} model, {where})",
+                       f"{rate:.1f} clips/s; alignment error {mean:.0f} ms mean, "
+                       f"{worst:.0f} ms max")
     missing = [f for f in ENCODERS if not (ROOT / REAL[f]).exists()]
     if missing:
         print(f"no real checkpoint here for: {', '.join(missing)} (checkpoints/README.md)")

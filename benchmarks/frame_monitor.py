@@ -14,6 +14,7 @@ from functools import partial
 import numpy as np
 
 from _memory import peak_mb
+from _rows import record
 from sedcontract.contracts import evaluate_formula, parse_formula
 from sedcontract.traces import offset, onset
 
@@ -97,6 +98,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{ours_text:34s} {ours_time * 1e3:10.2f}ms {rtamt_time:9.2f}s "
               f"{rtamt_time / ours_time:7.0f}x  {memory:>23s}  "
               f"{'every frame' if agree else 'DISAGREE'}")
+        record("frame_monitor.py", f"{ours_text} ({args.frames} frames)",
+               f"{ours_time * 1e3:.2f} ms", "RTAMT", f"{rtamt_time:.2f} s",
+               f"{rtamt_time / ours_time:.0f}×", f"{memory} MB",
+               "every frame" if agree else "DISAGREE")
     print("sedcontract time: median of repeats, including atom lookup; RTAMT time: its "
           "evaluate() call alone (parsing excluded). Peak MB: tracemalloc, a separate untimed "
           "call (RTAMT's includes parsing).")

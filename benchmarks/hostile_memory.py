@@ -15,6 +15,8 @@ import time
 
 import numpy as np
 
+from _rows import record
+
 CASES = ("events", "classes", "scores")
 
 
@@ -76,6 +78,8 @@ def run_case(case: str, size: int, limit_mb: int | None) -> int:
               f"{size * 3 * 8 / 2**20:.0f} MB as numbers) read and audited with scores in "
               f"{elapsed:.2f} s, peak RSS {peak:.0f} MB; collar event F1 "
               f"{report.scores['event'].overall.f1:.3f}")
+        record("hostile_memory.py", f"one score file of {size:,} frames, read and audited "
+               "with scores", f"{elapsed:.2f} s", memory=f"{peak:.0f} MB")
         return 0
     ref, pred = workload(case, size)
     start = time.perf_counter()
@@ -87,6 +91,9 @@ def run_case(case: str, size: int, limit_mb: int | None) -> int:
           f"{len(report.traces['classes'])} classes: audit with scores {elapsed:.2f} s, "
           f"peak RSS {peak:.0f} MB; onset {typed['onset']:.3f}, collar event F1 "
           f"{report.scores['event'].overall.f1:.3f}")
+    record("hostile_memory.py", f"{case}: {len(ref)} + {len(pred)} events, {len(ref.clips)} "
+           f"clips × {len(report.traces['classes'])} classes, audit with scores",
+           f"{elapsed:.2f} s", memory=f"{peak:.0f} MB")
     return 0
 
 
@@ -109,6 +116,8 @@ def main(argv: list[str] | None = None) -> int:
                            "resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)"],
                           capture_output=True, text=True, env=env, check=True)
     print(f"import sedcontract alone: peak RSS {float(base.stdout):.0f} MB")
+    record("hostile_memory.py", "import sedcontract alone", "—",
+           memory=f"{float(base.stdout):.0f} MB")
     for case in CASES:
         result = subprocess.run([sys.executable, __file__, "--case", case, "--size",
                                  str(sizes[case])], capture_output=True, text=True, env=env)

@@ -20,6 +20,7 @@ import zipfile
 from importlib import metadata
 from pathlib import Path
 
+from _rows import record
 from _timing import wall
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -146,6 +147,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f"| {label} | {size:.0f} | {start:.3f} | {scores:.3f} |")
         print(f"the evaluation install is {rows[0][1] / rows[1][1]:.1%} of the development "
               f"environment's size")
+        cells = (("size", "{:.0f} MB"), ("import sedcontract", "{:.3f} s"),
+                 ("sedcontract scores", "{:.3f} s"))
+        for (what, shown), ours, theirs in zip(cells, rows[0][1:], rows[1][1:], strict=True):
+            record("light_install.py", f"evaluation install: {what}", shown.format(ours),
+                   "development venv (.venv)", shown.format(theirs), f"{theirs / ours:.1f}×")
     return 0
 
 

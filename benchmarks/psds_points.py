@@ -15,6 +15,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from _rows import record
 from sedcontract.scores.psds.operating_points import (
     point_rates,
     psd_roc,
@@ -86,6 +87,12 @@ def main(argv: list[str] | None = None) -> int:
                 their_value = answers[0]["value"]
             print(f"| {name} | {len(points)} | {ours:.3f} | {counting:.3f} | {drawing:.3f} | "
                   f"{theirs:.3f} | {theirs / ours:.1f}× | {value:.6f} | {their_value:.6f} |")
+            oracle = ORACLE.exists()
+            record("psds_points.py", f"{name}, {len(points)} operating points (tables read)",
+                   f"{ours:.3f} s", "psds_eval",
+                   f"{theirs:.3f} s" if oracle else "missing (.venv-oracle)",
+                   f"{theirs / ours:.1f}×" if oracle else "—",
+                   agreement=f"PSDS {value:.6f} vs {their_value:.6f}")
     return 0
 
 

@@ -23,6 +23,8 @@ sys.path.insert(0, str(ROOT))
 
 from tests.real_dcase import CLASSES, DURATIONS, HOP, REF, implied_scores  # noqa: E402
 
+from _rows import record  # noqa: E402
+
 # runs the command given as arguments, then prints its peak resident set in kB
 MEASURE = ("import resource, subprocess, sys; subprocess.run(sys.argv[1:], check=True, "
            "capture_output=True); print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
@@ -99,6 +101,8 @@ def main(argv: list[str] | None = None) -> int:
             rows.append(str(out))
             print(f"| audit {name} (--bootstrap {args.resamples}) | {wall:.2f} | {peak:.0f} | "
                   f"{out.stat().st_size / 2**20:.1f} |")
+            record("report_scale.py", f"audit {name} --with-scores --bootstrap "
+                   f"{args.resamples}", f"{wall:.2f} s", memory=f"{peak:.0f} MB")
         report = root / "report"
         command = [*SEDCONTRACT, "report", *rows, "--out", str(report), "--baseline", "th0.5",
                    "--bootstrap", str(args.resamples)]
@@ -106,6 +110,8 @@ def main(argv: list[str] | None = None) -> int:
         size = sum(p.stat().st_size for p in report.iterdir()) / 2**20
         print(f"| report of the 3 (--bootstrap {args.resamples}, --baseline) | {wall:.2f} | "
               f"{peak:.0f} | {size:.1f} |")
+        record("report_scale.py", f"report of the 3 audits (--bootstrap {args.resamples}, "
+               "--baseline)", f"{wall:.2f} s", memory=f"{peak:.0f} MB")
     finally:
         shutil.rmtree(root, ignore_errors=True)
     return 0

@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from _memory import peak_mb
+from _rows import record
 from sedcontract.data.dcase_baseline import CLASS_MAPS, COLUMNS, FRAME, FRAMES
 from sedcontract.traces.classmap import read_class_map
 from sedcontract.traces.scores import read_score_dir
@@ -79,12 +80,19 @@ def main(argv: list[str] | None = None) -> int:
               "peak MB (ours / theirs)")
         for name, ours, theirs in rows:
             t_ours, _ = timed(ours, args.repeat)
+            case = f"{name}, {n} files"
             if theirs is None:
-                print(f"{name:36s} {t_ours:11.2f}s {'':>16s} {'':>7s}  {peak_mb(ours):.0f}")
+                our_mb = peak_mb(ours)
+                print(f"{name:36s} {t_ours:11.2f}s {'':>16s} {'':>7s}  {our_mb:.0f}")
+                record("score_folders.py", case, f"{t_ours:.2f} s", memory=f"{our_mb:.0f} MB")
                 continue
             t_theirs, _ = timed(theirs, args.repeat)
+            our_mb, their_mb = peak_mb(ours), peak_mb(theirs)
             print(f"{name:36s} {t_ours:11.2f}s {t_theirs:15.2f}s {t_theirs / t_ours:6.2f}×  "
-                  f"{peak_mb(ours):.0f} / {peak_mb(theirs):.0f}")
+                  f"{our_mb:.0f} / {their_mb:.0f}")
+            record("score_folders.py", case, f"{t_ours:.2f} s", "sed_scores_eval (read_sed_scores)",
+                   f"{t_theirs:.2f} s", f"{t_theirs / t_ours:.2f}×",
+                   f"{our_mb:.0f} / {their_mb:.0f} MB", "— (sed_scores_eval checks nothing)")
     return 0
 
 

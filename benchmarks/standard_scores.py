@@ -10,6 +10,7 @@ import time
 import warnings
 
 from _memory import peak_mb
+from _rows import record
 from audit_vector import CLASSES, workload
 from sedcontract.scores.collar_based import event_metrics
 from sedcontract.scores.segment_based import segment_metrics
@@ -81,6 +82,9 @@ def main(argv: list[str] | None = None) -> int:
         memory = f"{peak_mb(ours):.1f} / {peak_mb(theirs):.1f}"
         print(f"{name:28s} {t_ours:11.3f}s {t_theirs:9.3f}s {t_theirs / t_ours:6.1f}x  "
               f"{memory:>26s}  {v_ours:.6f} vs {v_theirs:.6f}")
+        record("standard_scores.py", f"{name}, {len(ref.clips)} clips", f"{t_ours:.3f} s",
+               "sed_eval", f"{t_theirs:.3f} s", f"{t_theirs / t_ours:.1f}×", f"{memory} MB",
+               f"{v_ours:.6f} vs {v_theirs:.6f}")
     print("peak MB: tracemalloc (Python objects and numpy arrays), a separate untimed call")
     print("event times here have millisecond resolution, so some onset/offset differences are "
           "exactly one collar;\nsedcontract compares in microseconds (a hit), sed_eval in float64 "

@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from _rows import record
 from _timing import wall
 
 CLI = Path(sys.executable).with_name("sedcontract")
@@ -46,6 +47,9 @@ def main(argv: list[str] | None = None) -> int:
     for name in ("sed_eval", "sed_scores_eval"):
         theirs = wall([*python, f"import {name}"], repeats)
         print(f"{'import ' + name:34s} {theirs:6.3f}s  ({theirs / ours:.1f}x ours)")
+        record("startup.py", f"import sedcontract (median of {repeats})", f"{ours:.3f} s",
+               name, f"{theirs:.3f} s (import {name})", f"{theirs / ours:.1f}×")
+    record("startup.py", f"sedcontract check standard (median of {repeats})", f"{check:.3f} s")
     print("slowest imports under `import sedcontract` (cumulative):")
     for micros, module in slowest_imports(6):
         print(f"  {micros / 1e3:7.1f} ms  {module.strip()}")

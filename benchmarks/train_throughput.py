@@ -22,6 +22,7 @@ import torch
 from hydra import compose, initialize_config_module
 from hydra.utils import instantiate
 
+from _rows import record
 from sedcontract.training import build_data, build_model, detector_parts
 
 DETECTORS = ("threshold", "logistic", "temporal_cnn", "dilated_cnn", "contract_aware")
@@ -128,6 +129,8 @@ def run(args: argparse.Namespace) -> int:
           f"{args.batch_size}; GPU: {torch.cuda.get_device_name() if len(devices) > 1 else 'none'}")
     print(f"loading: {load:.1f} clips/s with {args.workers} workers, {load_single:.1f} clips/s "
           "in the training process")
+    record("train_throughput.py", f"loading, batch {args.batch_size}",
+           f"{load:.1f} clips/s with {args.workers} workers, {load_single:.1f} in process")
     print("| detector | device | compute clips/s | fit clips/s | loading share |")
     print("|---|---|---|---|---|")
     for name in DETECTORS:
@@ -145,6 +148,10 @@ def run(args: argparse.Namespace) -> int:
                 fit = f"{fit_rate(fresh, datamodule, device, args.batches):.1f}"
             share = (1 / load_single) / (1 / load_single + 1 / rate)
             print(f"| {name} | {device.type} | {rate:.1f} | {fit} | {share:.0%} |")
+            record("train_throughput.py", f"{name} ({device.type}), batch {args.batch_size}",
+                   f"compute {rate:.1f} clips/s, fit "
+                   + (fit if module.fitted_not_trained else f"{fit} clips/s")
+                   + f", loading share {share:.0%}")
     return 0
 
 
