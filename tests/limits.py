@@ -11,8 +11,11 @@ def run_limited(args: list[str], limit_mb: int, timeout: float = 300):
     import subprocess
     import sys
 
-    code = (f"import resource, runpy, sys; limit = {limit_mb} * 2**20; "
+    # a script runs as python runs one: its folder first on the path (its helper modules)
+    code = (f"import os, resource, runpy, sys; limit = {limit_mb} * 2**20; "
             f"resource.setrlimit(resource.RLIMIT_AS, (limit, limit)); sys.argv = {args!r}; "
+            "sys.path.insert(0, os.path.dirname(os.path.abspath(sys.argv[0]))) "
+            "if sys.argv[0] != '-c' else None; "
             "runpy.run_path(sys.argv[0], run_name='__main__') if sys.argv[0] != '-c' "
             "else exec(sys.argv[1])")
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",

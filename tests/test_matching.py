@@ -249,3 +249,23 @@ def test_graphs_that_are_not_convex_and_monotone_go_to_the_general_matchers():
     backwards = (np.array([0, 1]), np.array([3, 1]))       # a later reference reaches less
     for ref_index, pred_index in (gap, backwards):
         assert matching.monotone_ranges(ref_index, pred_index) is None
+
+
+def test_the_sweep_equals_the_greedy_loop_on_long_crowded_graphs(monkeypatch):
+    """Many references competing for few predictions in long segments, whatever the rounds
+    the vectorised sweep gets before the loop finishes (references with nothing in reach
+    included)."""
+    from sedcontract.contracts import matching
+
+    rng = np.random.default_rng(7)
+    for rounds in (1, 2, 64):
+        monkeypatch.setattr(matching, "SWEEP_ROUNDS", rounds)
+        for _ in range(300):
+            n, n_pred = int(rng.integers(0, 80)), int(rng.integers(0, 60))
+            lo = np.sort(rng.integers(0, n_pred + 1, n))
+            hi = np.maximum.accumulate(np.minimum(lo + rng.integers(0, 4, n), n_pred))
+            ref_index = np.repeat(np.arange(n), hi - lo).astype(np.int64)
+            pred_index = np.concatenate([np.arange(a, b) for a, b in zip(lo, hi, strict=True)]
+                                        or [np.zeros(0)]).astype(np.int64)
+            refs, preds = matching.sweep(np.arange(n), lo, hi)
+            assert (refs.tolist(), preds.tolist()) == greedy_by_hand(ref_index, pred_index)

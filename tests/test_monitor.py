@@ -216,3 +216,31 @@ def test_formulas_and_expressions_of_any_depth_evaluate():
     result = evaluate_contract(f"clause c: each ref require {total} == 5000 * dur(ref)",
                                signals)
     assert result["c"].satisfied == result["c"].obligations > 0
+
+
+def test_formulas_evaluated_together_share_sub_formulas_and_equal_each_alone():
+    """A contract's frame formulas run as one forest: a sub-formula several of them share
+    runs once, and every value is the one its formula has alone."""
+    from sedcontract.contracts import parse_formula
+    from sedcontract.contracts.backend import NumpyOps
+    from sedcontract.contracts.bounds import BoundResolver
+    from sedcontract.contracts.monitor import evaluate_tree, evaluate_trees
+
+    rng = np.random.default_rng(1)
+    signals = {name: rng.random((2, 300)) < 0.2 for name in ("ref.active", "pred.active")}
+    texts = ["N[3] pred.active", "ref.active & N[3] pred.active", "N[3] pred.active",
+             "!N[3] pred.active | ref.active", "ref.active"]
+    formulas = [parse_formula(t) for t in texts]
+    looked_up = []
+
+    def lookup(atom):
+        looked_up.append(atom.name)
+        return signals[atom.name]
+
+    together = list(evaluate_trees(formulas, NumpyOps((2, 300), None), lookup,
+                                   BoundResolver()))
+    assert sorted(looked_up) == ["pred.active", "ref.active"]  # each atom once, for all
+    for formula, value in zip(formulas, together, strict=True):
+        alone = evaluate_tree(formula, NumpyOps((2, 300), None),
+                              lambda atom: signals[atom.name], BoundResolver())
+        assert np.array_equal(value, alone)

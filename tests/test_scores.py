@@ -345,3 +345,16 @@ def test_boundary_scores_are_a_maximum_matching_within_the_tolerance(seed):
                             expected[c] += int(np.count_nonzero(found >= 0))
                 assert {c: result.per_class[c].tp for c in expected} == expected, \
                     (kind, edges, frames)
+
+
+def test_pairs_ordered_by_one_key_are_in_lexsort_order():
+    """``by_row`` orders (row, position) pairs as ``np.lexsort`` does, ties in place, for
+    positions of any sign and size."""
+    from sedcontract.scores.counts import by_row
+
+    rng = np.random.default_rng(3)
+    for high in (3, 10**6, 2**61):
+        rows = rng.integers(0, 50, 2000)
+        positions = rng.integers(-high, high, 2000)
+        assert np.array_equal(by_row(rows, positions), np.lexsort((positions, rows)))
+    assert by_row(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)).size == 0

@@ -581,3 +581,15 @@ def test_a_score_file_past_the_bound_is_refused_from_its_line_count(tmp_path, mo
     for body in ("0\t0.02\t\u00a00.25\n", "0\t0.02\t\u00a00.25\n\n", "0\t0.02\t0.25\x0c\n"):
         path.write_text(SCORES + body)
         assert score_io.read_scores(path).scores.tolist() == [[0.25]]
+
+
+def test_event_columns_are_coded_once_and_looked_up_per_distinct_value():
+    events = EventList.from_rows([("b", 0.0, 1.0, "x"), ("a", 0.5, 1.0, "y"),
+                                  ("b", 2.0, 3.0, "y")])
+    assert events.codes("clip")[0] == ["b", "a"]
+    assert events.codes("clip")[1].tolist() == [0, 1, 0]
+    assert events.codes("clip") is events.codes("clip")  # made once
+    assert events.positions("label", {"y": 0, "x": 1}).tolist() == [1, 0, 0]
+    with pytest.raises(KeyError):
+        events.positions("label", {"x": 0})
+    assert events.classes == ("x", "y")

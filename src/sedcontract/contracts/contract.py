@@ -20,10 +20,10 @@ from sedcontract.contracts.events import (
     event_outcomes,
 )
 from sedcontract.contracts.matching import METHODS
-from sedcontract.contracts.monitor import SignalTable, run
+from sedcontract.contracts.monitor import SignalTable, run_each
 from sedcontract.contracts.parser import parse_contract
 from sedcontract.contracts.printer import format_contract
-from sedcontract.contracts.runs import RunTable, evaluate_runs
+from sedcontract.contracts.runs import RunTable, evaluate_runs_each
 from sedcontract.contracts.scoring import ClauseScore, clause_counts
 from sedcontract.contracts.syntax import (
     SIDES,
@@ -342,8 +342,12 @@ def _evaluated(contract: Contract, table: SignalTable | RunTable, resolver: Boun
                matching: str | None) -> Iterator[tuple[Any, EventContext | None, tuple]]:
     """Each clause with the event context so far and what scoring it needs: a frame clause's
     obligation and requirement values; an event clause's elements (binding, row, obliged,
-    required). The event context is built once, at the first event clause."""
-    evaluate = evaluate_runs if isinstance(table, RunTable) else run
+    required). The event context is built once, at the first event clause; the frame
+    clauses' formulas are evaluated together, so a sub-formula they share runs once."""
+    evaluate = evaluate_runs_each if isinstance(table, RunTable) else run_each
+    values = evaluate([f for clause in contract.clauses if not isinstance(clause, EventClause)
+                       for f in (clause.obligation, clause.requirement)], table, resolver,
+                      source=contract.source, name=contract.name)
     context: EventContext | None = None
     for clause in contract.clauses:
         if isinstance(clause, EventClause):
@@ -352,9 +356,7 @@ def _evaluated(contract: Contract, table: SignalTable | RunTable, resolver: Boun
                                          matching)
             yield clause, context, event_outcomes(clause, context)
         else:
-            yield clause, context, tuple(
-                evaluate(formula, table, resolver, source=contract.source, name=contract.name)
-                for formula in (clause.obligation, clause.requirement))
+            yield clause, context, (next(values), next(values))
 
 
 @dataclass(frozen=True)

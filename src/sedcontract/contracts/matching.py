@@ -99,34 +99,62 @@ def sweep(refs: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray,
     """Greedy on a convex graph with monotone ends (see the module text): each reference in
     order takes ``max(lo, last taken + 1)`` when that is below its ``hi``.
 
-    Vectorised: while every reference takes one, ``taken[i] − i`` is a running maximum of
-    ``lo[k] − k``. A reference whose ``lo`` beats that maximum starts a *segment* that owes
-    nothing to earlier ones; the first reference of a segment that finds nothing left is truly
-    unmatched, so each round drops the first one of every segment and recomputes."""
-    keep = np.ones(len(refs), dtype=bool)
+    Vectorised by *segments*: a reference known to take its own ``lo`` starts one, and within
+    a segment every reference takes one more than the last (as long as each finds one), so
+    ``taken[i] − i`` is the segment's running maximum of ``lo[k] − k``. A reference with an
+    empty range takes nothing and changes nothing: it is left out. A segment in which every
+    reference finds one is final; in the others the first that finds nothing is truly
+    unmatched, so each round drops it and goes on with those segments alone."""
+    taken = np.full(len(refs), -1, dtype=np.int64)
+    live = np.flatnonzero(lo < hi)
+    known = np.zeros(len(live), dtype=bool)  # segment starts proven in earlier rounds
     for _ in range(SWEEP_ROUNDS):
-        idx = np.flatnonzero(keep)
-        rank = np.arange(len(idx))
-        offset = lo[idx] - rank
-        best = np.maximum.accumulate(offset)
-        taken = best + rank
-        short = np.flatnonzero(taken >= hi[idx])
-        if len(short) == 0:
-            return refs[idx].astype(np.int64), taken.astype(np.int64)
-        start = np.ones(len(idx), dtype=bool)
-        start[1:] = offset[1:] > best[:-1]
-        segment = np.cumsum(start)
-        _, first = np.unique(segment[short], return_index=True)
-        keep[idx[short[first]]] = False
-    # a segment with very many references left without a prediction: finish it in order
-    out_ref, out_pred, last = [], [], -1
-    for r, a, b in zip(refs[keep].tolist(), lo[keep].tolist(), hi[keep].tolist(), strict=True):
-        take = max(a, last + 1)
-        if take < b:
-            out_ref.append(r)
-            out_pred.append(take)
-            last = take
-    return np.asarray(out_ref, dtype=np.int64), np.asarray(out_pred, dtype=np.int64)
+        if len(live) == 0:
+            break
+        a, b = lo[live], hi[live]
+        starts = _segment_starts(a, b, known)
+        take, starts = _segment_takes(a, starts)
+        short = take >= b
+        segment = np.cumsum(starts) - 1
+        unfinished = np.zeros(int(segment[-1]) + 1, dtype=bool)
+        unfinished[segment[short]] = True
+        settled = ~unfinished[segment]
+        taken[live[settled]] = take[settled]
+        shorts = np.flatnonzero(short)
+        first = np.ones(len(shorts), dtype=bool)
+        first[1:] = segment[shorts[1:]] != segment[shorts[:-1]]
+        settled[shorts[first]] = True  # truly unmatched: dropped
+        live, known = live[~settled], starts[~settled]
+    else:  # segments with very many references left without a prediction: finish in order
+        last = -1
+        for i, a_, b_ in zip(live.tolist(), lo[live].tolist(), hi[live].tolist(), strict=True):
+            if max(a_, last + 1) < b_:
+                last = taken[i] = max(a_, last + 1)
+    matched = np.flatnonzero(taken >= 0)
+    return refs[matched].astype(np.int64), taken[matched]
+
+
+def _segment_starts(lo: np.ndarray, hi: np.ndarray, known: np.ndarray) -> np.ndarray:
+    """The known segment starts and every reference whose range begins at or after the end
+    of the one before it (no earlier reference reaches its ``lo``, as ``hi`` never falls)."""
+    starts = known.copy()
+    starts[1:] |= lo[1:] >= hi[:-1]
+    starts[0] = True
+    return starts
+
+
+def _segment_takes(lo: np.ndarray, starts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """What each reference takes while every reference of its segment finds one, and the
+    starts with those added that take their own ``lo`` (it reaches their segment's running
+    maximum of ``lo[k] − k``)."""
+    rank = np.arange(len(lo))
+    offset = lo - rank
+    segment = np.cumsum(starts) - 1
+    span = int(offset.max()) - int(offset.min()) + 1  # lifts each segment above the last
+    best = np.maximum.accumulate(offset + segment * span) - segment * span
+    starts = starts.copy()
+    starts[1:] |= offset[1:] >= best[:-1]
+    return best + rank, starts
 
 
 def match(method: str, ref_index: np.ndarray, pred_index: np.ndarray, n_ref: int,

@@ -7,7 +7,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -41,49 +41,71 @@ _UNARY = {"F": temporal.eventually, "G": temporal.always, "P": temporal.once,
 
 def evaluate_tree(formula: Formula, ops: temporal.Ops, lookup: Callable[[Atom], Any],
                   resolver: BoundResolver) -> Any:
-    """Value of ``formula`` at every frame, on backend ``ops``. Iterative (a formula of any
-    depth), equal sub-formulas run once, and a value is dropped once its last user has run."""
-    nodes = postorder(formula, children)
+    """Value of ``formula`` at every frame, on backend ``ops`` (:func:`evaluate_trees` of
+    one formula)."""
+    return next(evaluate_trees((formula,), ops, lookup, resolver))
+
+
+def evaluate_trees(formulas: Iterable[Formula], ops: temporal.Ops,
+                   lookup: Callable[[Atom], Any], resolver: BoundResolver) -> Iterator[Any]:
+    """Values of several formulas, in order, each computed when asked for. Iterative (a
+    formula of any depth), equal sub-formulas of all of them run once, and a value is
+    dropped once its last user (a parent, or a formula given) has run."""
+    formulas = tuple(formulas)
+    nodes = [node for formula in formulas for node in postorder(formula, children)]
     keys = structure(nodes, children)
     first: dict[int, Any] = {}
     for node in nodes:  # first occurrences keep children before parents
         first.setdefault(keys[id(node)], node)
-    nodes = list(first.values())
-    uses = Counter(keys[id(c)] for node in nodes for c in children(node))
+    pending = iter(first.values())
+    uses = Counter(keys[id(c)] for node in first.values() for c in children(node))
+    uses.update(keys[id(formula)] for formula in formulas)
     values: dict[int, Any] = {}
-    for node in nodes:
-        key = keys[id(node)]
-        args = [values[keys[id(c)]] for c in children(node)]
-        if isinstance(node, Atom):
-            value = lookup(node)
-        elif isinstance(node, Const):
-            value = ops.const(node.value)
-        elif isinstance(node, Not):
-            value = ops.not_(args[0])
-        elif isinstance(node, And):
-            value = ops.and_(*args)
-        elif isinstance(node, Or):
-            value = ops.or_(*args)
-        elif isinstance(node, Implies):
-            value = ops.or_(ops.not_(args[0]), args[1])
-        elif isinstance(node, Temporal):
-            lo, hi = resolver.window(node.window)
-            if node.op == "N":
-                value = temporal.neighbourhood(ops, args[0], hi)
-            else:
-                value = _UNARY[node.op](ops, args[0], lo, hi)
-        elif isinstance(node, Until):
-            lo, hi = resolver.window(node.window)
-            value = temporal.until(ops, args[0], args[1], lo, hi)
-        else:
-            raise TypeError(f"not a formula node: {node!r}")
-        for child in children(node):
-            child_key = keys[id(child)]
-            uses[child_key] -= 1
-            if uses[child_key] == 0:
-                del values[child_key]
-        values[key] = value
-    return values[keys[id(formula)]]
+    for formula in formulas:
+        target = keys[id(formula)]
+        while target not in values:
+            node = next(pending)
+            values[keys[id(node)]] = _node_value(node, [values[keys[id(c)]]
+                                                        for c in children(node)],
+                                                 ops, lookup, resolver)
+            for child in children(node):
+                _release(values, uses, keys[id(child)])
+        value = values[target]
+        _release(values, uses, target)
+        yield value
+
+
+def _release(values: dict[int, Any], uses: Counter, key: int) -> None:
+    """One user of the value under ``key`` is done; the last one drops it."""
+    uses[key] -= 1
+    if uses[key] == 0:
+        del values[key]
+
+
+def _node_value(node: Formula, args: list[Any], ops: temporal.Ops,
+                lookup: Callable[[Atom], Any], resolver: BoundResolver) -> Any:
+    """One node's value from its children's values ``args``."""
+    if isinstance(node, Atom):
+        return lookup(node)
+    if isinstance(node, Const):
+        return ops.const(node.value)
+    if isinstance(node, Not):
+        return ops.not_(args[0])
+    if isinstance(node, And):
+        return ops.and_(*args)
+    if isinstance(node, Or):
+        return ops.or_(*args)
+    if isinstance(node, Implies):
+        return ops.or_(ops.not_(args[0]), args[1])
+    if isinstance(node, Temporal):
+        lo, hi = resolver.window(node.window)
+        if node.op == "N":
+            return temporal.neighbourhood(ops, args[0], hi)
+        return _UNARY[node.op](ops, args[0], lo, hi)
+    if isinstance(node, Until):
+        lo, hi = resolver.window(node.window)
+        return temporal.until(ops, args[0], args[1], lo, hi)
+    raise TypeError(f"not a formula node: {node!r}")
 
 
 class SignalTable:
@@ -194,8 +216,14 @@ def evaluate_formula(formula: Formula | str, signals: Mapping[str, Any], *,
 def run(formula: Formula, table: SignalTable, resolver: BoundResolver, *,
         source: str | None = None, name: str = "<formula>") -> np.ndarray:
     """Evaluate a parsed formula on a signal table with the numpy backend."""
+    return next(run_each((formula,), table, resolver, source=source, name=name))
+
+
+def run_each(formulas: Iterable[Formula], table: SignalTable, resolver: BoundResolver, *,
+             source: str | None = None, name: str = "<formula>") -> Iterator[np.ndarray]:
+    """:func:`run` of several formulas, in order; equal sub-formulas of all run once."""
     ops = NumpyOps(table.shape, table.valid)
-    value = evaluate_tree(formula, ops,
-                          lambda atom: table.lookup(atom, source=source, name=name), resolver)
-    value = np.broadcast_to(value, table.shape)
-    return value & table.valid if table.valid is not None else value.copy()
+    for value in evaluate_trees(formulas, ops, lambda atom: table.lookup(
+            atom, source=source, name=name), resolver):
+        value = np.broadcast_to(value, table.shape)
+        yield value & table.valid if table.valid is not None else value.copy()

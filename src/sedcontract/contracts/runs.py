@@ -8,12 +8,12 @@ cost. Semantics, truncation at each row's own length and clip edges are the dens
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 
 import numpy as np
 
 from sedcontract.contracts.bounds import BoundResolver
-from sedcontract.contracts.monitor import evaluate_tree, missing_atom
+from sedcontract.contracts.monitor import evaluate_trees, missing_atom
 from sedcontract.contracts.syntax import Atom, Formula
 from sedcontract.errors import SignalError
 from sedcontract.traces.activity import EDGES
@@ -154,5 +154,13 @@ class RunTable:
 def evaluate_runs(formula: Formula, table: RunTable, resolver: BoundResolver, *,
                   source: str | None = None, name: str = "<formula>") -> Intervals:
     """The frames where ``formula`` holds, as runs per row."""
-    return evaluate_tree(formula, table.ops,
-                         lambda atom: table.lookup(atom, source=source, name=name), resolver)
+    return next(evaluate_runs_each((formula,), table, resolver, source=source, name=name))
+
+
+def evaluate_runs_each(formulas: Iterable[Formula], table: RunTable, resolver: BoundResolver,
+                       *, source: str | None = None, name: str = "<formula>"
+                       ) -> Iterator[Intervals]:
+    """:func:`evaluate_runs` of several formulas, in order; equal sub-formulas of all run
+    once."""
+    return evaluate_trees(formulas, table.ops,
+                          lambda atom: table.lookup(atom, source=source, name=name), resolver)

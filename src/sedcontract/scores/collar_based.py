@@ -12,7 +12,7 @@ import numpy as np
 from sedcontract.contracts.matching import exact, greedy
 from sedcontract.contracts.policy import EVENT_MATCHINGS, TIME_COMPARISONS
 from sedcontract.errors import SedContractError
-from sedcontract.scores.counts import MetricResult, event_rows, row_sums
+from sedcontract.scores.counts import MetricResult, by_row, event_rows, row_sums
 from sedcontract.scores.fscores import Thresholds, fscore_dicts, system_output
 from sedcontract.traces import EventList
 from sedcontract.traces.given import events_of
@@ -31,7 +31,7 @@ def _greedy_in_rows(refs: np.ndarray, preds: np.ndarray, r_row: np.ndarray,
     r_rank[r_order] = np.arange(len(r_order))
     p_rank[p_order] = np.arange(len(p_order))
     a, b = r_rank[refs], p_rank[preds]
-    by_pair = np.lexsort((b, a))
+    by_pair = by_row(a, b)
     hit_r, hit_p = greedy(a[by_pair], b[by_pair])
     return r_order[hit_r], p_order[hit_p]
 
@@ -48,12 +48,12 @@ def _collar_pairs(ref: EventList, pred: EventList, r_clip: np.ndarray, p_clip: n
     rounded to 6 decimals), ``sed_eval`` subtracts float64 seconds as sed_eval does; the
     third value counts, per clip, the candidate pairs the two rules decide differently;
     ``offset_collar`` (default ``t_collar``) is the offset's least tolerance."""
-    collar = int(to_us(t_collar))
-    off_collar = collar if offset_collar is None else int(to_us(offset_collar))
-    r_off, p_off = to_us(ref.offset), to_us(pred.offset)
-    tolerance = np.maximum(off_collar, to_us(percentage_of_length * (ref.offset - ref.onset)))
+    times = {rule: collar_times(ref, pred, rule, t_collar=t_collar,
+                                percentage_of_length=percentage_of_length,
+                                offset_collar=offset_collar) for rule in TIME_COMPARISONS}
+    collar, r_on, p_on, r_off, p_off, tolerance = times["sed_scores_eval"]
     if evaluate_onset:
-        key, centre, radius = to_us(pred.onset), to_us(ref.onset), collar
+        key, centre, radius = p_on, r_on, collar
     else:  # only offsets are compared
         key, centre, radius = p_off, r_off, tolerance
     low, high = centre - radius - 1, centre + radius + 1  # the float rule's ties are inside
@@ -71,44 +71,48 @@ def _collar_pairs(ref: EventList, pred: EventList, r_clip: np.ndarray, p_clip: n
                                "duplicated?)")
     refs, k = expand_ranges(lo, hi)
     preds = order[k]
-    decided = {rule: collar_conditions(ref, pred, refs, preds, t_collar=t_collar,
-                                       percentage_of_length=percentage_of_length,
-                                       evaluate_onset=evaluate_onset,
-                                       evaluate_offset=evaluate_offset, time_comparison=rule,
-                                       offset_collar=offset_collar)
+    decided = {rule: collar_conditions(times[rule], refs, preds, evaluate_onset=evaluate_onset,
+                                       evaluate_offset=evaluate_offset)
                for rule in TIME_COMPARISONS}
     ok = decided[time_comparison]
     apart = decided["sed_eval"] != decided["sed_scores_eval"]
     ties = np.bincount(r_clip[refs[apart]], minlength=int(max(r_clip.max(initial=-1),
                                                               p_clip.max(initial=-1))) + 1)
     refs, preds = refs[ok], preds[ok]
-    by_pair = np.lexsort((preds, refs))
+    by_pair = by_row(refs, preds)
     return refs[by_pair], preds[by_pair], ties
 
 
-def collar_conditions(ref: EventList, pred: EventList, refs: np.ndarray, preds: np.ndarray, *,
-                      t_collar: float, percentage_of_length: float, evaluate_onset: bool,
-                      evaluate_offset: bool, time_comparison: str,
-                      offset_collar: float | None = None) -> np.ndarray:
-    """Whether each (ref, pred) pair meets the onset and offset collars under the rule
-    (``offset_collar``, default ``t_collar``: the offset's least tolerance)."""
-    ok = np.ones(len(refs), dtype=bool)
+CollarTimes = tuple[Any, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+
+
+def collar_times(ref: EventList, pred: EventList, time_comparison: str, *, t_collar: float,
+                 percentage_of_length: float, offset_collar: float | None = None
+                 ) -> CollarTimes:
+    """The onset collar, the onsets and offsets of both sides and each reference's offset
+    tolerance (``offset_collar``, default ``t_collar``, or its share of the reference's
+    length) as the rule compares them: float64 seconds (``sed_eval``, as sed_eval's
+    event-based metrics) or whole microseconds. Made once per event, read once per pair."""
     off_collar = t_collar if offset_collar is None else offset_collar
-    if time_comparison == "sed_eval":  # float64 seconds, as sed_eval's event-based metrics
-        if evaluate_onset:
-            ok &= np.abs(ref.onset[refs] - pred.onset[preds]) <= t_collar
-        if evaluate_offset:
-            length = ref.offset[refs] - ref.onset[refs]
-            ok &= np.abs(ref.offset[refs] - pred.offset[preds]) <= np.maximum(
-                off_collar, percentage_of_length * length)
-        return ok
-    collar = int(to_us(t_collar))
+    length = ref.offset - ref.onset
+    if time_comparison == "sed_eval":
+        return (t_collar, ref.onset, pred.onset, ref.offset, pred.offset,
+                np.maximum(off_collar, percentage_of_length * length))
+    return (int(to_us(t_collar)), to_us(ref.onset), to_us(pred.onset), to_us(ref.offset),
+            to_us(pred.offset), np.maximum(int(to_us(off_collar)),
+                                           to_us(percentage_of_length * length)))
+
+
+def collar_conditions(times: CollarTimes, refs: np.ndarray, preds: np.ndarray, *,
+                      evaluate_onset: bool, evaluate_offset: bool) -> np.ndarray:
+    """Whether each (ref, pred) pair meets the onset and offset collars, on the times of one
+    rule (:func:`collar_times`)."""
+    collar, r_on, p_on, r_off, p_off, tolerance = times
+    ok = np.ones(len(refs), dtype=bool)
     if evaluate_onset:
-        ok &= np.abs(to_us(ref.onset)[refs] - to_us(pred.onset)[preds]) <= collar
+        ok &= np.abs(r_on[refs] - p_on[preds]) <= collar
     if evaluate_offset:
-        tolerance = np.maximum(int(to_us(off_collar)), to_us(
-            percentage_of_length * (ref.offset[refs] - ref.onset[refs])))
-        ok &= np.abs(to_us(ref.offset)[refs] - to_us(pred.offset)[preds]) <= tolerance
+        ok &= np.abs(r_off[refs] - p_off[preds]) <= tolerance[refs]
     return ok
 
 

@@ -19,9 +19,8 @@ import numpy as np
 from sedcontract.contracts.contract import compact_counts
 from sedcontract.errors import SedContractError, TraceFormatError
 from sedcontract.traces import EventList
-from sedcontract.traces.events import index_of
 from sedcontract.traces.grid import to_us
-from sedcontract.traces.intervals import Intervals, expand_ranges, overlap_ranges
+from sedcontract.traces.intervals import Intervals, expand_ranges, overlap_ranges, row_keys
 
 
 @dataclass(frozen=True)
@@ -155,13 +154,13 @@ def event_rows(events: EventList, clips: Sequence[str], classes: Sequence[str]) 
     clip_index = {c: i for i, c in enumerate(clips)}
     class_index = {c: k for k, c in enumerate(classes)}
     try:
-        label = index_of(events.label, class_index)
+        label = events.positions("label", class_index)
     except KeyError:
         i = next(i for i, lab in enumerate(events.label) if lab not in class_index)
         raise TraceFormatError(f"label {events.label[i]!r} is not one of the scored classes "
                                f"{', '.join(classes)}", **events.where(i),
                                column="event_label") from None
-    return index_of(events.clip, clip_index) * len(classes) + label
+    return events.positions("clip", clip_index) * len(classes) + label
 
 
 def overlapping(a: Intervals, b: Intervals) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -169,6 +168,12 @@ def overlapping(a: Intervals, b: Intervals) -> tuple[np.ndarray, np.ndarray, np.
     ia, ib = expand_ranges(*overlap_ranges(a, b))
     shared = np.minimum(a.end[ia], b.end[ib]) - np.maximum(a.start[ia], b.start[ib])
     return ia, ib, shared
+
+
+def by_row(rows: np.ndarray, positions: np.ndarray) -> np.ndarray:
+    """The order of integer (row, position) pairs by row, then position, ties kept in place:
+    ``np.lexsort((positions, rows))`` as one stable sort of one key, many times faster."""
+    return np.argsort(row_keys(rows, positions)(rows, positions), kind="stable")
 
 
 def row_sums(rows: np.ndarray, weights: np.ndarray | None, n: int) -> np.ndarray:

@@ -11,6 +11,7 @@ import numpy as np
 
 from sedcontract.scores.counts import (
     MetricResult,
+    by_row,
     clip_extent_us,
     event_rows,
     overlapping,
@@ -61,7 +62,7 @@ def segment_metrics(ref: EventList, pred: EventList, *, classes: Sequence[str],
     steps[2 * n_a:2 * n_a + n_s, 1], steps[2 * n_a + n_s:2 * (n_a + n_s), 1] = 1, -1
     steps[2 * (n_a + n_s):2 * (n_a + n_s) + n_t, 2] = 1
     steps[2 * (n_a + n_s) + n_t:, 2] = -1
-    order = np.lexsort((position, clip))
+    order = by_row(clip, position)
     clip, position, level = clip[order], position[order], np.cumsum(steps[order], axis=0)
     width = np.zeros(len(position), dtype=np.int64)
     same = clip[1:] == clip[:-1]

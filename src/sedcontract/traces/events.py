@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -56,7 +57,7 @@ class EventList:
     def __reduce__(self) -> tuple[Any, tuple]:
         """Pickled with its text columns as codes into their distinct values: an executor's task
         carries 240k events in milliseconds, not the seconds of one string object each."""
-        return (_unpickle, (_codes(self.clip), self.onset, self.offset, _codes(self.label),
+        return (_unpickle, (self.codes("clip"), self.onset, self.offset, self.codes("label"),
                             self.clips, self.path, self.rows,
                             None if self.files is None else _codes(self.files), self.clip_rows))
 
@@ -108,10 +109,28 @@ class EventList:
     def __len__(self) -> int:
         return len(self.clip)
 
+    @cached_property
+    def _code_cache(self) -> dict[str, tuple[list[Any], np.ndarray]]:
+        return {}
+
+    def codes(self, column: str) -> tuple[list[Any], np.ndarray]:
+        """The ``clip`` or ``label`` column as its distinct values (in first-seen order) and a
+        code per event, made once per list: every later lookup costs one per distinct value."""
+        cache = self._code_cache
+        if column not in cache:
+            cache[column] = _codes(getattr(self, column))
+        return cache[column]
+
+    def positions(self, column: str, index: Mapping[str, int]) -> np.ndarray:
+        """The position in ``index`` of every event's clip or label (``KeyError`` for the
+        first unknown distinct value), by :meth:`codes`."""
+        distinct, codes = self.codes(column)
+        return index_of(distinct, index)[codes]
+
     @property
     def classes(self) -> tuple[str, ...]:
         """Labels in sorted order."""
-        return tuple(sorted(set(self.label.tolist())))
+        return tuple(sorted(set(self.codes("label")[0])))
 
     @classmethod
     def from_rows(cls, events: Iterable[tuple[str, float, float, str]], /, *,
@@ -220,11 +239,14 @@ class EventList:
 
 
 def _codes(values: np.ndarray) -> tuple[list[Any], np.ndarray]:
-    """An object column as its distinct values (in first-seen order) and a code per entry."""
-    index: dict[Any, int] = {}
-    codes = np.fromiter((index.setdefault(v, len(index)) for v in values.tolist()),
-                        dtype=np.int32, count=len(values))
-    return list(index), codes
+    """An object column as its distinct values (in first-seen order) and a code per entry
+    (two passes in C, no Python step per entry)."""
+    items = values.tolist()
+    index: dict[Any, int] = dict.fromkeys(items)
+    for code, value in enumerate(index):
+        index[value] = code
+    return list(index), np.fromiter(map(index.__getitem__, items), dtype=np.int32,
+                                    count=len(items))
 
 
 def _decoded(column: tuple[list[Any], np.ndarray]) -> np.ndarray:
@@ -242,6 +264,6 @@ def _unpickle(clip: tuple, onset: np.ndarray, offset: np.ndarray, label: tuple,
                               clip_rows=clip_rows)
 
 
-def index_of(values: np.ndarray, index: Mapping[str, int]) -> np.ndarray:
+def index_of(values: Sequence[Any], index: Mapping[str, int]) -> np.ndarray:
     """The position in ``index`` of every value (``KeyError`` for the first unknown one)."""
     return np.fromiter(map(index.__getitem__, values), dtype=np.int64, count=len(values))

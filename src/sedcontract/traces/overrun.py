@@ -76,9 +76,11 @@ def _overruns(events: EventList, durations: Mapping[str, float]
               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Each event's clip end (0 where the clip has no duration), how far its offset passes it
     in microseconds, and whether it ends past a known duration."""
-    known = np.array([c in durations for c in events.clip], dtype=bool)
+    distinct, codes = events.codes("clip")  # looked up once per clip
+    known = np.array([c in durations for c in distinct], dtype=bool)
     end = np.array([float(durations[c]) if k else 0.0
-                    for c, k in zip(events.clip, known, strict=True)], dtype=np.float64)
+                    for c, k in zip(distinct, known, strict=True)], dtype=np.float64)[codes]
+    known = known[codes]
     over_us = to_us(events.offset) - to_us(end)  # compared on the microsecond grid
     return end, over_us, known & (over_us > 0)
 

@@ -15,7 +15,7 @@ from typing import Literal
 import numpy as np
 
 from sedcontract.errors import TraceFormatError
-from sedcontract.traces.events import EventList, index_of
+from sedcontract.traces.events import EventList
 from sedcontract.traces.grid import MAX_SECONDS, Grid, Projection, frames_covering, project, to_us
 from sedcontract.traces.intervals import Intervals
 from sedcontract.traces.names import SIDES, signal_name
@@ -68,14 +68,16 @@ class TraceSet:
             classes = check_classes(classes)
             for events in (ref, pred):
                 declared = set(classes)
-                bad = np.flatnonzero([lab not in declared for lab in events.label])
+                distinct, codes = events.codes("label")
+                bad = np.flatnonzero(np.array([lab not in declared for lab in distinct],
+                                              dtype=bool)[codes])
                 if bad.size:
                     i = bad[0]
                     raise TraceFormatError(f"label {events.label[i]!r} is not one of the declared "
                                            f"classes {', '.join(classes)}", **events.where(i),
                                            column="event_label")
         clip_index = {c: i for i, c in enumerate(clips)}
-        rows = {side: index_of(events.clip, clip_index)
+        rows = {side: events.positions("clip", clip_index)
                 for side, events in zip(SIDES, (ref, pred), strict=True)}
         if durations is None:  # the latest offset of either side
             extent_us = np.zeros(len(clips), dtype=np.int64)
@@ -119,7 +121,7 @@ class TraceSet:
         n_clips, per = len(clips), len(classes)
         for side, events in zip(SIDES, (ref, pred), strict=True):
             first, end = project(events.onset, events.offset, hop, projection)
-            cols = index_of(events.label, class_index)
+            cols = events.positions("label", class_index)
             end = np.minimum(end, lengths[rows[side]])
             first = np.minimum(first, end)
             row = rows[side] * per + cols
@@ -301,8 +303,9 @@ class RowLabels(Sequence[tuple[str, "str | None"]]):
 def check_prediction_clips(ref: EventList, pred: EventList) -> None:
     """Refuse predictions (and clips the predictions list) of clips the reference lacks."""
     known = set(ref.clips)
-    stray = np.flatnonzero(~np.fromiter(map(known.__contains__, pred.clip), dtype=bool,
-                                        count=len(pred)))
+    distinct, codes = pred.codes("clip")
+    stray = np.flatnonzero(~np.fromiter(map(known.__contains__, distinct), dtype=bool,
+                                        count=len(distinct))[codes])
     if stray.size:
         i = stray[0]
         raise TraceFormatError(f"prediction for clip {pred.clip[i]!r}, which the reference "
