@@ -183,3 +183,27 @@ def read_back(events: EventList) -> EventList:
     with tempfile.TemporaryDirectory() as tmp:
         write_events(Path(tmp) / "e.tsv", events)
         return read_events(Path(tmp) / "e.tsv")
+
+
+def test_jobs_start_their_processes_before_the_inputs_are_read(monkeypatch):
+    """``audit(jobs=2)`` makes its pool first: its processes are already running (each
+    importing the tasks' module) while the inputs are read and checked, instead of starting
+    after; the report is the one process's."""
+    from sedcontract import blocks
+    from sedcontract.audit import guard
+
+    made, alive_when_read = [], []
+    monkeypatch.setattr(guard, "process_pool",
+                        lambda jobs, module: made.append(blocks.process_pool(jobs, module))
+                        or made[-1])
+    read = guard.events_of
+
+    def reading(value, what):
+        alive_when_read.append(sum(p.is_alive() for p in (made[-1]._processes or {}).values()))
+        return read(value, what)
+
+    monkeypatch.setattr(guard, "events_of", reading)
+    ref, pred, durations = corpus(19, seed=4)
+    joined = audit(ref, pred, durations=durations, jobs=2)
+    assert alive_when_read[0] == 2  # when the reference is read
+    assert to_json(joined) == to_json(audit(ref, pred, durations=durations))

@@ -593,3 +593,23 @@ def test_event_columns_are_coded_once_and_looked_up_per_distinct_value():
     with pytest.raises(KeyError):
         events.positions("label", {"x": 0})
     assert events.classes == ("x", "y")
+
+
+def test_a_selected_list_keeps_codes_of_only_what_it_holds():
+    """A list selected from one whose codes are made keeps them, renumbered to the values it
+    holds: its classes, look-ups and membership are those of its own events."""
+    events = EventList.from_rows([("a", 0.0, 1.0, "x"), ("b", 0.5, 1.0, "y"),
+                                  ("c", 2.0, 3.0, "z"), ("b", 4.0, 5.0, "x")])
+    events.codes("clip"), events.codes("label")
+    block = events.select(clips=["b", "c"])
+    fresh = EventList.from_rows(list(zip(block.clip, block.onset, block.offset, block.label,
+                                         strict=True)))
+    for column in ("clip", "label"):
+        distinct, codes = block.codes(column)
+        assert [distinct[k] for k in codes] == getattr(block, column).tolist()
+        assert sorted(distinct) == sorted(fresh.codes(column)[0])  # nothing it does not hold
+    assert block.classes == ("x", "y", "z")
+    assert block.select(clips=["c"]).classes == ("z",)
+    assert block.positions("label", {"x": 0, "y": 1, "z": 2}).tolist() == [1, 2, 0]
+    assert block.among("clip", ["c", "q"]).tolist() == [False, True, False]
+    assert events.among("label", {"x"}).tolist() == [True, False, False, True]

@@ -3,7 +3,10 @@ PSDS count or one shard is spread over processes or an executor (one block is on
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from multiprocessing import get_context
 from typing import Any
 
 from sedcontract.errors import ContractCheckError
@@ -19,6 +22,17 @@ def clip_range(clips: int, index: int, count: int) -> tuple[int, int]:
 
 
 EXECUTOR_BLOCKS = 8  # blocks of clips an executor audits when not told
+
+
+def process_pool(jobs: int, module: str) -> ProcessPoolExecutor:
+    """A pool of ``jobs`` fresh (spawned: nothing inherited) processes, started now, each
+    importing ``module`` (the tasks' own) as it starts: made before the caller reads and
+    checks its inputs, the processes start up meanwhile instead of after."""
+    pool = ProcessPoolExecutor(jobs, mp_context=get_context("spawn"),
+                               initializer=importlib.import_module, initargs=(module,))
+    for _ in range(jobs):  # a process per task submitted while none is idle
+        pool.submit(int)
+    return pool
 
 
 def block_results(clips: int, count: Any, submit: Callable[[int, int], Any], *,

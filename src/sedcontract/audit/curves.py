@@ -16,15 +16,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
-from multiprocessing import get_context
 from typing import Any
 
 import numpy as np
 
 from sedcontract.audit.guard import audit, check_corpus
-from sedcontract.blocks import EXECUTOR_BLOCKS, block_results
+from sedcontract.blocks import EXECUTOR_BLOCKS, block_results, process_pool
 from sedcontract.contracts.contract import contract_hash, load_contract
 from sedcontract.contracts.policy import AuditPolicy
 from sedcontract.contracts.syntax import Bound
@@ -552,17 +550,12 @@ def join_curves(parts: Sequence[GuardCurves]) -> GuardCurves:
                        first.thresholds, duration)
 
 
-def _curves_on_executor(executor: Any, blocks: int | None, jobs: int, ref: EventList,
-                        source: Any, durations: Mapping[str, float], policy: AuditPolicy,
+def _curves_on_executor(executor: Any, blocks: int | None, ref: EventList, source: Any,
+                        durations: Mapping[str, float], policy: AuditPolicy,
                         decision: DecisionPolicy, thresholds: tuple[float, ...]
                         ) -> GuardCurves:
-    """:func:`guard_curves` of consecutive blocks of the clips on ``executor`` (or a pool of
-    ``jobs`` processes), joined."""
+    """:func:`guard_curves` of consecutive blocks of the clips on ``executor``, joined."""
     clips = list(ref.clips)
-    pool = None
-    if executor is None:
-        pool = ProcessPoolExecutor(jobs, mp_context=get_context("spawn"))
-        executor, blocks = pool, blocks or jobs
 
     def task(a: int, b: int) -> Any:
         block = clips[a:b]
@@ -570,12 +563,8 @@ def _curves_on_executor(executor: Any, blocks: int | None, jobs: int, ref: Event
                                {c: durations[c] for c in block}, policy, decision=decision,
                                thresholds=thresholds)
 
-    try:
-        return join_curves(list(block_results(len(clips), blocks or EXECUTOR_BLOCKS, task,
-                                              empty=True)))
-    finally:
-        if pool is not None:
-            pool.shutdown()
+    return join_curves(list(block_results(len(clips), blocks or EXECUTOR_BLOCKS, task,
+                                          empty=True)))
 
 
 def check_curves(policy: AuditPolicy, decision: DecisionPolicy,
@@ -703,10 +692,17 @@ def guard_curves(ref: Any, scores: Any, durations: Any, policy: AuditPolicy | No
     its clips' tables, joined exactly (:func:`join_curves`): the same curves."""
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise SedContractError(f"jobs must be a whole number >= 1, got {jobs!r}")
+    if executor is None and jobs > 1:
+        pool = process_pool(jobs, __name__)  # its processes start while the inputs are read
+        try:
+            return guard_curves(ref, scores, durations, policy, decision=decision,
+                                thresholds=thresholds, executor=pool, blocks=blocks or jobs)
+        finally:
+            pool.shutdown()
     ref, source, given, policy, decision, corpus = _prepared(ref, scores, durations, policy,
                                                              decision)
-    if executor is not None or jobs > 1:
-        return _curves_on_executor(executor, blocks, jobs, corpus.ref, source, given, policy,
+    if executor is not None:
+        return _curves_on_executor(executor, blocks, corpus.ref, source, given, policy,
                                    decision, tuple(thresholds))
     traces, counts = _scan(corpus, source, given, policy, decision, per_clip=False)
     classes = traces.classes

@@ -7,16 +7,14 @@ import math
 import os
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
-from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from sedcontract.audit.facts import TraceFacts, refuse_unseen
-from sedcontract.blocks import EXECUTOR_BLOCKS, block_results, clip_range
+from sedcontract.blocks import EXECUTOR_BLOCKS, block_results, clip_range, process_pool
 from sedcontract.contracts.bounds import BoundResolver, Conversion
 from sedcontract.contracts.contract import (
     ContractResult,
@@ -36,7 +34,6 @@ from sedcontract.scores.segment_roc import AurocRequest
 from sedcontract.scores.standard import SCORE_NAMES, standard_scores
 from sedcontract.traces import MODES, EventList, TraceSet
 from sedcontract.traces.decision import DecisionPolicy
-from sedcontract.traces.events import index_of
 from sedcontract.traces.given import (
     detections,
     durations_of,
@@ -354,7 +351,7 @@ class Prepared:
         counts, first = {}, {}
         for side, events in (("ref", self.ref), ("pred", self.pred)):
             cut = self.cut[side]
-            counts[side] = np.bincount(index_of(events.clip[cut.cut], index),
+            counts[side] = np.bincount(events.positions("clip", index)[cut.cut],
                                        minlength=len(index)).astype(np.int64)
             if cut.first is not None:
                 first[side] = cut.first
@@ -381,14 +378,16 @@ class Corpus:
             return self
         clips = self.clips[first:stop]
         cut = None if self.cut is None else {
-            side: Cut(self.cut[side].cut[np.isin(events.clip, clips)], self.cut[side].first)
+            side: Cut(self.cut[side].cut[events.among("clip", clips)], self.cut[side].first)
             for side, events in (("ref", self.ref), ("pred", self.pred))}
-        given = None if self.given is None else tuple(e.select(clips=clips)
-                                                     for e in self.given)
+        ref, pred = self.ref.select(clips=clips), self.pred.select(clips=clips)
+        given = None if self.given is None else tuple(
+            mine if whole is events else whole.select(clips=clips)  # nothing cut: one list
+            for whole, events, mine in zip(self.given, (self.ref, self.pred), (ref, pred),
+                                           strict=True))
         durations = None if self.durations is None else {
             c: self.durations[c] for c in clips if c in self.durations}
-        return Corpus(self.ref.select(clips=clips), self.pred.select(clips=clips), durations,
-                      clips, self.classes, cut, given)
+        return Corpus(ref, pred, durations, clips, self.classes, cut, given)
 
     def project(self, policy: AuditPolicy) -> Prepared:
         """The events' traces on the policy's grid."""
@@ -491,6 +490,23 @@ def audit(ref: EventList | str | Path | Any, pred: EventList | str | Path | Any,
     if blocks is not None and (isinstance(blocks, bool) or not isinstance(blocks, int)
                                or blocks < 1):
         raise ContractCheckError(f"blocks must be a whole number >= 1, got {blocks!r}")
+    if executor is not None or jobs == 1:
+        return _audit(ref, pred, policy, durations, mode, coordinates, classes, psds, auroc,
+                      backend, shard, executor, blocks)
+    pool = process_pool(jobs, __name__)  # its processes start while the inputs are checked
+    try:
+        return _audit(ref, pred, policy, durations, mode, coordinates, classes, psds, auroc,
+                      backend, shard, pool, blocks or jobs)
+    finally:
+        pool.shutdown()
+
+
+def _audit(ref: Any, pred: Any, policy: AuditPolicy, durations: Any, mode: str,
+           coordinates: Sequence[str] | str | None, classes: Sequence[str] | None,
+           psds: PsdsRequest | None, auroc: AurocRequest | None, backend: str,
+           shard: tuple[int, int] | None, executor: Any, blocks: int | None) -> GuardReport:
+    """:func:`audit` once its arguments are checked: one process is one block, else blocks of
+    the clips on ``executor``."""
     ref = events_of(ref, "ref")
     pred, policy = system_events(ref, pred, policy, classes)
     corpus = check_corpus(ref, pred, policy, durations=durations, classes=classes)
@@ -501,26 +517,13 @@ def audit(ref: EventList | str | Path | Any, pred: EventList | str | Path | Any,
         raise ContractCheckError("PSDS and AUROC are curves over the whole corpus, not sums of "
                                  "counts: audit without shards to compute them")
     corpus_blocks = corpus.block(first, stop)
-    if executor is None and jobs == 1:  # one process is one block
+    if executor is None:  # one process is one block
         report = audit_block(corpus_blocks, policy, mode, chosen, backend)
     else:
-        pool = None
-        if executor is None:  # the process-pool case of an executor
-            pool = ProcessPoolExecutor(jobs, mp_context=get_context("spawn"))
-            executor, blocks = pool, blocks or jobs
-        try:
-            blocks = blocks or EXECUTOR_BLOCKS
-            report = _on_executor(executor, blocks, corpus_blocks, policy, mode, chosen,
-                                  backend)
-            if psds is not None:
-                report = replace(report, psds=corpus_psds(corpus, psds, classes, executor,
-                                                          blocks))
-            return _with_auroc(report, corpus, auroc)
-        finally:
-            if pool is not None:
-                pool.shutdown()
+        blocks = blocks or EXECUTOR_BLOCKS
+        report = _on_executor(executor, blocks, corpus_blocks, policy, mode, chosen, backend)
     if psds is not None:
-        report = replace(report, psds=corpus_psds(corpus, psds, classes))
+        report = replace(report, psds=corpus_psds(corpus, psds, classes, executor, blocks))
     return _with_auroc(report, corpus, auroc)
 
 

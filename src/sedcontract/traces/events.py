@@ -114,8 +114,9 @@ class EventList:
         return {}
 
     def codes(self, column: str) -> tuple[list[Any], np.ndarray]:
-        """The ``clip`` or ``label`` column as its distinct values (in first-seen order) and a
-        code per event, made once per list: every later lookup costs one per distinct value."""
+        """The ``clip`` or ``label`` column as its distinct values and a code per event, made
+        once per list (a list selected from another keeps its codes): every later lookup costs
+        one per distinct value."""
         cache = self._code_cache
         if column not in cache:
             cache[column] = _codes(getattr(self, column))
@@ -126,6 +127,13 @@ class EventList:
         first unknown distinct value), by :meth:`codes`."""
         distinct, codes = self.codes(column)
         return index_of(distinct, index)[codes]
+
+    def among(self, column: str, values: Iterable[Any]) -> np.ndarray:
+        """Which events' clip or label is one of ``values`` (by :meth:`codes`: a look-up per
+        distinct value, whatever the number of events or values)."""
+        distinct, codes = self.codes(column)
+        wanted = set(values)
+        return np.array([v in wanted for v in distinct], dtype=bool)[codes]
 
     @property
     def classes(self) -> tuple[str, ...]:
@@ -194,11 +202,9 @@ class EventList:
         their source rows."""
         keep = np.ones(len(self), dtype=bool)
         if clips is not None:
-            wanted = set(clips)
-            keep &= np.array([c in wanted for c in self.clip], dtype=bool)
+            keep &= self.among("clip", clips)
         if classes is not None:
-            wanted = set(classes)
-            keep &= np.array([lab in wanted for lab in self.label], dtype=bool)
+            keep &= self.among("label", classes)
         listed = self.clips
         if clips is not None:
             listed = tuple(dict.fromkeys(clips))
@@ -207,14 +213,22 @@ class EventList:
 
     def kept(self, keep: np.ndarray, *, clips: tuple[str, ...] | None = None) -> EventList:
         """The events where ``keep`` is true, with their source rows (the row numbers of the
-        whole list); the clips listed stay (or are ``clips``)."""
-        return EventList._checked(self.clip[keep], self.onset[keep], self.offset[keep],
-                                  self.label[keep], clips=self.clips if clips is None else clips,
-                                  path=self.path,
-                                  rows=self.rows[keep] if self.rows is not None
-                                  else np.flatnonzero(keep) + 1,  # rows of the whole list
-                                  files=self.files[keep] if self.files is not None else None,
-                                  clip_rows=self.clip_rows)
+        whole list); the clips listed stay (or are ``clips``). Codes already made
+        (:meth:`codes`) are kept for the events kept."""
+        out = EventList._checked(self.clip[keep], self.onset[keep], self.offset[keep],
+                                 self.label[keep], clips=self.clips if clips is None else clips,
+                                 path=self.path,
+                                 rows=self.rows[keep] if self.rows is not None
+                                 else np.flatnonzero(keep) + 1,  # rows of the whole list
+                                 files=self.files[keep] if self.files is not None else None,
+                                 clip_rows=self.clip_rows)
+        for column, (distinct, codes) in self._code_cache.items():
+            codes = codes[keep]
+            used = np.flatnonzero(np.bincount(codes, minlength=len(distinct)))
+            renumber = np.zeros(len(distinct), dtype=np.int32)
+            renumber[used] = np.arange(len(used), dtype=np.int32)
+            out._code_cache[column] = ([distinct[i] for i in used.tolist()], renumber[codes])
+        return out
 
     @classmethod
     def _checked(cls, clip: np.ndarray, onset: np.ndarray, offset: np.ndarray,
