@@ -92,15 +92,66 @@ def record_rows(measured: dict[tuple[str, str, int], tuple[float, str, str, str,
                f"logic differs: typed {typed} vs {their_typed}, union {union} vs {their_union}")
 
 
+def simulated_scaling(smoke: bool, counts: tuple[int, ...] = (1, 2, 4, 8, 16)
+                      ) -> list[tuple[int, float, float, float]]:
+    """W2 on N processes where N cores exist, *simulated* from its pieces measured one after
+    another in this process (this machine has 2 cores): the parent's checks, each block made
+    and pickled in turn, each block unpickled, audited and its report sent back, the join.
+    A block starts once it is made (the processes start during the checks, as ``--jobs``
+    starts them); the wall time is the checks, the last block to finish, and the join (one
+    process: the corpus audited as it is, nothing pickled).
+    Rows: N, simulated seconds, the parent's serial seconds, the longest block's seconds."""
+    import pickle
+
+    from sedcontract.audit import guard
+    from sedcontract.blocks import clip_range
+    from sedcontract.contracts.policy import policy_of
+
+    clips, classes, hop = (SMOKE if smoke else CASES)["W2"]
+    ref, pred, durations = workload(clips, classes)
+    policy = policy_of(None, hop=hop)
+    start = time.perf_counter()
+    ref = guard.events_of(ref, "ref")
+    pred, policy = guard.system_events(ref, pred, policy, None)
+    corpus = guard.check_corpus(ref, pred, policy, durations=durations)
+    chosen = guard._coordinates(None, guard.clause_names(policy.parsed)[0])
+    checks = time.perf_counter() - start
+    rows = []
+    for n in counts:
+        made, work, reports = [], [], []
+        for k in range(n):  # one process audits the corpus itself: nothing pickled
+            start = time.perf_counter()
+            block = corpus.block(*clip_range(len(corpus.clips), k, n))
+            sent = pickle.dumps(block) if n > 1 else None
+            made.append(time.perf_counter() - start)
+            start = time.perf_counter()
+            report = guard.audit_block(block if sent is None else pickle.loads(sent), policy,
+                                       "both", chosen, "runs")
+            reports.append(report if n == 1 else pickle.loads(pickle.dumps(report)))
+            work.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        guard.GuardReport.concat(reports)
+        join = time.perf_counter() - start
+        ready = np.cumsum(made)
+        rows.append((n, checks + max(ready + np.array(work)) + join,
+                     checks + float(ready[-1]) + join, max(work)))
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--case", choices=list(CASES))
     parser.add_argument("--backend", choices=["runs", "dense"], default="runs")
     parser.add_argument("--jobs", type=int, default=1, help="processes (run-length backend)")
     parser.add_argument("--smoke", action="store_true", help="tiny sizes (the tests use it)")
+    parser.add_argument("--scaling", action="store_true",
+                        help="only the simulated scaling of W2 over 1-16 processes")
     args = parser.parse_args(argv)
     if args.case is not None:
         run_case(args.case, args.backend, args.smoke, args.jobs)
+        return 0
+    if args.scaling:
+        print_scaling(args.smoke)
         return 0
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
     print("| case | backend | events (ref) | time | peak RSS | typed logic | union logic |")
@@ -131,7 +182,22 @@ def main(argv: list[str] | None = None) -> int:
         print(f"1 ms grid against 20 ms grid (run-length): "
               f"{results['W2-1ms', 'runs', 1] / results['W2', 'runs', 1]:.2f}×")
     record_rows(measured)
+    print_scaling(args.smoke)
     return 0
+
+
+def print_scaling(smoke: bool) -> None:
+    """The simulated scaling table (:func:`simulated_scaling`), recorded for the summary."""
+    rows = simulated_scaling(smoke)
+    print("\nW2 on N processes where N cores exist, simulated from its pieces measured one "
+          "after another in one process (not measured: this machine has "
+          f"{os.cpu_count()} cores):\n")
+    print("| processes | simulated wall s | parent's serial part s | longest block s | "
+          "speed-up |\n|---|---|---|---|---|")
+    for n, wall, serial, block in rows:
+        print(f"| {n} | {wall:.2f} | {serial:.2f} | {block:.2f} | {rows[0][1] / wall:.2f}× |")
+        record("corpus_scale.py", f"W2 on {n} processes (simulated)", f"{wall:.2f} s",
+               "one process (simulated)", f"{rows[0][1]:.2f} s", f"{rows[0][1] / wall:.2f}×")
 
 
 if __name__ == "__main__":
