@@ -259,6 +259,11 @@ def run_case(case: str, clips: int, sliced: bool = False, dense: bool = False,
     return out
 
 
+def result_of(row: dict) -> tuple:
+    """What a case computed (to compare a pool's row with one process's)."""
+    return tuple(row.get(k) for k in ("psds", "logic", "collar_f1", "segment_f1"))
+
+
 def pool():
     """A pool of 2 fresh processes (spawned: nothing inherited)."""
     from concurrent.futures import ProcessPoolExecutor
@@ -344,9 +349,16 @@ def main(argv: list[str] | None = None) -> int:
                                           if "worker_peak_mb" in row else "")
         print(f"| sedcontract {row['case']} | {clips} | {row['seconds']:.2f} | {peak} | "
               f"{result} |")
+        alone = dict(zip(table, rows, strict=True)).get(case.removesuffix("/2 processes"))
+        pooled = case.endswith("processes") and alone is not None
         record("audioset_scale.py", f"{row['case']}, {clips} clips", f"{row['seconds']:.2f} s",
+               "one process" if pooled else "—",
+               f"{alone['seconds']:.2f} s" if pooled else "—",
+               f"{alone['seconds'] / row['seconds']:.2f}×" if pooled else "—",
                memory=f"{row['peak_mb']:.0f} MB" + (f" (each worker ≤ {row['worker_peak_mb']:.0f}"
-                                                    " MB)" if "worker_peak_mb" in row else ""))
+                                                    " MB)" if "worker_peak_mb" in row else ""),
+               agreement="the same values" if pooled and result_of(alone) == result_of(row)
+               else ("VALUES DIFFER" if pooled else "—"))
     if args.only:
         return 0
     print("\nOn slices (corpora of that many clips from the same generator; the classes with "
