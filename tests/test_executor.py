@@ -186,24 +186,53 @@ def read_back(events: EventList) -> EventList:
 
 
 def test_jobs_start_their_processes_before_the_inputs_are_read(monkeypatch):
-    """``audit(jobs=2)`` makes its pool first: its processes are already running (each
-    importing the tasks' module) while the inputs are read and checked, instead of starting
-    after; the report is the one process's."""
+    """``audit(jobs=3)`` makes its 2 processes first (the calling process is the third): they
+    are already running (each importing the tasks' module) while the inputs are read and
+    checked, instead of starting after; the last block is the caller's, and the report is the
+    one process's."""
     from sedcontract import blocks
     from sedcontract.audit import guard
 
-    made, alive_when_read = [], []
-    monkeypatch.setattr(guard, "process_pool",
-                        lambda jobs, module: made.append(blocks.process_pool(jobs, module))
-                        or made[-1])
+    made, alive_when_read, ran_here = [], [], []
+
+    class Watched(blocks.ProcessesAndCaller):
+        def __init__(self, jobs, module):
+            super().__init__(jobs, module)
+            made.append(self)
+
+        def submit(self, fn, /, *args, **kwargs):
+            future = super().submit(fn, *args, **kwargs)
+            ran_here.append(future not in self.sent)
+            return future
+
+    monkeypatch.setattr(guard, "ProcessesAndCaller", Watched)
     read = guard.events_of
 
     def reading(value, what):
-        alive_when_read.append(sum(p.is_alive() for p in (made[-1]._processes or {}).values()))
+        if made:
+            alive_when_read.append(sum(p.is_alive()
+                                       for p in (made[-1].pool._processes or {}).values()))
         return read(value, what)
 
     monkeypatch.setattr(guard, "events_of", reading)
     ref, pred, durations = corpus(19, seed=4)
-    joined = audit(ref, pred, durations=durations, jobs=2)
+    joined = audit(ref, pred, durations=durations, jobs=3)
     assert alive_when_read[0] == 2  # when the reference is read
+    assert ran_here == [False, False, True]  # two blocks sent, the last one audited here
     assert to_json(joined) == to_json(audit(ref, pred, durations=durations))
+
+
+def test_a_task_the_caller_runs_fails_where_its_result_is_taken():
+    """A block the calling process audits that raises is reported as a worker's would be: by
+    the future, where the results are joined."""
+    from sedcontract.blocks import ProcessesAndCaller
+
+    pool = ProcessesAndCaller(2, "sedcontract.blocks")
+    try:
+        sent = pool.submit(abs, -3)
+        here = pool.submit(int, "not a number")  # the one process is busy: runs here
+        assert sent.result() == 3
+        with pytest.raises(ValueError):
+            here.result()
+    finally:
+        pool.shutdown()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Iterator
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from multiprocessing import get_context
 from typing import Any
 
@@ -24,15 +24,36 @@ def clip_range(clips: int, index: int, count: int) -> tuple[int, int]:
 EXECUTOR_BLOCKS = 8  # blocks of clips an executor audits when not told
 
 
-def process_pool(jobs: int, module: str) -> ProcessPoolExecutor:
-    """A pool of ``jobs`` fresh (spawned: nothing inherited) processes, started now, each
-    importing ``module`` (the tasks' own) as it starts: made before the caller reads and
-    checks its inputs, the processes start up meanwhile instead of after."""
-    pool = ProcessPoolExecutor(jobs, mp_context=get_context("spawn"),
-                               initializer=importlib.import_module, initargs=(module,))
-    for _ in range(jobs):  # a process per task submitted while none is idle
-        pool.submit(int)
-    return pool
+class ProcessesAndCaller:
+    """``jobs`` processes at work: a pool of ``jobs − 1`` fresh (spawned: nothing inherited)
+    ones beside the calling process. They are started at once, each importing ``module`` (the
+    tasks' own), so they start up while the caller reads and checks its inputs; a task
+    submitted while every one of them is busy runs in the calling process, at once (it would
+    only wait): with ``jobs`` blocks, the last is the caller's."""
+
+    def __init__(self, jobs: int, module: str) -> None:
+        self.workers = jobs - 1
+        self.pool = ProcessPoolExecutor(self.workers, mp_context=get_context("spawn"),
+                                        initializer=importlib.import_module,
+                                        initargs=(module,))
+        for _ in range(self.workers):  # a process per task submitted while none is idle
+            self.pool.submit(int)
+        self.sent: list[Future] = []
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future:
+        self.sent = [f for f in self.sent if not f.done()]
+        if len(self.sent) < self.workers:
+            self.sent.append(self.pool.submit(fn, *args, **kwargs))
+            return self.sent[-1]
+        here: Future = Future()
+        try:
+            here.set_result(fn(*args, **kwargs))
+        except Exception as exc:  # raised where its result is taken, as a worker's would be
+            here.set_exception(exc)
+        return here
+
+    def shutdown(self) -> None:
+        self.pool.shutdown()
 
 
 def block_results(clips: int, count: Any, submit: Callable[[int, int], Any], *,

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from sedcontract.audit.guard import audit, check_corpus
-from sedcontract.blocks import EXECUTOR_BLOCKS, block_results, process_pool
+from sedcontract.blocks import EXECUTOR_BLOCKS, ProcessesAndCaller, block_results
 from sedcontract.contracts.contract import contract_hash, load_contract
 from sedcontract.contracts.policy import AuditPolicy
 from sedcontract.contracts.syntax import Bound
@@ -693,7 +693,7 @@ def guard_curves(ref: Any, scores: Any, durations: Any, policy: AuditPolicy | No
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise SedContractError(f"jobs must be a whole number >= 1, got {jobs!r}")
     if executor is None and jobs > 1:
-        pool = process_pool(jobs, __name__)  # its processes start while the inputs are read
+        pool = ProcessesAndCaller(jobs, __name__)  # they start while the inputs are read
         try:
             return guard_curves(ref, scores, durations, policy, decision=decision,
                                 thresholds=thresholds, executor=pool, blocks=blocks or jobs)

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from sedcontract.audit.facts import TraceFacts, refuse_unseen
-from sedcontract.blocks import EXECUTOR_BLOCKS, block_results, clip_range, process_pool
+from sedcontract.blocks import EXECUTOR_BLOCKS, ProcessesAndCaller, block_results, clip_range
 from sedcontract.contracts.bounds import BoundResolver, Conversion
 from sedcontract.contracts.contract import (
     ContractResult,
@@ -493,7 +493,7 @@ def audit(ref: EventList | str | Path | Any, pred: EventList | str | Path | Any,
     if executor is not None or jobs == 1:
         return _audit(ref, pred, policy, durations, mode, coordinates, classes, psds, auroc,
                       backend, shard, executor, blocks)
-    pool = process_pool(jobs, __name__)  # its processes start while the inputs are checked
+    pool = ProcessesAndCaller(jobs, __name__)  # they start while the inputs are checked
     try:
         return _audit(ref, pred, policy, durations, mode, coordinates, classes, psds, auroc,
                       backend, shard, pool, blocks or jobs)
