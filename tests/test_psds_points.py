@@ -483,3 +483,18 @@ def test_joined_overlaps_of_psds_from_points_are_warned_of_on_standard_error(tmp
            f"class and are merged with it (first: {tmp_path / 'ref.tsv'}, row 3)" in err
     assert "warning: 1 detection(s) of the operating points overlap an earlier one of their " \
            "clip and class and are joined with it for PSDS (psds_eval refuses them)" in err
+
+
+def test_the_first_refusal_is_the_first_points_whatever_column_it_is_in():
+    """Points are checked one after another, a point's clips before its labels: a bad label
+    of the first point is named before an unknown clip of the second."""
+    from sedcontract.errors import TraceFormatError
+
+    ref = EventList.from_rows([("a", 0.0, 1.0, "x")])
+    bad_label = EventList.from_rows([("a", 0.0, 1.0, "BAD")])
+    bad_clip = EventList.from_rows([("zzz", 0.0, 1.0, "x")])
+    both = EventList.from_rows([("zzz", 0.0, 1.0, "BAD")])
+    for points, named in (([bad_label, bad_clip], "label 'BAD'"),
+                          ([bad_clip, bad_label], "clip 'zzz'"), ([both], "clip 'zzz'")):
+        with pytest.raises(TraceFormatError, match=named):
+            point_rates(points, ref, {"a": 10.0}, PRESETS["psds1"])

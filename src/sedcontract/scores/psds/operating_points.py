@@ -193,8 +193,8 @@ def _ids(points: Sequence[EventList], truth: _Truth) -> tuple[np.ndarray, np.nda
     """The clip and class index of every detection of ``points``, one point after another; a
     clip neither in the reference nor in the durations file, or a label not among the
     classes, is refused by file, row and column."""
-    sizes = np.array([len(det) for det in points], dtype=np.int64)
-    out = []
+    ends = np.cumsum([len(det) for det in points], dtype=np.int64)
+    out, refused = [], []
     for name, index, column, what in (
             ("clip", truth.clip_index, "filename",
              "clip {!r} is neither in the reference nor in the durations file"),
@@ -205,12 +205,15 @@ def _ids(points: Sequence[EventList], truth: _Truth) -> tuple[np.ndarray, np.nda
         ids = np.fromiter(map(index.get, values.tolist(), repeat(-1)), dtype=np.int64,
                           count=len(values))
         bad = np.flatnonzero(ids < 0)
-        if bad.size:
+        if bad.size:  # (point, its clips before its labels): the first refusal, point by point
             i = int(bad[0])
-            k = int(np.searchsorted(np.cumsum(sizes), i, side="right"))
-            raise TraceFormatError(what.format(values[i]),
-                                   **points[k].where(i - int(sizes[:k].sum())), column=column)
+            k = int(np.searchsorted(ends, i, side="right"))
+            refused.append((k, len(refused), what.format(values[i]), i, column))
         out.append(ids)
+    if refused:
+        k, _, message, i, column = min(refused)
+        raise TraceFormatError(message, **points[k].where(i - (int(ends[k - 1]) if k else 0)),
+                               column=column)
     return out[0], out[1]
 
 
