@@ -279,6 +279,39 @@ def test_float_ties_one_collar_apart_are_decided_by_the_float_difference_under_s
     assert default.tp[:, 0].tolist() == [0 if hit else 1 for _, _, hit in ties.values()]
 
 
+@pytest.mark.parametrize("base", [0.0, 3.6e3, 9.9e8])  # up to MAX_SECONDS
+@pytest.mark.parametrize("onset", [True, False])
+def test_the_float_rule_asked_only_near_a_collar_decides_as_asked_everywhere(
+        monkeypatch, base, onset):
+    """The float rule is asked only for pairs within NEAR_US of a limit: on boundaries a few
+    microseconds to either side of every collar and 20 % tolerance, at times up to the
+    largest allowed, the counts and ties equal those of asking it on every pair."""
+    import sedcontract.scores.collar_based as collar_based
+
+    rng = np.random.default_rng(int(base) % 1000 + onset)
+    ref_rows, pred_rows = [], []
+    for c in range(200):
+        on = base + 1 + float(rng.uniform(0, 10))  # sub-µs: rounding matters
+        length = float(rng.choice([0.3, 1.7, 2.5]))
+        off = on + length
+        delta = float(rng.choice([0.2, 0.2 * length])) + float(rng.uniform(-1.5e-6, 1.5e-6))
+        sign = float(rng.choice([1, -1]))
+        pred = (on + sign * delta, off) if onset else (on, off + sign * delta)
+        ref_rows.append((f"c{c}", on, off, "tone"))
+        pred_rows.append((f"c{c}", min(pred), max(pred), "tone"))
+    ref, pred = EventList.from_rows(ref_rows), EventList.from_rows(pred_rows)
+    for rule in ("sed_eval", "sed_scores_eval"):
+        near = event_metrics(ref, pred, classes=["tone"], evaluate_onset=onset,
+                             time_comparison=rule)
+        monkeypatch.setattr(collar_based, "NEAR_US", math.inf)
+        everywhere = event_metrics(ref, pred, classes=["tone"], evaluate_onset=onset,
+                                   time_comparison=rule)
+        monkeypatch.undo()
+        assert near.tp.tolist() == everywhere.tp.tolist()
+        assert near.ties.tolist() == everywhere.ties.tolist()
+    assert int(near.ties.sum()) > 0 and 0 < int(near.tp.sum()) < len(ref)
+
+
 def test_a_class_with_references_but_no_output_scores_zero_in_the_macro_mean():
     ref = EventList.from_rows([("a", 0.5, 1.5, "tone"), ("a", 2.0, 3.0, "burst")])
     pred = EventList.from_rows([("a", 0.5, 1.5, "tone")])

@@ -11,9 +11,11 @@ from hypothesis import strategies as st
 
 import sedcontract
 from sedcontract.contracts.bounds import BoundResolver
-from sedcontract.contracts.monitor import evaluate_formula
+from sedcontract.contracts.contract import clause_outcomes, parse_contract, run_contract
+from sedcontract.contracts.monitor import SignalTable, evaluate_formula
 from sedcontract.contracts.parser import parse_formula
-from sedcontract.contracts.runs import RunTable, evaluate_runs
+from sedcontract.contracts.printer import format_formula
+from sedcontract.contracts.runs import RunTable, evaluate_runs, evaluate_runs_at
 from sedcontract.errors import ContractCheckError
 from sedcontract.traces import EventList
 from sedcontract.traces.intervals import Intervals
@@ -58,6 +60,67 @@ def test_runs_equal_the_dense_monitor_with_class_atoms(formula, seed, n, edges):
     lengths = rng.integers(0, n + 1, size=3)
     runs, dense = both(formula, random_signals(rng, 3, n, CLASSES), lengths, edges)
     np.testing.assert_array_equal(runs, dense)
+
+
+@pytest.mark.parametrize("edges", ["open", "closed"])
+def test_values_at_single_frames_equal_the_dense_monitor_there(edges):
+    """A requirement valued at an obligation's single frames (onsets, offsets) alone holds
+    exactly where the dense monitor's value holds at those frames, for every operator: the
+    Boolean ones at the points, windows cut to the clip (empty: false for ∃, true for ∀),
+    until as runs; the points of several formulas are valued together."""
+    rng = np.random.default_rng(5)
+    for _ in range(300):
+        formulas = [random_formula(rng, int(rng.integers(1, 5)), max_bound=12)
+                    for _ in range(3)]
+        n = int(rng.integers(1, 30))
+        lengths = rng.integers(0, n + 1, size=5)
+        lengths[0], lengths[1] = n, 0
+        signals = random_signals(rng, 5, n)
+        table = RunTable({k: Intervals.of(v, lengths) for k, v in signals.items()}, lengths,
+                         edges=edges)
+        points = table.lookup(parse_formula(str(rng.choice(["ref.onset", "pred.offset"]))))
+        at = evaluate_runs_at(formulas, points, table, BoundResolver())
+        for formula, value in zip(formulas, at, strict=True):
+            assert value.points is points
+            dense = evaluate_formula(formula, signals, lengths=lengths, edges=edges)
+            np.testing.assert_array_equal(value.held, dense[points.row, points.start],
+                                          err_msg=str(formula))
+
+
+@pytest.mark.parametrize("edges", ["open", "closed"])
+def test_clauses_obliged_on_single_frames_count_as_on_the_dense_backend(edges):
+    """Clauses obliged on onsets, offsets or a conjunction with one, with random requirements
+    (valued at those frames alone on runs), give the dense backend's counts row by row, and
+    their failures are the obliged frames where the requirement fails."""
+    rng = np.random.default_rng(8)
+    for k in range(40):
+        texts = [f"{side}.{kind}" for side in ("ref", "pred") for kind in ("onset", "offset")]
+        obliged = [str(rng.choice(texts)) for _ in range(3)]
+        obliged[2] = f"{obliged[2]} & !pred.active"
+        requirements = [format_formula(random_formula(rng, int(rng.integers(1, 4)), max_bound=8))
+                        for _ in obliged]
+        source = "\n".join(f"clause c{i}: on {o} require {r}"
+                            for i, (o, r) in enumerate(zip(obliged, requirements, strict=True)))
+        contract = parse_contract(source)
+        n = int(rng.integers(5, 40))
+        lengths = rng.integers(0, n + 1, size=4)
+        signals = random_signals(rng, 4, n)
+        table = RunTable({k: Intervals.of(v, lengths) for k, v in signals.items()}, lengths,
+                         edges=edges)
+        runs = run_contract(contract, table, BoundResolver())
+        dense = run_contract(contract, SignalTable(signals, lengths=lengths, edges=edges),
+                             BoundResolver())
+        for name, score in runs.clauses.items():
+            np.testing.assert_array_equal(score.satisfied_per_row,
+                                          dense.clauses[name].satisfied_per_row, source)
+            np.testing.assert_array_equal(score.obligations_per_row,
+                                          dense.clauses[name].obligations_per_row, source)
+        outcomes = clause_outcomes(contract, table, BoundResolver())
+        for i, (o, r) in enumerate(zip(obliged, requirements, strict=True)):
+            failed = evaluate_formula(parse_formula(f"({o}) & !({r})"), signals,
+                                      lengths=lengths, edges=edges)
+            np.testing.assert_array_equal(outcomes[f"c{i}"].failures.paint(4, n), failed,
+                                          source)
 
 
 def test_touching_and_edge_runs():

@@ -23,7 +23,13 @@ from sedcontract.contracts.matching import METHODS
 from sedcontract.contracts.monitor import SignalTable, run_each
 from sedcontract.contracts.parser import parse_contract
 from sedcontract.contracts.printer import format_contract
-from sedcontract.contracts.runs import RunTable, evaluate_runs_each
+from sedcontract.contracts.runs import (
+    AtPoints,
+    RunTable,
+    evaluate_runs_at,
+    evaluate_runs_each,
+    single_framed,
+)
 from sedcontract.contracts.scoring import ClauseScore, clause_counts
 from sedcontract.contracts.syntax import (
     SIDES,
@@ -33,6 +39,7 @@ from sedcontract.contracts.syntax import (
     EventClause,
     Expr,
     Formula,
+    FrameClause,
     Let,
     Match,
     Temporal,
@@ -42,6 +49,7 @@ from sedcontract.contracts.syntax import (
     children,
     expr_children,
     postorder,
+    structure,
 )
 from sedcontract.contracts.typecheck import BOOL, infer
 from sedcontract.errors import ContractCheckError, SignalError
@@ -343,11 +351,18 @@ def _evaluated(contract: Contract, table: SignalTable | RunTable, resolver: Boun
     """Each clause with the event context so far and what scoring it needs: a frame clause's
     obligation and requirement values; an event clause's elements (binding, row, obliged,
     required). The event context is built once, at the first event clause; the frame
-    clauses' formulas are evaluated together, so a sub-formula they share runs once."""
+    clauses' formulas are evaluated together, so a sub-formula they share runs once. On
+    runs, a clause obliged only on single frames (``on ref.onset``) gets its requirement
+    valued at those frames alone (:func:`evaluate_runs_at`), which is all scoring reads
+    (obligation ∧ requirement, obligation ∧ ¬requirement)."""
+    frame = [c for c in contract.clauses if not isinstance(c, EventClause)]
+    groups = _point_groups(frame) if isinstance(table, RunTable) else {}
     evaluate = evaluate_runs_each if isinstance(table, RunTable) else run_each
-    values = evaluate([f for clause in contract.clauses if not isinstance(clause, EventClause)
-                       for f in (clause.obligation, clause.requirement)], table, resolver,
-                      source=contract.source, name=contract.name)
+    values = evaluate([f for clause in frame for f in (
+        (clause.obligation,) if clause.name in groups else
+        (clause.obligation, clause.requirement))], table, resolver, source=contract.source,
+        name=contract.name)
+    held: dict[str, AtPoints] = {}  # requirements at points, by clause, until yielded
     context: EventContext | None = None
     for clause in contract.clauses:
         if isinstance(clause, EventClause):
@@ -355,8 +370,30 @@ def _evaluated(contract: Contract, table: SignalTable | RunTable, resolver: Boun
                 context = _event_context(contract, table, resolver, row_classes, classes,
                                          matching)
             yield clause, context, event_outcomes(clause, context)
-        else:
-            yield clause, context, (next(values), next(values))
+            continue
+        obligation = next(values)
+        group = groups.get(clause.name)
+        if group is None:
+            yield clause, context, (obligation, next(values))
+            continue
+        if clause.name not in held:  # the group's first clause: all of it at these points
+            held.update(zip((c.name for c in group), evaluate_runs_at(
+                [c.requirement for c in group], obligation, table, resolver,
+                source=contract.source, name=contract.name), strict=True))
+        yield clause, context, (obligation, held.pop(clause.name))
+
+
+def _point_groups(frame: Sequence[FrameClause]) -> dict[str, list[FrameClause]]:
+    """The frame clauses obliged only on single frames (:func:`single_framed`), each with
+    every such clause of the same obligation: their requirements are valued at its frames
+    together."""
+    obliged = [c for c in frame if single_framed(c.obligation)]
+    keys = structure([n for c in obliged for n in postorder(c.obligation, children)],
+                     children)
+    by_key: dict[int, list[FrameClause]] = {}
+    for clause in obliged:
+        by_key.setdefault(keys[id(clause.obligation)], []).append(clause)
+    return {c.name: by_key[keys[id(c.obligation)]] for c in obliged}
 
 
 @dataclass(frozen=True)

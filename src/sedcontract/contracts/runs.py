@@ -8,16 +8,36 @@ cost. Semantics, truncation at each row's own length and clip edges are the dens
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
 from sedcontract.contracts.bounds import BoundResolver
 from sedcontract.contracts.monitor import evaluate_trees, missing_atom
-from sedcontract.contracts.syntax import Atom, Formula
+from sedcontract.contracts.syntax import (
+    And,
+    Atom,
+    Const,
+    Formula,
+    Implies,
+    Not,
+    Or,
+    Temporal,
+    Until,
+    children,
+    postorder,
+    structure,
+)
 from sedcontract.errors import SignalError
 from sedcontract.traces.activity import EDGES
-from sedcontract.traces.intervals import Intervals, expand_ranges, overlap_ranges
+from sedcontract.traces.intervals import (
+    Intervals,
+    expand_ranges,
+    holds_at,
+    overlap_ranges,
+    run_after,
+)
 from sedcontract.traces.names import signal_name
 
 _EMPTY = np.zeros(0, dtype=np.int64)
@@ -50,8 +70,11 @@ class RunOps:
         return Intervals.merged(row, np.maximum(start, 0), np.minimum(end, self.lengths[row]),
                                 ordered=ordered)
 
-    def not_(self, x: Intervals) -> Intervals:
-        """The complement within each row's ``[0, length)``."""
+    def not_(self, x: Intervals | AtPoints) -> Intervals | AtPoints:
+        """The complement within each row's ``[0, length)`` (of a value at points: at the
+        same points)."""
+        if isinstance(x, AtPoints):
+            return AtPoints(x.points, ~x.held)
         first = np.ones(len(x), dtype=bool)
         first[1:] = x.row[1:] != x.row[:-1]
         gap_start = np.where(first, 0, np.roll(x.end, 1))
@@ -64,9 +87,17 @@ class RunOps:
                                 np.concatenate([gap_start, tail_end]),
                                 np.concatenate([x.start, self.lengths]))
 
-    def and_(self, x: Intervals, y: Intervals) -> Intervals:
+    def and_(self, x: Intervals, y: Intervals | AtPoints) -> Intervals:
         """Intersection: each run of ``x`` with the runs of ``y`` it shares frames with (at
-        most ``len(x) + len(y)`` pairs, found by sorted search)."""
+        most ``len(x) + len(y)`` pairs, found by sorted search); single frames (onsets,
+        offsets) are looked up in the other side's runs, one search each."""
+        if isinstance(y, AtPoints):
+            return x.kept(y.held) if x is y.points else self.and_(x, y.runs())
+        if _single_frames(y):
+            x, y = y, x
+        if _single_frames(x):
+            keep = holds_at(y, x.row, x.start)
+            return x.kept(keep)
         lo, hi = overlap_ranges(x, y)
         i, j = expand_ranges(lo, hi)
         start = np.maximum(x.start[i], y.start[j])
@@ -111,6 +142,25 @@ class RunOps:
         """Frames that hold, per row."""
         return np.bincount(x.row, weights=x.end - x.start,
                            minlength=self.rows).astype(np.int64)
+
+
+@dataclass(frozen=True)
+class AtPoints:
+    """A value known on the single-frame runs ``points`` alone (:func:`evaluate_runs_at`):
+    on which of them it holds. Scoring reads it only beside those points
+    (``points ∧ value``, ``points ∧ ¬value``)."""
+
+    points: Intervals
+    held: np.ndarray
+
+    def runs(self) -> Intervals:
+        """The points where it holds."""
+        return self.points.kept(self.held)
+
+
+def _single_frames(x: Intervals) -> bool:
+    """Every run is one frame long."""
+    return bool(len(x)) and bool(np.all(x.end - x.start == 1))
 
 
 class RunTable:
@@ -164,3 +214,85 @@ def evaluate_runs_each(formulas: Iterable[Formula], table: RunTable, resolver: B
     once."""
     return evaluate_trees(formulas, table.ops,
                           lambda atom: table.lookup(atom, source=source, name=name), resolver)
+
+
+def single_framed(formula: Formula) -> bool:
+    """Whether ``formula`` can hold only on single frames, whatever the traces: an onset or
+    offset atom (a run of one frame each), or a conjunction with one."""
+    stack = [formula]
+    while stack:  # down the conjunctions only, without recursion
+        node = stack.pop()
+        if isinstance(node, Atom) and node.kind in ("onset", "offset"):
+            return True
+        if isinstance(node, And):
+            stack.extend((node.left, node.right))
+    return False
+
+
+def evaluate_runs_at(formulas: Sequence[Formula], points: Intervals, table: RunTable,
+                     resolver: BoundResolver, *, source: str | None = None,
+                     name: str = "<formula>") -> list[AtPoints]:
+    """Each formula's value on the single-frame runs ``points`` alone: the points where it
+    holds. The Boolean operators combine values at the points; an atom, a window of a
+    modality and an until are looked up in runs (a modality's argument and an until are
+    evaluated as runs, once each), so a clause obliged on onsets costs a search per onset,
+    not an operation on every run of its requirement."""
+    row, frame = points.row, points.start
+    length = table.ops.lengths[row]
+    everything = [node for formula in formulas for node in postorder(formula, children)]
+    keys = structure(everything, children)
+    at_points = [node for formula in formulas for node in postorder(formula, _until_modal)]
+    modal = {keys[id(n)]: n for n in at_points if isinstance(n, Temporal | Until)}
+    as_runs = evaluate_runs_each([n if isinstance(n, Until) else n.arg
+                                  for n in modal.values()], table, resolver, source=source,
+                                 name=name)
+    values: dict[int, np.ndarray] = {}
+    for node in at_points:
+        key = keys[id(node)]
+        if key in values:
+            continue
+        args = [values[keys[id(c)]] for c in _until_modal(node)]
+        if isinstance(node, Atom):
+            value = holds_at(table.lookup(node, source=source, name=name), row, frame)
+        elif isinstance(node, Const):
+            value = np.full(len(row), node.value)
+        elif isinstance(node, Not):
+            value = ~args[0]
+        elif isinstance(node, And):
+            value = args[0] & args[1]
+        elif isinstance(node, Or):
+            value = args[0] | args[1]
+        elif isinstance(node, Implies):
+            value = ~args[0] | args[1]
+        elif isinstance(node, Until):
+            value = holds_at(next(as_runs), row, frame)
+        else:
+            value = _window_at(node, next(as_runs), row, frame, length, resolver)
+        values[key] = value
+    return [AtPoints(points, values[keys[id(f)]]) for f in formulas]
+
+
+def _until_modal(node: Formula) -> tuple[Formula, ...]:
+    """Sub-formulas valued at the points: none below a modality or an until."""
+    return () if isinstance(node, Temporal | Until) else children(node)
+
+
+def _window_at(node: Temporal, runs: Intervals, row: np.ndarray, frame: np.ndarray,
+               length: np.ndarray, resolver: BoundResolver) -> np.ndarray:
+    """A modality at single frames from its argument's runs: the window ``[t+a, t+b]`` cut
+    to the clip, and the first argument run ending inside or after it. ``∃`` (N, F, P): that
+    run starts within the window (never on an empty window, as runs lie inside the clip);
+    ``∀`` (G, H): it covers the window, touching runs joined (true on an empty window)."""
+    lo, hi = resolver.window(node.window)
+    a, b = {"N": (-hi, hi), "F": (lo, hi), "G": (lo, hi), "P": (-hi, -lo),
+            "H": (-hi, -lo)}[node.op]
+    first, last = np.maximum(frame + a, 0), np.minimum(frame + b, length - 1)
+    every = node.op in ("G", "H")
+    if every:
+        runs = Intervals.merged(runs.row, runs.start, runs.end, ordered=True)
+    index, found = run_after(runs, row, first)
+    if len(runs):
+        found &= runs.start[index] <= (first if every else last)
+        if every:
+            found &= runs.end[index] > last
+    return (first > last) | found if every else found

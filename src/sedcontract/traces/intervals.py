@@ -68,6 +68,10 @@ class Intervals:
     def __len__(self) -> int:
         return len(self.row)
 
+    def kept(self, keep: np.ndarray) -> Intervals:
+        """The intervals where ``keep`` (a mask or sorted indices) holds."""
+        return Intervals(self.row[keep], self.start[keep], self.end[keep])
+
     def rows_between(self, first: int, stop: int) -> Intervals:
         """The intervals of rows ``[first, stop)``, renumbered from 0."""
         lo, hi = np.searchsorted(self.row, [first, stop], side="left")
@@ -134,6 +138,27 @@ def row_keys(rows: np.ndarray, *positions: np.ndarray
     values = np.unique(np.concatenate([np.ravel(p) for p in positions]))
     stride = len(values) + 1
     return lambda row, position: row * stride + np.searchsorted(values, position)
+
+
+def run_after(runs: Intervals, row: np.ndarray, position: np.ndarray
+              ) -> tuple[np.ndarray, np.ndarray]:
+    """For each ``(row, position)``: the index of the first interval of ``runs`` in that row
+    that ends after ``position``, and whether there is one (where there is none the index is
+    still a valid one): one sorted search, as the intervals of a row are disjoint and sorted."""
+    if not len(runs) or not len(row):
+        return np.zeros(len(row), dtype=np.int64), np.zeros(len(row), dtype=bool)
+    key = row_keys(np.concatenate([runs.row, row]), runs.end, position)
+    index = np.searchsorted(key(runs.row, runs.end), key(row, position), side="right")
+    found = index < len(runs)
+    index[~found] = 0
+    found &= runs.row[index] == row
+    return index, found
+
+
+def holds_at(runs: Intervals, row: np.ndarray, position: np.ndarray) -> np.ndarray:
+    """Whether an interval of ``runs`` in ``row`` holds ``position`` (each pair)."""
+    index, found = run_after(runs, row, position)
+    return found & (runs.start[index] <= position) if len(runs) else found
 
 
 def overlap_counts(around: Intervals, counted: Intervals) -> np.ndarray:
