@@ -232,7 +232,7 @@ def single_framed(formula: Formula) -> bool:
 def evaluate_runs_at(formulas: Sequence[Formula], points: Intervals, table: RunTable,
                      resolver: BoundResolver, *, source: str | None = None,
                      name: str = "<formula>") -> list[AtPoints]:
-    """Each formula's value on the single-frame runs ``points`` alone: the points where it
+    """Each formula's value on the single-frame runs ``points`` alone: on which of them it
     holds. The Boolean operators combine values at the points; an atom, a window of a
     modality and an until are looked up in runs (a modality's argument and an until are
     evaluated as runs, once each), so a clause obliged on onsets costs a search per onset,
