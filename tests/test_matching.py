@@ -269,3 +269,30 @@ def test_the_sweep_equals_the_greedy_loop_on_long_crowded_graphs(monkeypatch):
                                         or [np.zeros(0)]).astype(np.int64)
             refs, preds = matching.sweep(np.arange(n), lo, hi)
             assert (refs.tolist(), preds.tolist()) == greedy_by_hand(ref_index, pred_index)
+
+
+def test_exact_keeps_lone_edges_and_matches_the_rest_as_on_the_whole_graph():
+    # exact hands scipy only the edges that share an end with another edge; the pairs must be
+    # those of Hopcroft–Karp on the whole graph (its search is local to a component), on
+    # graphs that mix lone edges with crowded components, duplicates and empty rows
+    from sedcontract.contracts.matching import _hopcroft_karp
+
+    rng = np.random.default_rng(5)
+    shared = lone = 0
+    for _ in range(400):
+        n_ref, n_pred = int(rng.integers(1, 40)), int(rng.integers(1, 40))
+        edges = set(zip(rng.integers(0, n_ref, rng.integers(1, 50)).tolist(),
+                        rng.integers(0, n_pred, rng.integers(1, 50)).tolist(), strict=False))
+        ref_index = np.array(sorted(edges))[:, 0]
+        pred_index = np.array(sorted(edges))[:, 1]
+        got = exact(ref_index, pred_index, n_ref, n_pred)
+        whole = _hopcroft_karp(ref_index, pred_index, n_ref, n_pred)
+        assert np.array_equal(got[0], whole[0]) and np.array_equal(got[1], whole[1])
+        degree_r, degree_p = np.bincount(ref_index), np.bincount(pred_index)
+        alone = (degree_r[ref_index] == 1) & (degree_p[pred_index] == 1)
+        lone += int(alone.sum())
+        shared += int((~alone).sum())
+    assert lone > 500 and shared > 5000  # both kinds of edge were exercised
+    # a graph of lone edges alone, given out of reference order, comes back sorted
+    refs, preds = exact(np.array([3, 0, 2]), np.array([1, 2, 0]), 4, 3)
+    assert refs.tolist() == [0, 2, 3] and preds.tolist() == [2, 0, 1]
