@@ -26,6 +26,7 @@ from sedcontract.traces import (
     write_durations,
     write_events,
 )
+from tests.psds_corpus import SCENARIOS, long_corpus, operating_points, trivial
 
 ROOT = Path(__file__).parents[1]
 ORACLE = ROOT / ".venv-oracle" / "bin" / "python"
@@ -143,6 +144,34 @@ def test_generated_cases_with_cross_triggers_equal_psds_eval_under_every_paramet
             moved += plain != ours["value"]
     assert moved >= 10  # the cases exercise the cross-trigger criterion, not only its absence
     assert ties >= 3  # and criteria met exactly (a >= that a > would get wrong)
+
+
+def test_operating_points_on_hours_of_audio_give_psds_evals_curve():
+    """Nineteen operating points of two hours of audio (tests/psds_corpus.py: the score tables
+    thresholded), in PSDS1, PSDS2 and a scenario with alpha_ct, alpha_st > 0 and criteria the
+    grid meets exactly (``max_efpr`` as set, not scaled): psds_eval's PSDS and PSD-ROC, with
+    every value well inside (0, 1)."""
+    compared = []
+    for seed in range(2):
+        ref, tables, durations = long_corpus(seed, levels=20)
+        points = operating_points(tables, np.linspace(0.05, 0.95, 19))
+
+        def rows(events):
+            return [(f"{c}.wav", on, off, label) for c, on, off, label in events.to_rows()]
+
+        cases = [{"truth": rows(ref), "durations": {f"{c}.wav": d for c, d in durations.items()},
+                  "points": [rows(p) for p in points], "settings": chosen.as_dict()}
+                 for chosen in SCENARIOS.values()]
+        ours = psds_of_points(points, ref, durations, SCENARIOS)
+        for name, answer in zip(SCENARIOS, psds_eval(cases), strict=True):
+            assert "error" not in answer, (seed, name, answer)
+            assert ours[name]["value"] == pytest.approx(answer["value"], rel=1e-12, abs=1e-15)
+            np.testing.assert_allclose(ours[name]["roc"]["efpr"], answer["efpr"], rtol=1e-12)
+            np.testing.assert_allclose(ours[name]["roc"]["etpr"], answer["etpr"], rtol=1e-12,
+                                       atol=1e-15)
+            compared.append(answer["value"])
+    assert len(compared) == 6 and trivial(compared) == 0
+    assert min(compared) > 0.02 and max(compared) < 0.98
 
 
 def test_criteria_met_exactly_count_as_met_as_in_psds_eval():

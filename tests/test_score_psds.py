@@ -23,6 +23,7 @@ from sedcontract.scores.psds.settings import PRESETS, PsdsSettings, PsdsUnavaila
 from sedcontract.traces import EventList, write_durations, write_events
 from sedcontract.traces import scores as score_io
 from sedcontract.traces.scores import ScoreFolder, ScoreTable, scores_tsv
+from tests.psds_corpus import CLASSES, SCENARIOS, long_corpus, trivial
 
 SETTINGS = {
     **PRESETS,
@@ -85,11 +86,64 @@ def sse_psds(ref, tables, durations, settings):
 def test_psds_equals_sed_scores_eval(seed):
     """Every scenario (presets, α_ct = 1, criteria that round to 0 µs, no cross-triggers),
     overall and per class, to 1e-9; scores continuous, on few levels (ties, flat runs) or
-    binary, frames of 40 or 64 ms."""
+    binary, frames of 40 or 64 ms. The edge cases: on about 10 s of audio one false positive
+    already passes ``max_efpr``, so most values are 0; the curve itself is compared on hours
+    of audio below."""
     levels = (None, 5, 1)[seed % 3]
     hop = 0.064 if seed % 2 else 0.04
     ref, tables, durations, _ = corpus(seed, levels=levels, hop=hop)
     assert_sed_scores_eval_psds(ref, tables, durations)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_psds_equals_sed_scores_eval_on_hours_of_audio(seed):
+    """PSDS1, PSDS2 (their ``max_efpr`` as DCASE sets it, not scaled) and a scenario with
+    alpha_ct, alpha_st > 0 and criteria the grid meets exactly, on two hours of audio
+    (tests/psds_corpus.py): every value compared, overall and per class, is well inside
+    (0, 1), so the test sees the whole formula; the PSD-ROC is compared point by point."""
+    ref, tables, durations = long_corpus(seed, levels=(20, None, 5)[seed % 3])
+    ours = psds(tables, ref, durations, SCENARIOS)
+    compared = []
+    for name, chosen in SCENARIOS.items():
+        value, per_class, (etpr, efpr) = sse_psds(ref, tables, durations, chosen)
+        assert ours[name]["value"] == pytest.approx(value, abs=1e-9), name
+        assert ours[name]["per_class"] == pytest.approx(dict(per_class), abs=1e-9), name
+        np.testing.assert_allclose(ours[name]["roc"]["efpr"], efpr, rtol=1e-12)
+        np.testing.assert_allclose(ours[name]["roc"]["etpr"], etpr, rtol=1e-9, atol=1e-12)
+        compared += [value, *per_class.values()]
+    assert len(compared) == 15 and trivial(compared) == 0
+    assert min(compared) > 0.02 and max(compared) < 0.98
+
+
+def test_the_long_corpus_holds_what_the_agreement_needs():
+    """The long corpus has classes of different reference durations, cross-triggers between
+    every ordered pair of classes, ROC plateaus (a threshold that adds false positives and
+    finds nothing) in every class, and detections that meet each criterion exactly: moving
+    the DTC, GTC or CTTC by 1e-5 alone changes the counts."""
+    ref, tables, durations = long_corpus(0)
+    lengths = {c: float(np.mean((ref.offset - ref.onset)[ref.label == c])) for c in CLASSES}
+    assert lengths["c0"] < lengths["c1"] < lengths["c2"] and lengths["c2"] > 5 * lengths["c0"]
+    truth = ClipTruth.of(ref, list(tables), CLASSES)
+    custom = SCENARIOS["custom"]
+
+    def counts(chosen):
+        (parts,) = block_counts(iter(tables.values()), truth, CLASSES, [chosen])
+        return [[x.tolist() for x in p.of_class(c)] for p in parts for c in range(len(CLASSES))]
+
+    plain = counts(custom)
+    pairs = {(c, o) for c, (_, _, _, _, other, n) in enumerate(plain)
+             for o, k in zip(other, n, strict=True) if k > 0}
+    assert pairs == {(a, b) for a in range(4) for b in range(4) if a != b}
+    hours = sum(durations.values()) / 3600
+    for score, tp, fp, *_ in plain:  # from the highest score down: the raw ROC of the class
+        at = np.unique(-np.asarray(score), return_inverse=True)[1]
+        found = np.cumsum(np.bincount(at, weights=tp))
+        false = np.cumsum(np.bincount(at, weights=fp))
+        below = false / hours <= custom.max_efpr
+        flat = (np.diff(false) > 0) & (np.diff(np.maximum.accumulate(found)) == 0)
+        assert (flat & below[1:]).any()
+    for criterion in ("dtc", "gtc", "cttc"):
+        assert counts(replace(custom, **{criterion: 0.5 + 1e-5})) != plain, criterion
 
 
 def assert_sed_scores_eval_psds(ref, tables, durations):
