@@ -4,9 +4,10 @@ four classes of different reference durations, cross-triggers between every orde
 classes, plateaus of the ROC, and detections that meet the DTC, GTC and CTTC exactly.
 
 The score tables tile each clip with frames of 125 ms around events and false alarms and with
-long rows of background in between (score tables need not have equal frames), so hours of
-audio stay a few thousand rows. Times are on a 125 ms grid: shares of exactly 0.5 (and 0.3 of
-a 1.25 s detection) occur by construction. The operating points are the tables thresholded."""
+long rows of background in between (score tables need not have equal frames), so a 20-minute
+clip is about 3,000 rows. Times are on a 125 ms grid, and a detection may be an event's first
+half or twice its length ending with it: shares of exactly 0.5 occur by construction. The
+operating points are the tables thresholded."""
 
 from __future__ import annotations
 

@@ -595,6 +595,21 @@ def test_event_columns_are_coded_once_and_looked_up_per_distinct_value():
     assert events.classes == ("x", "y")
 
 
+def test_codes_hash_runs_of_equal_values_once_and_equal_the_definition():
+    """Codes made from the first value of each run of equal ones: the distinct values in
+    first-seen order and every entry's position among them, on columns with long runs, none,
+    and a value coming back after others."""
+    rng = np.random.default_rng(3)
+    for _ in range(200):
+        values = np.empty(int(rng.integers(0, 60)), dtype=object)
+        values[:] = [f"v{k}" for k in np.repeat(rng.integers(0, 6, len(values)),
+                                                 rng.integers(1, 4, len(values)))][:len(values)]
+        distinct, codes = EventList.from_rows(
+            [(v, 0.0, 1.0, "x") for v in values.tolist()]).codes("clip")
+        assert distinct == list(dict.fromkeys(values.tolist()))
+        assert [distinct[k] for k in codes] == values.tolist() and codes.dtype == np.int32
+
+
 def test_a_selected_list_keeps_codes_of_only_what_it_holds():
     """A list selected from one whose codes are made keeps them, renumbered to the values it
     holds: its classes, look-ups and membership are those of its own events."""

@@ -83,9 +83,19 @@ class RunOps:
         tail_end = np.zeros(self.rows, dtype=np.int64)
         tail_end[x.row[last]] = x.end[last]
         rows = np.arange(self.rows, dtype=np.int64)
-        return Intervals.merged(np.concatenate([x.row, rows]),
-                                np.concatenate([gap_start, tail_end]),
-                                np.concatenate([x.start, self.lengths]))
+        if len(x) and np.any(x.end <= x.start):  # an empty run: gaps beside it touch
+            return Intervals.merged(np.concatenate([x.row, rows]),
+                                    np.concatenate([gap_start, tail_end]),
+                                    np.concatenate([x.start, self.lengths]))
+        # the gaps of sorted maximal runs are sorted and maximal as they come: the gap before
+        # each run, then each row's tail, laid out in place (a row's tail after its runs)
+        place = np.arange(len(x), dtype=np.int64) + x.row
+        tail = np.cumsum(np.bincount(x.row, minlength=self.rows)) + rows
+        row, start, end = (np.empty(len(x) + self.rows, dtype=np.int64) for _ in range(3))
+        row[place], start[place], end[place] = x.row, gap_start, x.start
+        row[tail], start[tail], end[tail] = rows, tail_end, self.lengths
+        keep = end > start
+        return Intervals(row[keep], start[keep], end[keep])
 
     def and_(self, x: Intervals, y: Intervals | AtPoints) -> Intervals:
         """Intersection: each run of ``x`` with the runs of ``y`` it shares frames with (at

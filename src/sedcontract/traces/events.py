@@ -254,13 +254,19 @@ class EventList:
 
 def _codes(values: np.ndarray) -> tuple[list[Any], np.ndarray]:
     """An object column as its distinct values (in first-seen order) and a code per entry
-    (two passes in C, no Python step per entry)."""
-    items = values.tolist()
+    (passes in C, no Python step per entry); only the first entry of each run of equal ones
+    is hashed (files list a clip's events together: a few hashes per clip)."""
+    if not len(values):
+        return [], np.zeros(0, dtype=np.int32)
+    head = np.ones(len(values), dtype=bool)
+    head[1:] = values[1:] != values[:-1]
+    first = np.flatnonzero(head)
+    items = values[first].tolist()
     index: dict[Any, int] = dict.fromkeys(items)
     for code, value in enumerate(index):
         index[value] = code
-    return list(index), np.fromiter(map(index.__getitem__, items), dtype=np.int32,
-                                    count=len(items))
+    codes = np.fromiter(map(index.__getitem__, items), dtype=np.int32, count=len(items))
+    return list(index), np.repeat(codes, np.diff(np.append(first, len(values))))
 
 
 def _decoded(column: tuple[list[Any], np.ndarray]) -> np.ndarray:
