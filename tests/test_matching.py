@@ -286,6 +286,11 @@ def test_exact_keeps_lone_edges_and_matches_the_rest_as_on_the_whole_graph():
         ref_index = np.array(sorted(edges))[:, 0]
         pred_index = np.array(sorted(edges))[:, 1]
         got = exact(ref_index, pred_index, n_ref, n_pred)
+        # given in another order, some edges twice: the same pairs
+        again = rng.permutation(np.r_[np.arange(len(ref_index)),
+                                      rng.integers(0, len(ref_index), 3)])
+        shuffled = exact(ref_index[again], pred_index[again], n_ref, n_pred)
+        assert all(np.array_equal(a, b) for a, b in zip(shuffled, got, strict=True))
         whole = _hopcroft_karp(ref_index, pred_index, n_ref, n_pred)
         assert np.array_equal(got[0], whole[0]) and np.array_equal(got[1], whole[1])
         degree_r, degree_p = np.bincount(ref_index), np.bincount(pred_index)

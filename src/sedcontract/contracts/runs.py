@@ -83,7 +83,8 @@ class RunOps:
         tail_end = np.zeros(self.rows, dtype=np.int64)
         tail_end[x.row[last]] = x.end[last]
         rows = np.arange(self.rows, dtype=np.int64)
-        if len(x) and np.any(x.end <= x.start):  # an empty run: gaps beside it touch
+        if len(x) and (np.any(x.end <= x.start) or np.any(x.row[1:] < x.row[:-1])):
+            # an empty run (the gaps beside it touch), or runs out of row order
             return Intervals.merged(np.concatenate([x.row, rows]),
                                     np.concatenate([gap_start, tail_end]),
                                     np.concatenate([x.start, self.lengths]))
