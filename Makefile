@@ -50,6 +50,7 @@ bench: $(STAMP)            ## speed side by side with the reference tools
 	$(BIN)/python -W ignore benchmarks/standard_scores.py && \
 	$(BIN)/python benchmarks/build_controlled.py && \
 	$(BIN)/python -W ignore benchmarks/train_throughput.py && \
+	$(BIN)/python -W ignore benchmarks/reproducible_cost.py && \
 	$(BIN)/python benchmarks/contract_loss.py && \
 	$(BIN)/python -W ignore benchmarks/hostile_memory.py && \
 	$(BIN)/python -W ignore benchmarks/corpus_scale.py && \

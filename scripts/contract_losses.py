@@ -102,13 +102,17 @@ def benchmark(args: argparse.Namespace, data_seed: int) -> Path:
     return args.data / f"seed_{data_seed}"
 
 
+# data seeds held out by the later rounds of the protocol (scripts/contract_tradeoff.py)
+LATER_HELDOUT = (5, 6, 7)
+
+
 def role(data_seed: int) -> str:
     if data_seed in DEVELOPMENT:
         return "development"
-    if data_seed in HELDOUT:
+    if data_seed in HELDOUT or data_seed in LATER_HELDOUT:
         return "heldout"
     raise SystemExit(f"data seed {data_seed} is neither development {list(DEVELOPMENT)} nor "
-                     f"held out {list(HELDOUT)} (docs/results/protocol.md)")
+                     f"held out {list(HELDOUT + LATER_HELDOUT)} (docs/results/protocol.md)")
 
 
 def run_dir(args: argparse.Namespace, data_seed: int, arm: str, seed: int) -> Path:
@@ -135,7 +139,8 @@ def train_overrides(args: argparse.Namespace, data_seed: int, overrides: Sequenc
 
 
 # what decides the weights a run trains; the saved config of a run found trained must agree
-TRAINED_BY = ("model", "loss", "augment", "trainer", "data", "contract", "seed", "threads")
+TRAINED_BY = ("model", "loss", "augment", "trainer", "data", "contract", "seed", "threads",
+              "reproducible")
 
 
 def effective(cfg: Mapping[str, Any]) -> dict[str, Any]:
@@ -424,8 +429,6 @@ def heldout_runs(args: argparse.Namespace) -> list[Path]:
 def lock(args: argparse.Namespace) -> None:
     """Freeze the choices: refused over another lock, once held-out runs or tables exist, and
     while the code that makes the choices has changes not committed."""
-    from sedcontract.outputs import Outputs
-
     choices_path, lock_path = lock_paths(args.out)
     chosen = choices_now(args.arm)
     seen = heldout_runs(args) + [p for p in (paths_of(args.out, "contract_losses")["rows"],)
@@ -443,13 +446,47 @@ def lock(args: argparse.Namespace) -> None:
     if dirty:
         raise SystemExit("scripts/ or src/ (with the configs) have changes not committed: "
                          "commit the code that makes the choices, so the lock names it")
-    text = json.dumps({**chosen, "commit": head}, indent=2) + "\n"
-    digest = hashlib.sha256(text.encode()).hexdigest()  # of the bytes the file will hold
+    digest = write_lock(choices_path, lock_path, {**chosen, "commit": head})
+    print(f"locked {args.arm}: {choices_path} sha256 {digest}")
+
+
+def write_lock(choices_path: Path, lock_path: Path, chosen: Mapping[str, Any]) -> str:
+    """The choices as JSON and the lock holding the sha256 of the bytes written, put in place
+    together; the digest."""
+    from sedcontract.outputs import Outputs
+
+    text = json.dumps(chosen, indent=2) + "\n"
+    digest = hashlib.sha256(text.encode()).hexdigest()
     with Outputs(writes={"choices": choices_path, "lock": lock_path}) as out:
         out.write(choices_path, text)
         out.write(lock_path, json.dumps({"choices": choices_path.name, "sha256": digest},
                                         indent=2) + "\n")
-    print(f"locked {args.arm}: {choices_path} sha256 {digest}")
+    return digest
+
+
+def read_lock(choices_path: Path, lock_path: Path,
+              now_of: Callable[[dict[str, Any]], dict[str, Any]], how: str) -> dict[str, Any]:
+    """The locked choices, refused unless the file's digest is the lock's and every choice
+    equals the one the script makes now (``now_of`` the locked choices; a choice changed after
+    the lock is named). ``how``: the command that locks."""
+    from sedcontract.data.fetch import sha256_of
+
+    for path in (choices_path, lock_path):
+        if not path.is_file():
+            raise SystemExit(f"{path} does not exist: lock the choices first ({how})")
+    recorded = read_json(lock_path, "the lock").get("sha256")
+    if sha256_of(choices_path) != recorded:
+        raise SystemExit(f"{choices_path} has sha256 {sha256_of(choices_path)}, the lock "
+                         f"{recorded}: the choices were changed after the lock")
+    chosen = read_json(choices_path, "the locked choices")
+    now = now_of(chosen)
+    differ = [k for k in sorted((set(now) | set(chosen)) - {"commit"})
+              if now.get(k) != chosen.get(k)]
+    if differ:
+        raise SystemExit("the script's choices differ from the lock's in " + "; ".join(
+            f"{k}: locked {json.dumps(chosen.get(k))}, now {json.dumps(now.get(k))}"
+            for k in differ))
+    return chosen
 
 
 def read_json(path: Path, what: str) -> dict[str, Any]:
@@ -466,28 +503,11 @@ def read_json(path: Path, what: str) -> dict[str, Any]:
 def locked(args: argparse.Namespace) -> dict[str, Any]:
     """The locked choices, refused unless the file's digest is the lock's and every choice is
     the one this script makes now (a choice changed after the lock is named)."""
-    from sedcontract.data.fetch import sha256_of
+    def now_of(chosen: dict[str, Any]) -> dict[str, Any]:
+        contract = chosen.get("contract")
+        return choices_now(str(contract.get("name") if isinstance(contract, dict) else None))
 
-    choices_path, lock_path = lock_paths(args.out)
-    for path in (choices_path, lock_path):
-        if not path.is_file():
-            raise SystemExit(f"{path} does not exist: lock the choices first "
-                             "(python scripts/contract_losses.py lock ARM)")
-    recorded = read_json(lock_path, "the lock").get("sha256")
-    if sha256_of(choices_path) != recorded:
-        raise SystemExit(f"{choices_path} has sha256 {sha256_of(choices_path)}, the lock "
-                         f"{recorded}: the choices were changed after the lock")
-    chosen = read_json(choices_path, "the locked choices")
-    name = (chosen.get("contract") or {}).get("name") if isinstance(chosen.get("contract"),
-                                                                     dict) else None
-    now = choices_now(str(name))
-    differ = [k for k in sorted((set(now) | set(chosen)) - {"commit"})
-              if now.get(k) != chosen.get(k)]
-    if differ:
-        raise SystemExit("the script's choices differ from the lock's in " + "; ".join(
-            f"{k}: locked {json.dumps(chosen.get(k))}, now {json.dumps(now.get(k))}"
-            for k in differ))
-    return chosen
+    return read_lock(*lock_paths(args.out), now_of, "python scripts/contract_losses.py lock ARM")
 
 
 # -- commands -----------------------------------------------------------------------------------
@@ -692,7 +712,13 @@ def render(rows: list[dict], psds_rows: list[dict], choices: list[dict],
                   "the held-out arm was made from, and it makes no claim. The tuned "
                   "post-processing is chosen and scored on the same split, optimistic alike "
                   "for every arm.\n")
-    elif "contract" in meta:
+    else:
+        out.write("\n**History.** This is round 1 of the protocol (data seeds 2–4). Its runs were "
+                  "trained before their CPU kernels were pinned, so another machine trains "
+                  "other weights from the same commands; round 2 (data seeds 5–7, the whole "
+                  "trade-off and fine-tuning, every run reproducible) is "
+                  "[contract_tradeoff.md](contract_tradeoff.md).\n")
+    if kind != "development" and "contract" in meta:
         out.write(f"\n`contract` is the locked arm `{meta['contract']}` "
                   f"([heldout_choices.json](heldout_choices.json), sha256 "
                   f"`{meta.get('choices_sha256', '')[:16]}…`).\n")
@@ -816,10 +842,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             sub.add_argument("--development", action="store_true",
                              help="the development page instead of the held-out one")
             continue
-        sub.add_argument("--runs", type=Path, default=ROOT / "logs" / "contract_losses")
-        sub.add_argument("--data", type=Path, default=Path(os.environ.get(
-            "SEDCONTRACT_DATA", ROOT / "data")) / "bench",
-            help="benchmarks go to DATA/seed_N (default: data/bench)")
+        where_options(sub)
         if name == "lock":
             sub.add_argument("arm", help="the contract arm chosen on development data")
             continue
@@ -830,6 +853,20 @@ def main(argv: Sequence[str] | None = None) -> None:
             sub.add_argument("--arms", nargs="+", default=[a for a in ARMS if a != CONTROL],
                              choices=[a for a in ARMS if a != CONTROL])
             sub.add_argument("overrides", nargs="*", help="Hydra overrides for every run")
+    args = parsed(parser, argv)
+    steps[args.command](args)
+
+
+def where_options(sub: argparse.ArgumentParser) -> None:
+    """``--runs`` and ``--data``: where the runs and the benchmarks go."""
+    sub.add_argument("--runs", type=Path, default=ROOT / "logs" / "contract_losses")
+    sub.add_argument("--data", type=Path, default=Path(os.environ.get(
+        "SEDCONTRACT_DATA", ROOT / "data")) / "bench",
+        help="benchmarks go to DATA/seed_N (default: data/bench)")
+
+
+def parsed(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argparse.Namespace:
+    """The arguments, with the command line kept (``argv``) and the paths made absolute."""
     argv = list(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(argv)
     args.argv = argv
@@ -838,7 +875,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             setattr(args, key, getattr(args, key).resolve())
     if getattr(args, "jobs", 1) < 1:
         parser.error("--jobs must be at least 1")
-    steps[args.command](args)
+    return args
 
 
 if __name__ == "__main__":

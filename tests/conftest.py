@@ -1,11 +1,22 @@
-"""Shared fixtures and settings. Hypothesis: no per-example deadline (CI machines vary);
+"""Shared fixtures and settings. The CPU kernels are pinned as ``reproducible=true`` pins them.
+Hypothesis: no per-example deadline (CI machines vary);
 under CI the examples are derandomized so a clean clone always runs the same cases. Training:
 a tiny controlled benchmark built once per session, and the overrides every run shares."""
 
+import contextlib
+import importlib
 import os
+import sys
+from pathlib import Path
 
 import pytest
 from hypothesis import settings
+
+from sedcontract.kernels import pin_environment
+
+# the kernels train.py pins (reproducible=true), set before any test imports torch: each library
+# reads them at its first kernel, so every test runs them, whatever ran first
+pin_environment()
 
 settings.register_profile("default", deadline=None)
 settings.register_profile("ci", deadline=None, derandomize=True, print_blob=True)
@@ -89,3 +100,14 @@ def teacher_scores(teacher_points, tmp_path_factory):
     from tests.real_dcase import write_implied_scores
 
     return write_implied_scores(tmp_path_factory.mktemp("scores") / "scores", teacher_points)
+
+
+@contextlib.contextmanager
+def imported_script(name: str):
+    """A script of ``scripts/`` as a module, its folder on the path as when it runs."""
+    folder = str(Path(__file__).resolve().parents[1] / "scripts")
+    sys.path.insert(0, folder)
+    try:
+        yield importlib.import_module(name)
+    finally:
+        sys.path.remove(folder)

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import imported_script
+
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "scripts" / "contract_losses.py"
 COORDINATES = ("onset", "offset", "missed", "false", "silence", "duration", "fragmentation")
@@ -20,13 +22,8 @@ COORDINATES = ("onset", "offset", "missed", "false", "silence", "duration", "fra
 
 @pytest.fixture(scope="module")
 def script():
-    """The script as a module (its folder on the path, as when it runs)."""
-    sys.path.insert(0, str(SCRIPT.parent))
-    try:
-        import contract_losses
-        yield contract_losses
-    finally:
-        sys.path.remove(str(SCRIPT.parent))
+    with imported_script("contract_losses") as found:
+        yield found
 
 
 def write(path: Path, rows: list[dict]) -> None:

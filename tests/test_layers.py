@@ -17,8 +17,8 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "sedcontract"
 ORDER = ["errors", "requires", "outputs", "figures", "blocks", "resampling", "traces", "contracts",
-         "scores", "audit", "analysis", "data", "models", "lightning", "config", "training",
-         "evaluation", "cli"]
+         "scores", "audit", "analysis", "data", "models", "kernels", "lightning", "config",
+         "training", "evaluation", "cli"]
 CORE = ("errors", "requires", "outputs", "figures", "blocks", "resampling", "traces",
         "contracts", "scores", "audit", "analysis")
 EDGE = {"config", "training", "evaluation"}

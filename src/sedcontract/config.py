@@ -146,6 +146,15 @@ def fix_threads(cfg: DictConfig) -> None:
     torch.set_num_threads(count)
 
 
+def fix_kernels(cfg: DictConfig) -> None:
+    """Pin the CPU kernels when ``cfg.reproducible`` (a key missing: the machine's own), before
+    the run's first tensor, and log which kernels the run takes
+    (:func:`sedcontract.kernels.fix_kernels`)."""
+    from sedcontract.kernels import fix_kernels as pin
+
+    log.info(pin(cfg.get("reproducible", False)).describe())
+
+
 def guard_run(run_callbacks: Sequence[Any], reads: Mapping[str, Sequence[str | Path]]) -> None:
     """Refuse, before the run starts, report files that would replace one of its inputs
     (``reads``: config key → files, e.g. ``data.test_tsv``), two outputs naming one file, or

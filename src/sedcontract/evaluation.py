@@ -18,6 +18,7 @@ from sedcontract.config import (
     CONFIG_PATH,
     callback_metrics,
     check_config,
+    fix_kernels,
     fix_threads,
     guard_run,
     refuse_renamed,
@@ -59,8 +60,9 @@ def checkpoint_detector(checkpoint: dict[str, Any], path: Path
 
 def evaluate(cfg: DictConfig) -> tuple[dict[str, float], dict[str, Any]]:
     """Guard vector of the checkpoint ``cfg.ckpt_path`` on split ``cfg.split``."""
-    check_config(cfg)  # a key no part takes is named before anything is built
     fix_threads(cfg)  # the same scores whatever the machine's cores
+    fix_kernels(cfg)  # and on any machine: pinned before any module makes a tensor
+    check_config(cfg)  # a key no part takes is named before anything is built
     if OmegaConf.is_missing(cfg, "ckpt_path"):
         raise SedContractError("which checkpoint? evaluate.py ckpt_path=<run dir>/checkpoints/"
                                "last.ckpt (or the best one beside it)")

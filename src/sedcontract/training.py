@@ -22,6 +22,7 @@ from sedcontract.config import (
     callbacks,
     check_config,
     finish_wandb,
+    fix_kernels,
     fix_threads,
     guard_run,
     loggers,
@@ -119,8 +120,9 @@ def resume_path(ckpt_path: str | None, output_dir: Path) -> str | None:
 
 def train(cfg: DictConfig) -> tuple[dict[str, float], dict[str, Any]]:
     """Fit ``cfg.model`` on ``cfg.data``; returns the final metrics and the objects built."""
-    check_config(cfg)  # a key no part takes is named before anything is built
     fix_threads(cfg)  # the same weights whatever the machine's cores or OMP_NUM_THREADS
+    fix_kernels(cfg)  # and on any machine: pinned before any module makes a tensor
+    check_config(cfg)  # a key no part takes is named before anything is built
     if cfg.get("seed") is not None:
         L.seed_everything(cfg.seed, workers=True)
     output_dir = Path(cfg.paths.output_dir)

@@ -27,8 +27,8 @@ from sedcontract.audit.rows import curve_metric
 from sedcontract.errors import SedContractError
 from sedcontract.traces.decision import DecisionPolicy
 
-__all__ = ["BudgetCurve", "area_draws", "budget_curve", "curve_metrics", "curve_summary",
-           "curves_png",
+__all__ = ["BudgetCurve", "area_draws", "budget_areas", "budget_curve", "curve_metrics",
+           "curve_summary", "curves_png",
            "decision_of", "summary_dict", "summary_markdown", "target_ranges"]
 
 RATE = "false"  # the coordinate whose failures are the false activity
@@ -107,7 +107,7 @@ def budget_curve(curves: GuardCurves, coordinate: str, cls: str, hours: float,
                        area / defined if defined else math.nan)
 
 
-def _areas(rates: np.ndarray, scores: np.ndarray, max_rate: float) -> np.ndarray:
+def budget_areas(rates: np.ndarray, scores: np.ndarray, max_rate: float) -> np.ndarray:
     """:func:`budget_curve`'s area for each row of ``rates`` and ``scores`` ``[rows,
     operating points]`` at once (NaN where vacuous at every budget)."""
     reached = np.maximum.accumulate(rates, axis=1)
@@ -177,8 +177,8 @@ def area_draws(changes: ClipChanges, max_rate: float = 100.0, resamples: int = 1
                     sat, obl = _resampled(changes, name, key, points, some)
                     scores = np.full(sat.shape, math.nan)
                     np.divide(sat, obl, out=scores, where=obl > 0)
-                    out[name][first + a:first + a + len(some), key] = _areas(rates, scores,
-                                                                             max_rate)
+                    out[name][first + a:first + a + len(some), key] = budget_areas(
+                        rates, scores, max_rate)
         first += len(chunk)
     return out
 
