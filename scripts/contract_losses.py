@@ -49,7 +49,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from contract_vs_baselines import best_checkpoint, cell, run  # the same rules and cells
+from contract_vs_baselines import (  # the same rules and cells
+    best_checkpoint,
+    cell,
+    check_finished,
+    run,
+)
 
 from sedcontract.cli.command import reported
 
@@ -232,6 +237,7 @@ def train_all(args: argparse.Namespace, arms: Mapping[str, Sequence[str]],
         where = run_dir(args, d, name, s)
         if (where / "checkpoints" / "last.ckpt").exists():
             check_reused(where, train_overrides(args, d, overrides, s))
+            check_finished(where)
     # the environment's threads share the cores among the jobs; each run fixes torch's own
     # (the config's `threads`), so the rows do not depend on --jobs
     threads = max(1, (os.cpu_count() or 1) // args.jobs)

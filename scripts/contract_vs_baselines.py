@@ -68,6 +68,16 @@ def best_checkpoint(run_dir: Path) -> Path:
     return kept[-1]
 
 
+def check_finished(where: Path) -> None:
+    """Refuse a run whose training did not reach its end (killed, the machine restarted):
+    ``last.ckpt`` is the best epoch's copy, so only the log's closing line says a run ended."""
+    log = where / "train.log"
+    text = log.read_text(encoding="utf-8", errors="replace") if log.is_file() else ""
+    if "best checkpoint (" not in text:
+        raise SystemExit(f"{where}: its training did not finish ({log} has no closing "
+                         "'best checkpoint' line); remove the run to train it again")
+
+
 def train_all(args: argparse.Namespace) -> dict[str, float]:
     python, seconds = sys.executable, {}
     jobs = [(m, s, [f"model={m}"]) for s in args.seeds for m in MODELS]
@@ -78,7 +88,9 @@ def train_all(args: argparse.Namespace) -> dict[str, float]:
         run_dir = args.runs / name / f"seed_{seed}"
         if args.fresh and run_dir.exists():
             shutil.rmtree(run_dir)
-        if not (run_dir / "checkpoints" / "last.ckpt").exists():
+        if (run_dir / "checkpoints" / "last.ckpt").exists():
+            check_finished(run_dir)
+        else:
             if name in FINETUNES:
                 source = best_checkpoint(args.runs / "dilated_cnn" / f"seed_{seed}")
                 overrides = [*overrides, f"model.init_from={source}"]

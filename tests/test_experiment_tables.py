@@ -251,6 +251,21 @@ def test_a_run_found_trained_is_used_only_if_it_was_trained_as_the_arm_says(scri
         script.check_reused(tmp_path / "nothing", control)
 
 
+def test_a_run_whose_training_was_interrupted_is_refused_not_reused(script, tmp_path):
+    """``last.ckpt`` is the best epoch's copy and exists from the first epoch on, so a run
+    killed part way looks trained; only the training log's closing line says it ended."""
+    killed = tmp_path / "killed"
+    (killed / "checkpoints").mkdir(parents=True)
+    (killed / "checkpoints" / "last.ckpt").write_bytes(b"")
+    (killed / "train.log").write_text("[INFO] - epoch 1, step 120 - guard vector on validation\n")
+    with pytest.raises(SystemExit, match=r"killed: its training did not finish .*remove the run"):
+        script.check_finished(killed)
+    with pytest.raises(SystemExit, match=r"no closing 'best checkpoint' line"):
+        script.check_finished(tmp_path / "never")
+    (killed / "train.log").write_text("[INFO] - best checkpoint (val/logic): x/epoch_002.ckpt\n")
+    script.check_finished(killed)
+
+
 def test_interval_rows_label_each_contrast_and_pool_the_benchmarks_with_their_own_draws(script):
     """Each benchmark's interval is its two-stage bootstrap (benchmark k from seed k), the
     pooled one the stratified mean with the same draws; every row names its system, control

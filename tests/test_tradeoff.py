@@ -174,6 +174,8 @@ def test_bad_material_and_weights_are_refused():
     material = grid_material(ref, tables, durations, settings=SETTINGS, grid=GRID)
     with pytest.raises(SedContractError, match=r"weights must be \[rows, 4 clips\]"):
         readings(material, np.ones((1, 5)))
+    with pytest.raises(SedContractError, match="needs the clips' durations"):
+        grid_material(ref, tables, None, settings=SETTINGS, grid=GRID)
     with pytest.raises(SedContractError, match="no curve of 'duration'"):
         grid_material(ref, tables, durations, settings=SETTINGS, grid=GRID,
                       coordinates=("duration",))

@@ -103,20 +103,24 @@ def _summed(keys: Sequence[np.ndarray], values: Sequence[np.ndarray]
             [np.add.reduceat(v[order], starts) for v in values])
 
 
-def grid_material(ref: Any, scores: Any, durations: Mapping[str, float], *,
+def grid_material(ref: Any, scores: Any, durations: Any, *,
                   settings: Mapping[str, PsdsSettings], policy: Any = None,
                   decision: DecisionPolicy | None = None,
                   grid: np.ndarray | None = None,
                   coordinates: Sequence[str] = GUARD) -> GridMaterial:
     """A run's :class:`GridMaterial` from its reference events, score tables (a folder or
-    :func:`~sedcontract.traces.scores.read_score_dir`'s tables) and clip durations, after the
+    :func:`~sedcontract.traces.scores.read_score_dir`'s tables) and clip durations (files or
+    read), after the
     median filters of ``decision`` (its thresholds are the grid's business): the guard
     curves' changes (:func:`~sedcontract.audit.curves.clip_changes`, the standard contract of
     ``policy``) and PSDS's per-clip counts under each of ``settings``, binned on the grid."""
     from sedcontract.traces.decision import filtered
-    from sedcontract.traces.given import score_source
+    from sedcontract.traces.given import durations_of, events_of, score_source
     from sedcontract.traces.scores import ScoreTable
 
+    ref, durations = events_of(ref, "reference"), durations_of(durations)
+    if durations is None:
+        raise SedContractError("the trade-off reading needs the clips' durations")
     grid = logit_grid() if grid is None else np.asarray(grid, dtype=np.float64)
     if len(grid) == 0 or np.any(np.diff(grid) >= 0) or not np.isfinite(grid).all():
         raise SedContractError("a threshold grid is finite and strictly descending")
