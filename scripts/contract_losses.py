@@ -201,8 +201,9 @@ def check_reused(where: Path, overrides: Sequence[str]) -> None:
 
 
 def training_seconds(where: Path) -> float:
-    """How long a run trained: from its saved config to its last checkpoint (file times)."""
-    return (where / "checkpoints" / "last.ckpt").stat().st_mtime - \
+    """How long a run trained: from its saved config to its log's closing line (file times;
+    ``last.ckpt`` is the best epoch's copy, written before the last epoch when that is worse)."""
+    return (where / "train.log").stat().st_mtime - \
         (where / ".hydra" / "config.yaml").stat().st_mtime
 
 

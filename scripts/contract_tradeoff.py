@@ -47,7 +47,10 @@ import numpy as np
 from contract_losses import (
     ARMS,
     CONTROL,
+    COORDINATES,
     MODES,
+    RESULTS,
+    ROOT,
     as_decided,
     benchmark,
     build,
@@ -71,9 +74,6 @@ from contract_vs_baselines import best_checkpoint, cell, check_finished
 
 from sedcontract.cli.command import reported
 
-ROOT = Path(__file__).resolve().parents[1]
-RESULTS = ROOT / "docs" / "results"
-COORDINATES = ("onset", "offset", "missed", "false", "silence", "duration", "fragmentation")
 DEVELOPMENT = (0, 1)
 HELDOUT = (5, 6, 7)
 DEVELOPMENT_SEEDS = (0, 1)

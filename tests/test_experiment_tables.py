@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -253,7 +254,8 @@ def test_a_run_found_trained_is_used_only_if_it_was_trained_as_the_arm_says(scri
 
 def test_a_run_whose_training_was_interrupted_is_refused_not_reused(script, tmp_path):
     """``last.ckpt`` is the best epoch's copy and exists from the first epoch on, so a run
-    killed part way looks trained; only the training log's closing line says it ended."""
+    killed part way looks trained; only the training log's closing line says it ended, and
+    the run's training time runs to that line."""
     killed = tmp_path / "killed"
     (killed / "checkpoints").mkdir(parents=True)
     (killed / "checkpoints" / "last.ckpt").write_bytes(b"")
@@ -264,6 +266,13 @@ def test_a_run_whose_training_was_interrupted_is_refused_not_reused(script, tmp_
         script.check_finished(tmp_path / "never")
     (killed / "train.log").write_text("[INFO] - best checkpoint (val/logic): x/epoch_002.ckpt\n")
     script.check_finished(killed)
+    # its training time runs to the log's closing line, not to the best epoch's checkpoint
+    (killed / ".hydra").mkdir()
+    (killed / ".hydra" / "config.yaml").write_text("seed: 0\n")
+    for name, when in ((".hydra/config.yaml", 1000), ("checkpoints/last.ckpt", 1030),
+                       ("train.log", 1075)):
+        os.utime(killed / name, (when, when))
+    assert script.training_seconds(killed) == 75
 
 
 def test_interval_rows_label_each_contrast_and_pool_the_benchmarks_with_their_own_draws(script):
