@@ -110,10 +110,10 @@ def grid_material(ref: Any, scores: Any, durations: Any, *,
                   coordinates: Sequence[str] = GUARD) -> GridMaterial:
     """A run's :class:`GridMaterial` from its reference events, score tables (a folder or
     :func:`~sedcontract.traces.scores.read_score_dir`'s tables) and clip durations (files or
-    read), after the
-    median filters of ``decision`` (its thresholds are the grid's business): the guard
-    curves' changes (:func:`~sedcontract.audit.curves.clip_changes`, the standard contract of
-    ``policy``) and PSDS's per-clip counts under each of ``settings``, binned on the grid."""
+    read), after the median filters of ``decision`` (its thresholds are the grid's business):
+    the guard curves' changes (:func:`~sedcontract.audit.curves.clip_changes`, the standard
+    contract of ``policy``) and PSDS's per-clip counts under each of ``settings``, binned on
+    the grid."""
     from sedcontract.traces.decision import filtered
     from sedcontract.traces.given import durations_of, events_of, score_source
     from sedcontract.traces.scores import ScoreTable
