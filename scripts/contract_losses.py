@@ -185,7 +185,7 @@ def first_difference(a: Any, b: Any, path: str = "") -> str | None:
 
 def check_reused(where: Path, overrides: Sequence[str]) -> None:
     """Refuse a run found trained whose saved config is not what this arm composes now (so
-    a table never mixes runs trained otherwise)."""
+    a table never mixes runs trained otherwise), or whose training did not finish."""
     from omegaconf import OmegaConf
 
     saved = where / ".hydra" / "config.yaml"
@@ -198,6 +198,7 @@ def check_reused(where: Path, overrides: Sequence[str]) -> None:
     if found:
         raise SystemExit(f"{where} was trained with other settings ({found}); remove the run "
                          "to train it again, or give the arm its old settings")
+    check_finished(where)
 
 
 def training_seconds(where: Path) -> float:
@@ -238,7 +239,6 @@ def train_all(args: argparse.Namespace, arms: Mapping[str, Sequence[str]],
         where = run_dir(args, d, name, s)
         if (where / "checkpoints" / "last.ckpt").exists():
             check_reused(where, train_overrides(args, d, overrides, s))
-            check_finished(where)
     # the environment's threads share the cores among the jobs; each run fixes torch's own
     # (the config's `threads`), so the rows do not depend on --jobs
     threads = max(1, (os.cpu_count() or 1) // args.jobs)

@@ -70,7 +70,7 @@ from contract_losses import (
     where_options,
     write_lock,
 )
-from contract_vs_baselines import best_checkpoint, cell, check_finished
+from contract_vs_baselines import best_checkpoint, cell
 
 from sedcontract.cli.command import reported
 
@@ -131,7 +131,6 @@ def train_runs(args: argparse.Namespace, arms: Mapping[str, Mapping[str, Any]],
             if (where / "checkpoints" / "last.ckpt").exists():
                 check_reused(where, train_overrides(args, d, overrides_of(args, d, arms[a], s),
                                                     s))
-                check_finished(where)
 
         def one(job: tuple[int, str, int]) -> bool:
             d, a, s = job

@@ -212,7 +212,8 @@ def test_the_held_out_command_takes_the_locked_choices_and_nothing_else(tmp_path
 
 
 def saved_config(where: Path, overrides: list[str]) -> None:
-    """A run folder's .hydra/config.yaml as train.py saves it, composed from ``overrides``."""
+    """A finished run folder as train.py leaves it: .hydra/config.yaml composed from
+    ``overrides`` and a log with its closing line."""
     from hydra import compose, initialize_config_module
     from hydra.core.global_hydra import GlobalHydra
     from omegaconf import OmegaConf
@@ -223,6 +224,7 @@ def saved_config(where: Path, overrides: list[str]) -> None:
     GlobalHydra.instance().clear()
     (where / ".hydra").mkdir(parents=True)
     OmegaConf.save(cfg, where / ".hydra" / "config.yaml")
+    (where / "train.log").write_text("[INFO] - best checkpoint (val/logic): epoch_004.ckpt\n")
 
 
 def test_a_run_found_trained_is_used_only_if_it_was_trained_as_the_arm_says(script, tmp_path):
@@ -250,6 +252,9 @@ def test_a_run_found_trained_is_used_only_if_it_was_trained_as_the_arm_says(scri
         script.check_reused(tmp_path / "seed1", control)
     with pytest.raises(SystemExit, match=r"no \.hydra/config\.yaml"):
         script.check_reused(tmp_path / "nothing", control)
+    (tmp_path / "control" / "train.log").write_text("[INFO] - epoch 2, step 180\n")
+    with pytest.raises(SystemExit, match=r"control: its training did not finish"):
+        script.check_reused(other, control)  # trained as the arm says, but not to its end
 
 
 def test_a_run_whose_training_was_interrupted_is_refused_not_reused(script, tmp_path):
