@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed
 ORACLE := .venv-oracle
 ORACLE_STAMP := $(ORACLE)/.installed
 
-.PHONY: train demo test test-slow lint bench reproduce clean
+.PHONY: train demo check test test-slow lint bench reproduce clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -28,12 +28,19 @@ train: $(STAMP)            ## the main job: train the dilated CNN, guard vectors
 demo: $(STAMP)             ## audit the shipped example, print the guard vector
 	$(BIN)/sedcontract demo
 
-test: $(STAMP) $(ORACLE_STAMP)  ## lint + the test suite (CI runs exactly this)
+# tiers, by folder: tests/unit (the evaluation half, no torch/Lightning/Hydra), tests/train
+# (composes Hydra or fits), tests/system (fresh installs, the browser, the psds_eval
+# environment, benchmark smoke runs); pytest-xdist spreads each over the machine's cores
+check: $(STAMP)            ## lint + the unit tier (about a minute)
 	$(BIN)/ruff check src tests benchmarks scripts
-	$(BIN)/python -m pytest -m "not slow"
+	$(BIN)/python -m pytest tests/unit -m "not slow" -n auto
+
+test: $(STAMP) $(ORACLE_STAMP)  ## lint + every tier but the slow checks (CI runs exactly this)
+	$(BIN)/ruff check src tests benchmarks scripts
+	$(BIN)/python -m pytest -m "not slow" -n auto
 
 test-slow: $(STAMP) $(ORACLE_STAMP)      ## the long checks (larger proof bounds, long fuzzing)
-	$(BIN)/python -m pytest -m slow
+	$(BIN)/python -m pytest -m slow -n auto
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks scripts

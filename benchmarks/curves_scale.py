@@ -25,13 +25,18 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+# DESED validation and the DCASE baseline's operating points, the files the tests read
+DATA = ROOT / "tests" / "data" / "real_dcase"
+REF, DURATIONS = DATA / "validation.tsv", DATA / "validation_durations.tsv"
 
 from benchmarks._memory import peak_mb  # noqa: E402
 from benchmarks._rows import record  # noqa: E402
-from tests.real_dcase import CLASSES, DURATIONS, HOP, REF, implied_scores  # noqa: E402
 
 import sedcontract  # noqa: E402
 from sedcontract.audit.curves import CURVE_COORDINATES, guard_curves  # noqa: E402
+from sedcontract.data.dcase_baseline import DESED_CLASSES as CLASSES  # noqa: E402
+from sedcontract.data.dcase_baseline import FRAME as HOP  # noqa: E402
+from sedcontract.data.dcase_baseline import implied_scores  # noqa: E402
 from sedcontract.traces import read_durations, read_events  # noqa: E402
 from sedcontract.traces.decision import DecisionPolicy  # noqa: E402
 from sedcontract.traces.given import TableMapping  # noqa: E402
@@ -44,7 +49,7 @@ def tables_of(clips: int | None) -> tuple[TableMapping, object, dict[str, float]
     with tempfile.TemporaryDirectory() as tmp:
         with tarfile.open(REF.parent / "teacher" / "operating_points.tar.xz") as archive:
             archive.extractall(tmp, filter="data")
-        scores = implied_scores(Path(tmp) / "teacher")
+        scores = implied_scores(Path(tmp) / "teacher", list(read_durations(DURATIONS)))
     kept = list(scores)[:clips] if clips else list(scores)
     durations = {c: d for c, d in read_durations(DURATIONS).items() if c in set(kept)}
     ref = read_events(REF).select(clips=kept)

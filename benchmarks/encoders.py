@@ -18,13 +18,11 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from _rows import record
+from sedcontract.models.encoders import ENCODERS, load_encoder
+from sedcontract.models.tiny_encoders import tiny_checkpoint
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))  # the tiny official-format fixtures of the tests
-
-from tests.encoder_fixtures import tiny_checkpoint  # noqa: E402
-
-from _rows import record  # noqa: E402
-from sedcontract.models.encoders import ENCODERS, load_encoder  # noqa: E402
 
 REAL = {"wav2vec2": "checkpoints/wav2vec2-base", "ast": "checkpoints/ast-audioset",
         "htsat": "checkpoints/clap-htsat-unfused",

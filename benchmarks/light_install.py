@@ -74,6 +74,14 @@ def closure(required: list[str]) -> list[metadata.Distribution]:
     return list(seen.values())
 
 
+def clean_env() -> dict[str, str]:
+    """This process's environment without what would point a fresh environment's Python at
+    other packages (``PYTHONPATH``, ``PYTHONHOME``, an active venv, the user's site folder):
+    the evaluation install sees only what it holds."""
+    drop = {"PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "PYTHONUSERBASE", "VIRTUAL_ENV"}
+    return {**{k: v for k, v in os.environ.items() if k not in drop}, "PYTHONNOUSERSITE": "1"}
+
+
 def site_packages(env: Path) -> Path:
     return next((env / "lib").glob("python*/site-packages"))
 
@@ -87,12 +95,12 @@ def light_env(dest: Path, *, from_index: bool = False) -> tuple[Path, list[str]]
     venv.create(env, with_pip=True, clear=True)
     pip = [str(env / "bin" / "python"), "-m", "pip", "install", "-q"]
     if from_index:
-        subprocess.run([*pip, str(wheel)], check=True, capture_output=True)
+        subprocess.run([*pip, str(wheel)], check=True, capture_output=True, env=clean_env())
         names = sorted(d.metadata["Name"] for d in metadata.distributions(
             path=[str(site_packages(env))]) if d.metadata["Name"] not in ("sedcontract", "pip"))
         return env / "bin", names
     subprocess.run([*pip, "--no-deps", "--no-index", str(wheel)], check=True,
-                   capture_output=True)
+                   capture_output=True, env=clean_env())
     site = site_packages(env)
     names = []
     for dist in closure(requirements(wheel)):
@@ -136,9 +144,10 @@ def main(argv: list[str] | None = None) -> int:
         rows = []
         for label, bin_dir in (("evaluation install", light), ("development (.venv)", full)):
             python = str(bin_dir / "python")
+            env = clean_env() if bin_dir == light else None
             rows.append((label, size_mb(bin_dir.parent),
-                         wall([python, "-c", "import sedcontract"], repeats),
-                         wall([str(bin_dir / "sedcontract"), *SCORES], repeats)))
+                         wall([python, "-c", "import sedcontract"], repeats, env),
+                         wall([str(bin_dir / "sedcontract"), *SCORES], repeats, env)))
         print(f"evaluation install: sedcontract + {', '.join(names)} "
               f"({'from the index' if args.from_index else 'linked from this environment'})")
         print("| environment | size MB | import sedcontract s | sedcontract scores s |")

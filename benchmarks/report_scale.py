@@ -20,10 +20,15 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-
-from tests.real_dcase import CLASSES, DURATIONS, HOP, REF, implied_scores  # noqa: E402
+# DESED validation and the DCASE baseline's operating points, the files the tests read
+DATA = ROOT / "tests" / "data" / "real_dcase"
+REF, DURATIONS = DATA / "validation.tsv", DATA / "validation_durations.tsv"
 
 from _rows import record  # noqa: E402
+from sedcontract.data.dcase_baseline import DESED_CLASSES as CLASSES  # noqa: E402
+from sedcontract.data.dcase_baseline import FRAME as HOP  # noqa: E402
+from sedcontract.data.dcase_baseline import implied_scores  # noqa: E402
+from sedcontract.traces import read_durations  # noqa: E402
 
 # runs the command given as arguments, then prints its peak resident set in kB
 MEASURE = ("import resource, subprocess, sys; subprocess.run(sys.argv[1:], check=True, "
@@ -50,7 +55,7 @@ def score_folders(root: Path, clips: int | None) -> tuple[Path, Path, Path, Path
     first ones, with their reference and durations), written as sed_scores_eval score files."""
     with tarfile.open(REF.parent / "teacher" / "operating_points.tar.xz") as archive:
         archive.extractall(root / "points", filter="data")
-    scores = implied_scores(root / "points" / "teacher")
+    scores = implied_scores(root / "points" / "teacher", list(read_durations(DURATIONS)))
     kept = list(scores)[:clips] if clips else list(scores)
     ref, durations = root / "ref.tsv", root / "durations.tsv"
     lines = REF.read_text().splitlines()

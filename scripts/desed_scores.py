@@ -10,10 +10,9 @@ import argparse
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from sedcontract.data.dcase_baseline import write_implied_scores
 
-from tests.real_dcase import write_implied_scores  # noqa: E402
+DATA = Path(__file__).resolve().parents[1] / "tests" / "data" / "real_dcase"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -24,7 +23,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"desed_scores: {args.out} exists; name a new folder (nothing is overwritten)",
               file=sys.stderr)
         return 2
-    folder = write_implied_scores(args.out)
+    folder = write_implied_scores(args.out, DATA / "teacher" / "operating_points.tar.xz",
+                                  DATA / "validation_durations.tsv")
     print(f"wrote {len(list(folder.glob('*.tsv')))} score files to {folder}")
     return 0
 

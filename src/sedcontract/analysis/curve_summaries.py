@@ -26,6 +26,7 @@ from sedcontract.audit.curves import ClipChanges, Curve, GuardCurves
 from sedcontract.audit.rows import curve_metric
 from sedcontract.errors import SedContractError
 from sedcontract.traces.decision import DecisionPolicy
+from sedcontract.traces.grid import SECONDS_PER_HOUR
 
 __all__ = ["BudgetCurve", "area_draws", "budget_areas", "budget_curve", "curve_metrics",
            "curve_summary", "curves_png",
@@ -161,7 +162,7 @@ def area_draws(changes: ClipChanges, max_rate: float = 100.0, resamples: int = 1
     for chunk in index_chunks(n, resamples, seed):
         weights = np.zeros((len(chunk), n))
         np.add.at(weights, (np.repeat(np.arange(len(chunk)), n), chunk.ravel()), 1.0)
-        hours = weights @ changes.seconds / 3600
+        hours = weights @ changes.seconds / SECONDS_PER_HOUR
         for key in range(keys):
             # one set of operating points for every coordinate of the key: points where no
             # count changes add budgets of zero width, so each area is unchanged

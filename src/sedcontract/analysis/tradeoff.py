@@ -41,6 +41,7 @@ from sedcontract.scores.psds.score_tables import (
 )
 from sedcontract.scores.psds.settings import PsdsSettings
 from sedcontract.traces.decision import DecisionPolicy
+from sedcontract.traces.grid import SECONDS_PER_HOUR
 
 __all__ = ["BUDGETS", "GUARD", "GridMaterial", "grid_material", "logit_grid", "reading_names",
            "readings", "seed_clip_readings", "tradeoff_intervals"]
@@ -249,7 +250,7 @@ def readings(material: GridMaterial, weights: np.ndarray, *, max_rate: float = 1
     per = 2 * (1 + len(budgets))  # typed and union, area then the budgets
     for first in range(0, rows, step):
         w = weights[first:first + step]
-        hours = w @ material.seconds / 3600.0
+        hours = w @ material.seconds / SECONDS_PER_HOUR
         block = np.full((len(w), len(coordinates), keys, 1 + len(budgets)), math.nan)
         for key in range(keys):
             f_sat, f_obl = _weighed(material, RATE, key, w)

@@ -26,6 +26,7 @@ from sedcontract.errors import SedContractError
 from sedcontract.scores.counts import MetricResult
 from sedcontract.traces import EventList
 from sedcontract.traces.decision import DecisionPolicy, decision_of_data
+from sedcontract.traces.grid import SECONDS_PER_HOUR
 from sedcontract.traces.tsv import regular_file
 
 __all__ = ["audit_shard", "corpus_key", "curves_section", "merge_shard_files", "merge_shards",
@@ -149,7 +150,7 @@ def _joined_curves(sections: Sequence[tuple[Any, str]]) -> dict[str, Any] | None
         check_curves(AuditPolicy(), decision, list(targets or ()))
     except SedContractError as exc:
         raise SedContractError(f"{where}: {getattr(exc, 'message', exc)}") from None
-    return {"curves": joined, "hours": math.fsum(seconds) / 3600,
+    return {"curves": joined, "hours": math.fsum(seconds) / SECONDS_PER_HOUR,
             "settings": {"max_rate": rate, "targets": targets, "decision": decision}}
 
 

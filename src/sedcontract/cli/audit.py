@@ -62,6 +62,7 @@ from sedcontract.traces import MODES, EventList, read_durations, read_events
 from sedcontract.traces.classmap import ClassMap, read_class_map
 from sedcontract.traces.decision import DecisionPolicy
 from sedcontract.traces.given import detections
+from sedcontract.traces.grid import SECONDS_PER_HOUR
 from sedcontract.traces.overrun import fit_to_durations
 from sedcontract.traces.scores import ScoreFolder, score_files
 from sedcontract.traces.soft import SoftLabels, read_soft_tsv
@@ -588,7 +589,7 @@ def _curves(request: AuditRequest, ref: EventList, tables: ScoreFolder | None,
     given = {c: durations[c] for c in clips}
     settings = _curve_settings(request)
     seconds = [float(durations[c]) for c in clips]
-    hours = math.fsum(seconds) / 3600
+    hours = math.fsum(seconds) / SECONDS_PER_HOUR
     if request.bootstrap and request.shard is None:  # each clip's changes, to resample them
         changes = clip_changes(ref, tables, given, policy.but(decision=None),
                                decision=request.decision,

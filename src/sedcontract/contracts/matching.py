@@ -63,9 +63,9 @@ def exact(ref_index: np.ndarray, pred_index: np.ndarray, n_ref: int,
     """
     if len(ref_index) == 0:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    # an edge whose ends have no other candidate is in every maximum matching, and the
-    # search is local to a component (tests/test_matching.py checks it against the whole
-    # graph): only the rest goes to scipy, whose import alone costs a quarter of a second
+    # an edge whose ends have no other candidate is in every maximum matching, and the search
+    # is local to a component (tests/unit/contracts/test_matching.py checks it against the
+    # whole graph): only the rest goes to scipy, whose import alone costs a quarter of a second
     alone = (_degree(ref_index)[ref_index] == 1) & (_degree(pred_index)[pred_index] == 1)
     refs, preds = _hopcroft_karp(ref_index[~alone], pred_index[~alone], n_ref, n_pred) \
         if not alone.all() else (_EMPTY, _EMPTY)

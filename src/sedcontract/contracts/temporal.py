@@ -2,7 +2,7 @@
 
 Each operator is a few whole-trace shifts padded with the identity element of its
 combination (False for ∃, True for ∀), so truncated windows at the trace ends come out as
-DESIGN.md states: strong F/P/N/U (false on an empty window), weak G/H (true). Windows of
+docs/architecture.md states: strong F/P/N/U (false on an empty window), weak G/H (true). Windows of
 length L cost O(log L) shifts by doubling. The same code runs on numpy arrays (the monitor),
 on torch tensors, and on lists of z3 Booleans (the bounded-equivalence proofs).
 """

@@ -29,6 +29,7 @@ from sedcontract.lightning.metric import ContractMonitor, SoftClauseMetric
 from sedcontract.lightning.transforms import Perturb
 from sedcontract.traces import EventList
 from sedcontract.traces.decision import DecisionPolicy
+from sedcontract.traces.grid import SECONDS_PER_HOUR
 
 log = logging.getLogger(__name__)
 
@@ -360,7 +361,7 @@ class DetectorModule(LightningModule):
         self.monitor.reset()
         metrics = guard_metrics(self.report, self.metric_prefix)
         if audited.curves is not None:
-            hours = sum(self.monitor.durations[c] for c in audited.clips) / 3600
+            hours = sum(self.monitor.durations[c] for c in audited.clips) / SECONDS_PER_HOUR
             metrics |= curve_metrics(audited.curves, hours, self.curves_max_rate,
                                      self.metric_prefix)
         # identical on every process (the monitor reduced its state and joined the curves);

@@ -1,8 +1,8 @@
 """Frame grids and the declared projection of half-open event intervals onto them.
 
-Times are compared in integer microseconds (DESIGN: times and frame centres are rounded to
-1 µs before comparison), so a boundary that lands exactly on a frame centre is decided the
-same way on every machine.
+Times are compared in integer microseconds (docs/architecture.md: times and frame centres
+are rounded to 1 µs before comparison), so a boundary that lands exactly on a frame centre is
+decided the same way on every machine.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from sedcontract.errors import SignalError
 Projection = Literal["center", "any_overlap", "majority"]
 PROJECTIONS: tuple[str, ...] = ("center", "any_overlap", "majority")
 US_PER_SECOND = 1_000_000
+SECONDS_PER_HOUR = 3600.0  # false-positive rates are per hour of audio
 # the latest time a file or API may name (about 31.7 years): far inside int64 microseconds,
 # so no time overflows when it is compared on the microsecond grid
 MAX_SECONDS = 1e9

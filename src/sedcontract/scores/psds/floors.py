@@ -17,8 +17,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from sedcontract.scores.psds.settings import PsdsSettings
-
-SECONDS_PER_HOUR = 3600.0
+from sedcontract.traces.grid import SECONDS_PER_HOUR
 
 
 def false_needed(total: float, settings: Sequence[PsdsSettings]) -> int:

@@ -28,11 +28,11 @@ from sedcontract.scores.psds.roc import staircase_area, staircase_at
 from sedcontract.scores.psds.settings import PRESETS, PsdsSettings, PsdsUnavailable, audio_seconds
 from sedcontract.traces import EventList, read_events
 from sedcontract.traces.given import durations_of, events_of
+from sedcontract.traces.grid import SECONDS_PER_HOUR
 from sedcontract.traces.intervals import Intervals, distinct, expand_ranges, overlap_ranges
 from sedcontract.traces.overrun import cut_at_durations
 from sedcontract.traces.tsv import given_files, header_names
 
-SECONDS_PER_HOUR = 3600.0
 POINT_SUFFIXES = (".tsv", ".csv")
 
 

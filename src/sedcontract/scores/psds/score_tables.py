@@ -31,12 +31,11 @@ from sedcontract.scores.psds.roc import staircase_area, staircase_at
 from sedcontract.scores.psds.settings import PsdsSettings, PsdsUnavailable, audio_seconds
 from sedcontract.scores.truth import ClipTruth
 from sedcontract.traces import EventList
-from sedcontract.traces.grid import to_us
+from sedcontract.traces.grid import SECONDS_PER_HOUR, to_us
 from sedcontract.traces.intervals import distinct, expand_ranges
 from sedcontract.traces.overrun import cut_at_durations
 from sedcontract.traces.scores import ScoreTable, bad_scores, check_tiling, cut_table
 
-SECONDS_PER_HOUR = 3600.0
 BATCH_SEGMENTS = 100_000  # score segments (runs of equal scores) processed as one batch
 JOIN_ROWS = 1_000_000     # counts kept apart before they are joined (whole sums at a score)
 

@@ -1,0 +1,278 @@
+"""The function API on the field's data: sed_scores_eval's ``{clip: DataFrame}`` score tables,
+``{clip: [(onset, offset, label)]}`` ground truth and DataFrames of DCASE rows, on the real DCASE
+files — equal to sed_scores_eval's functions on the same objects and to the CLI on the same
+files; and every example of ``docs/api.md`` runs."""
+
+from __future__ import annotations
+
+import json
+import re
+import tempfile
+import warnings
+
+import numpy as np
+import pytest
+
+import sedcontract
+from sedcontract.errors import SedContractError, TraceFormatError
+from tests.helpers.paths import REPO
+from tests.helpers.real_dcase import CLASSES, DURATIONS, FRAMES, HOP, REF, implied_scores
+
+pd = pytest.importorskip("pandas")
+DOCS = REPO / "docs" / "api.md"
+
+
+@pytest.fixture(scope="module")
+def field(teacher_points):
+    """The real data as a participant holds it, read with pandas alone (not this project's
+    readers): score DataFrames, the ground truth per clip (every clip, events as listed) and
+    the durations."""
+    frames = {}
+    for clip, table in implied_scores(teacher_points).items():
+        frame = pd.DataFrame(table, columns=list(CLASSES))
+        frame.insert(0, "offset", (np.arange(FRAMES) + 1) * HOP)
+        frame.insert(0, "onset", np.arange(FRAMES) * HOP)
+        frames[clip] = frame
+    rows = pd.read_csv(REF, sep="\t")
+    truth: dict[str, list[tuple[float, float, str]]] = {}
+    for name, on, off, label in zip(rows.filename, rows.onset, rows.offset, rows.event_label,
+                                    strict=True):
+        events = truth.setdefault(name.removesuffix(".wav"), [])
+        if isinstance(label, str):
+            events.append((float(on), float(off), label))
+    seconds = pd.read_csv(DURATIONS, sep="\t")
+    durations = dict(zip((n.removesuffix(".wav") for n in seconds.filename),
+                         seconds.duration.astype(float), strict=True))
+    return frames, truth, durations, rows, seconds
+
+
+def merged(truth):
+    """Overlapping or touching same-class events joined (sed_scores_eval refuses them)."""
+    out = {}
+    for clip, events in truth.items():
+        joined: list[list] = []
+        for on, off, label in sorted(events, key=lambda e: (e[2], e[0])):
+            if joined and joined[-1][2] == label and on <= joined[-1][1]:
+                joined[-1][1] = max(joined[-1][1], off)
+            else:
+                joined.append([on, off, label])
+        out[clip] = [tuple(e) for e in joined]
+    return out
+
+
+def sse():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        import sed_scores_eval
+    return sed_scores_eval
+
+
+def assert_same(ours, theirs, tol=1e-12):
+    """``f, p, r`` dicts equal on every class and both averages."""
+    for got, want in zip(ours[:3], theirs[:3], strict=True):
+        assert set(got) == set(want)
+        for key, value in want.items():
+            assert got[key] == pytest.approx(value, abs=tol), key
+
+
+@pytest.mark.parametrize("family", ["collar_based", "intersection_based", "segment_based"])
+def test_fscores_of_score_dataframes_follow_sed_scores_eval(field, family):
+    """``sedcontract.scores.<family>.fscore`` on the very objects sed_scores_eval takes, with
+    its keywords: f, p, r per class, macro and micro average equal (every class has reference
+    events here, so the declared NaN rule does not arise); tps, fps and n_ref too."""
+    frames, truth, durations, _, _ = field
+    truth = merged(truth)
+    ours_fn = getattr(sedcontract.scores, family).fscore
+    theirs_fn = getattr(sse(), family).fscore
+    keywords = {"collar_based": dict(onset_collar=0.2, offset_collar=0.2,
+                                     offset_collar_rate=0.2),
+                "intersection_based": dict(dtc_threshold=0.5, gtc_threshold=0.5),
+                "segment_based": dict(segment_length=1.0)}[family]
+    lead = (frames, truth, durations) if family == "segment_based" else (frames, truth)
+    ours, theirs = ours_fn(*lead, 0.5, **keywords), theirs_fn(*lead, 0.5, **keywords)
+    assert_same(ours, theirs)
+    for name in CLASSES:
+        assert {k: ours[3][name][k] for k in ("tps", "fps", "n_ref")} == \
+            {k: int(theirs[3][name][k]) for k in ("tps", "fps", "n_ref")}, name
+    assert 0.3 < ours[0]["micro_average"] < 0.9
+
+
+def test_per_class_thresholds_and_an_offset_collar_of_its_own(field):
+    """A threshold per class and ``offset_collar`` apart from ``onset_collar`` mean what they
+    mean in sed_scores_eval."""
+    frames, truth, _, _, _ = field
+    truth = merged(truth)
+    thresholds = {c: 0.2 + 0.06 * k for k, c in enumerate(CLASSES)}
+    keywords = dict(onset_collar=0.2, offset_collar=0.4, offset_collar_rate=0.1)
+    ours = sedcontract.scores.collar_based.fscore(frames, truth, thresholds, **keywords)
+    assert_same(ours, sse().collar_based.fscore(frames, truth, thresholds, **keywords))
+    same_collar = sedcontract.scores.collar_based.fscore(frames, truth, thresholds,
+                                                         onset_collar=0.2, offset_collar=0.2,
+                                                         offset_collar_rate=0.1)
+    assert ours[3]["micro_average"]["tps"] > same_collar[3]["micro_average"]["tps"]
+
+
+def test_psds_of_score_dataframes_follows_sed_scores_eval_and_the_cli(field, teacher_scores,
+                                                                      capsys):
+    """PSDS alone, without event predictions: ``intersection_based.psds`` returns what
+    sed_scores_eval's does (value, per class, the PSD-ROC, each class's curve), and
+    ``sedcontract.psds`` on DataFrames (ground truth and durations as DCASE DataFrames too)
+    is the CLI's number on the same data written as files, bit for bit."""
+    frames, truth, durations, rows, seconds = field
+    keywords = dict(dtc_threshold=0.1, gtc_threshold=0.1, cttc_threshold=0.3, alpha_ct=0.5,
+                    alpha_st=1.0, max_efpr=100.0)
+    ours = sedcontract.scores.intersection_based.psds(frames, merged(truth), durations,
+                                                      **keywords)
+    theirs = sse().intersection_based.psds(frames, merged(truth), durations, **keywords)
+    assert ours[0] == pytest.approx(theirs[0], rel=1e-12)
+    assert ours[1] == pytest.approx(theirs[1], rel=1e-12)
+    np.testing.assert_allclose(ours[2][0], theirs[2][0], rtol=1e-12)
+    np.testing.assert_allclose(ours[2][1], theirs[2][1], rtol=1e-12)
+    for name in CLASSES:
+        np.testing.assert_allclose(ours[3][name][0], theirs[3][name][0], rtol=1e-12)
+        np.testing.assert_allclose(ours[3][name][1], theirs[3][name][1], rtol=1e-12)
+    result = sedcontract.psds(frames, rows, seconds)
+    assert main_json(["scores", "--ref", str(REF), "--durations", str(DURATIONS),
+                      "--pred-scores", str(teacher_scores), "--format", "json"],
+                     capsys)["psds"]["psds2"]["value"] == result["psds2"]["value"]
+    assert result["psds2"]["value"] == pytest.approx(ours[0], rel=1e-12)
+    assert round(result["psds1"]["value"], 7) == 0.3534991
+
+
+def main_json(args, capsys):
+    from sedcontract.cli import main
+
+    assert main(args) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_scores_and_the_guard_vector_of_dataframes_are_the_clis(field, teacher_scores, capsys):
+    """``sedcontract.score`` and ``sedcontract.audit`` take the DataFrames (score tables made
+    events at the default threshold, which the report names) and give the CLI's numbers on the
+    same data as files: every standard score's counts, and the whole guard report (but where
+    the first event cut at its clip's end was found: a file and row, or ``scores[clip]``)."""
+    frames, truth, durations, _, _ = field
+    report = sedcontract.score(truth, frames, durations=durations)
+    cli = main_json(["scores", "--ref", str(REF), "--durations", str(DURATIONS),
+                     "--pred-scores", str(teacher_scores), "--format", "json"], capsys)
+    for name, result in report.scores.items():
+        overall = result.overall
+        assert (overall.tp, overall.ref, overall.sys) == \
+            tuple(cli["scores"][name][k] for k in ("tp", "ref", "sys")), name
+    assert report.policy["decision"] == cli["policy"]["decision"] == "active iff score > 0.5"
+    guard = sedcontract.audit(truth, frames, durations=durations)
+    cli = main_json(["audit", "--ref", str(REF), "--durations", str(DURATIONS),
+                     "--pred-scores", str(teacher_scores), "--format", "json"], capsys)
+    ours = json.loads(sedcontract.to_json(guard))
+
+    def located(report):  # where the first cut event is: a score file, or scores[clip]
+        warnings = report["traces"].pop("warnings")
+        return [re.sub(r" \(the first: .*\)$", "", w) for w in warnings]
+
+    theirs = located(cli)
+    assert located(ours) == theirs and len(theirs) == 2
+    assert ours == cli
+
+
+COLLARS = dict(onset_collar=0.2, offset_collar=0.2, offset_collar_rate=0.2)
+
+
+def test_the_forms_are_refused_clearly(field):
+    """Each mistake is one error naming the input (the clip, the row or event) — never a
+    silently different number."""
+    frames, truth, _, _, _ = field
+    collar = sedcontract.scores.collar_based.fscore
+    clip = next(iter(frames))
+    with pytest.raises(SedContractError, match="threshold"):
+        collar(frames, truth, **COLLARS)  # tables need a threshold
+    for partial in ({clip: frames[clip]}, {}):  # clips of the ground truth without a table
+        with pytest.raises(TraceFormatError, match="no score table for clip"):
+            collar(partial, truth, 0.5, **COLLARS)
+    with pytest.raises(TraceFormatError, match="does not list: 'extra'"):
+        collar({**frames, "extra": frames[clip]}, truth, 0.5, **COLLARS)
+    bad = frames[clip].rename(columns={"onset": "start"})
+    with pytest.raises(TraceFormatError, match=r"first columns are onset and offset"):
+        sedcontract.scores.intersection_based.fscore({**frames, clip: bad}, truth, 0.5,
+                                                     dtc_threshold=0.5, gtc_threshold=0.5)
+    shuffled = frames[clip][["onset", "offset", *reversed(CLASSES)]]
+    with pytest.raises(TraceFormatError, match=r"has the columns .* every table scores"):
+        collar({**frames, clip: shuffled}, truth, 0.5, **COLLARS)
+    nan = frames[clip].copy()
+    nan.loc[3, "Dog"] = float("nan")
+    with pytest.raises(TraceFormatError, match=r"scores\[.*row 4, column 'Dog'.*never NaN"):
+        collar({**frames, clip: nan}, truth, 0.5, **COLLARS)
+    reversed_rows = frames[clip].iloc[::-1]
+    with pytest.raises(TraceFormatError, match="not in time order"):
+        collar({**frames, clip: reversed_rows}, truth, 0.5, **COLLARS)
+    with pytest.raises(TraceFormatError, match=r"ground truth\['a'\] event 1"):
+        collar({}, {"a": [(0.0, 1.0)]}, None, **COLLARS)
+    with pytest.raises(TraceFormatError, match="not a number of seconds"):
+        collar({}, {"a": [(0.0, "1", "Dog")]}, None, **COLLARS)
+    with pytest.raises(TraceFormatError, match=r"ground truth\['b'\], row 2.*offset"):
+        collar({"a": [], "b": []}, {"a": [(0.0, 1.0, "Dog")], "b": [(0.0, 1.0, "Dog"),
+                                                                  (2.0, 1.5, "Dog")]},
+               **COLLARS)
+    with pytest.raises(TraceFormatError, match="durations"):
+        sedcontract.scores.segment_based.fscore(frames, truth, {clip: -1.0}, 0.5)
+    rows = pd.DataFrame({"filename": ["a.wav"], "onset": ["x"], "offset": [1.0],
+                         "event_label": ["Dog"]})
+    with pytest.raises(TraceFormatError, match=r"ref, row 1, column 'onset'.*'x' is not a"):
+        sedcontract.score(rows, rows)
+    with pytest.raises(TypeError, match="onset_collar"):  # required, as in sed_scores_eval
+        collar(frames, truth, 0.5)
+
+
+def test_tables_whatever_their_index_and_a_subset_of_classes(field):
+    """A DataFrame's own index is not read (its positions are); ``classes`` scores a subset,
+    each with its own threshold, as the whole set scores them."""
+    frames, truth, _, _, _ = field
+    shifted = {clip: frame.set_axis(frame.index + 100) for clip, frame in frames.items()}
+    collar = sedcontract.scores.collar_based.fscore
+    assert collar(shifted, merged(truth), 0.5, **COLLARS)[0] == \
+        collar(frames, merged(truth), 0.5, **COLLARS)[0]
+    some = ("Speech", "Dog")
+    thresholds = {"Speech": 0.3, "Dog": 0.7}
+    only = {clip: [e for e in events if e[2] in some] for clip, events in merged(truth).items()}
+    f, _, _, stats = collar(frames, only, thresholds, classes=some, **COLLARS)
+    whole = collar(frames, merged(truth), {**dict.fromkeys(CLASSES, 0.5), **thresholds},
+                   **COLLARS)
+    assert set(f) == {*some, "macro_average", "micro_average"}
+    for name in some:
+        assert f[name] == whole[0][name] and stats[name] == whole[3][name], name
+
+
+def test_a_class_without_reference_events_is_nan_not_zero():
+    """The one declared deviation: sed_scores_eval gives 0 to a class without references and
+    averages it in; here its recall and F1 are NaN and the macro average skips it, saying over
+    how many classes it ran."""
+    truth = {"a": [(0.0, 1.0, "Dog")], "b": []}
+    detections = {"a": [(0.0, 1.0, "Dog"), (2.0, 3.0, "Cat")], "b": []}
+    f, p, r, stats = sedcontract.scores.collar_based.fscore(detections, truth, **COLLARS)
+    assert np.isnan(f["Cat"]) and np.isnan(r["Cat"]) and p["Cat"] == 0.0
+    assert f["Dog"] == 1.0 and f["macro_average"] == 1.0
+    assert stats["macro_average"] == {"classes": 1}
+    assert f["micro_average"] == pytest.approx(2 / 3)
+
+
+def examples() -> list[str]:
+    return re.findall(r"```python\n(.*?)```", DOCS.read_text(), flags=re.S)
+
+
+def test_the_api_page_has_examples():
+    assert len(examples()) >= 6
+
+
+@pytest.mark.parametrize("index", range(len(examples())))
+def test_every_example_of_the_api_page_runs(index, tmp_path, monkeypatch, capsys):
+    """Each example runs as written, in a fresh namespace, from the repository root (the
+    examples read the real DCASE files under ``tests/data/real_dcase``), writing only to a
+    temporary folder (here below the test's own)."""
+    monkeypatch.chdir(DOCS.parents[1])
+    monkeypatch.setenv("TMPDIR", str(tmp_path))  # where an example's temporary folder goes
+    tempfile.tempdir = None
+    try:
+        exec(compile(examples()[index], f"{DOCS.name} example {index + 1}", "exec"),
+             {"__name__": "__main__"})
+    finally:
+        tempfile.tempdir = None
+    assert capsys.readouterr().out.strip(), "an example prints what it computed"
