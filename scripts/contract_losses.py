@@ -616,7 +616,7 @@ def write_all(out: Path, stem: str, rows: list[dict], psds_rows: list[dict],
 
 def read_rows(path: Path, key: str) -> list[dict[str, str]]:
     """A source file's records (one line naming the file, row and column otherwise)."""
-    from sedcontract.audit.render import read_csv
+    from sedcontract.traces.csv_files import read_csv
 
     if not path.is_file():
         raise SystemExit(f"{path} does not exist (the {key} of the table)")

@@ -550,7 +550,7 @@ def write_all(out: Path, stem: str, tables: Mapping[str, list[dict]],
 
 
 def read_tables(out: Path, stem: str) -> dict[str, list[dict[str, str]]]:
-    from sedcontract.audit.render import read_csv
+    from sedcontract.traces.csv_files import read_csv
 
     paths = paths_of(out, stem)
     found = {}

@@ -7,20 +7,21 @@ import importlib
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from multiprocessing import get_context
-from typing import Any
+from typing import Any, TypeVar
 
 from sedcontract.errors import ContractCheckError
+from sedcontract.numbers import is_whole
 
 
 def clip_range(clips: int, index: int, count: int) -> tuple[int, int]:
     """Clips ``[first, stop)`` of block ``index`` of ``count`` consecutive, nearly equal
     blocks (a block may be empty when there are fewer clips than blocks)."""
-    if isinstance(index, bool) or isinstance(count, bool) or not isinstance(index, int) or \
-            not isinstance(count, int) or count < 1 or not 0 <= index < count:
+    if not is_whole(index) or not is_whole(count) or count < 1 or not 0 <= index < count:
         raise ContractCheckError(f"shard {index!r}/{count!r}: need whole numbers 0 <= i < n")
     return clips * index // count, clips * (index + 1) // count
 
 
+T = TypeVar("T")
 EXECUTOR_BLOCKS = 8  # blocks of clips an executor audits when not told
 
 
@@ -56,13 +57,30 @@ class ProcessesAndCaller:
         self.pool.shutdown()
 
 
+def check_jobs(jobs: Any) -> int:
+    """``jobs``, a whole number of processes >= 1."""
+    if not is_whole(jobs) or jobs < 1:
+        raise ContractCheckError(f"jobs must be a whole number >= 1, got {jobs!r}")
+    return jobs
+
+
+def on_processes(jobs: int, module: str, work: Callable[[ProcessesAndCaller], T]) -> T:
+    """``work(pool)`` on ``jobs`` processes (:class:`ProcessesAndCaller`, started at once,
+    each importing ``module``), shut down however it ends."""
+    pool = ProcessesAndCaller(jobs, module)  # they start while the inputs are checked
+    try:
+        return work(pool)
+    finally:
+        pool.shutdown()
+
+
 def block_results(clips: int, count: Any, submit: Callable[[int, int], Any], *,
                   empty: bool = False) -> Iterator[Any]:
     """The results, in order, of ``submit(first, stop)`` (a future) for each non-empty one of
     ``count`` consecutive blocks of ``clips`` clips (:func:`clip_range`; with ``empty``, one
     block of none when there are no clips): each future let go once its result is taken, the
     others cancelled when one fails."""
-    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+    if not is_whole(count) or count < 1:
         raise ContractCheckError(f"blocks must be a whole number >= 1, got {count!r}")
     spans = [clip_range(clips, k, count) for k in range(count)]
     spans = [(a, b) for a, b in spans if a < b] or ([(0, 0)] if empty else [])

@@ -19,6 +19,7 @@ from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from sedcontract.errors import SedContractError
+from sedcontract.numbers import is_whole
 from sedcontract.outputs import guard
 
 log = logging.getLogger(__name__)
@@ -141,7 +142,7 @@ def fix_threads(cfg: DictConfig) -> None:
     count = cfg.get("threads")
     if count is None:
         return
-    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+    if not is_whole(count) or count < 1:
         raise SedContractError(f"threads must be a whole number >= 1, got {count!r}")
     torch.set_num_threads(count)
 

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from sedcontract.errors import SedContractError
+from sedcontract.numbers import is_number, is_whole
 
 MAX_INDEX_CELLS = 50_000_000   # resamples × clips that resample_indices materialises at most
 # resamples of one interval at most: each keeps a score per coordinate, mode and system (100,000
@@ -46,7 +47,7 @@ class Interval:
 
 
 def whole(value: object, what: str, least: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < least:
+    if not is_whole(value, numpy=True) or value < least:
         raise SedContractError(f"{what} must be a whole number >= {least}, got {value!r}")
     return int(value)
 
@@ -58,7 +59,7 @@ def resampling(resamples: object, seed: object, level: object, clips: int) -> tu
         raise SedContractError(f"resamples must be at most {MAX_RESAMPLES:,} (each keeps a score "
                                f"per coordinate; percentile intervals settle at a few "
                                f"thousand), got {resamples:,}")
-    if isinstance(level, bool) or not isinstance(level, int | float) or not 0 < level < 1:
+    if not is_number(level) or not 0 < level < 1:
         raise SedContractError(f"level must be a number strictly between 0 and 1, got "
                                f"{level!r}")
     if clips == 0:

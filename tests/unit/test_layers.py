@@ -19,10 +19,10 @@ import pytest
 from tests.helpers.paths import REPO
 
 PACKAGE = REPO / "src" / "sedcontract"
-ORDER = ["errors", "requires", "outputs", "figures", "blocks", "resampling", "traces", "contracts",
-         "scores", "audit", "analysis", "data", "models", "kernels", "lightning", "config",
-         "training", "evaluation", "cli"]
-CORE = ("errors", "requires", "outputs", "figures", "blocks", "resampling", "traces",
+ORDER = ["errors", "numbers", "requires", "outputs", "figures", "blocks", "resampling", "traces",
+         "contracts", "scores", "audit", "analysis", "data", "models", "kernels", "lightning",
+         "config", "training", "evaluation", "cli"]
+CORE = ("errors", "numbers", "requires", "outputs", "figures", "blocks", "resampling", "traces",
         "contracts", "scores", "audit", "analysis")
 EDGE = {"config", "training", "evaluation"}
 HEAVY = {"torch", "torchaudio", "lightning", "torchmetrics", "hydra", "omegaconf", "wandb",

@@ -53,6 +53,7 @@ from sedcontract.audit.rows import (
 )
 from sedcontract.errors import SedContractError, TraceFormatError
 from sedcontract.figures import png, pyplot, system_colours
+from sedcontract.numbers import is_whole
 from sedcontract.resampling import Interval, percentile_intervals, resampling
 from sedcontract.scores.counts import Counts, MetricResult
 from sedcontract.traces import MODES
@@ -559,7 +560,7 @@ def overview(rows: SourceRows | Sequence[dict[str, Any]], *, resamples: int = 10
     in the baseline's order). Systems whose rows name the same clips alike get the same draws;
     logic per resample is the mean of its non-vacuous guard coordinates. The ranking metrics'
     intervals come from the audits' own draws (ranking rows)."""
-    if isinstance(resamples, bool) or not isinstance(resamples, int) or resamples < 0:
+    if not is_whole(resamples) or resamples < 0:
         raise SedContractError(f"--bootstrap must be a number of resamples >= 0 (0: no "
                                f"intervals), got {resamples!r}")
     if not resamples and baseline is not None:

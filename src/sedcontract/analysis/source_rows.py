@@ -16,16 +16,7 @@ from typing import Any, overload
 
 import numpy as np
 
-from sedcontract.audit.render import (
-    MAX_COUNT,
-    ROW_FIELDS,
-    TEXT_FIELDS,
-    VALUE_FIELD,
-    check_columns,
-    csv_records,
-    read_text,
-    row_counts,
-)
+from sedcontract.audit.render import MAX_COUNT, ROW_FIELDS, TEXT_FIELDS, VALUE_FIELD, row_counts
 from sedcontract.audit.rows import (
     CORPUS,
     CURVE_PARTS,
@@ -39,6 +30,7 @@ from sedcontract.audit.rows import (
 from sedcontract.errors import SedContractError, TraceFormatError
 from sedcontract.resampling import MAX_RESAMPLES
 from sedcontract.traces import MODES
+from sedcontract.traces.csv_files import check_columns, csv_records, read_text
 from sedcontract.traces.tsv import given_files
 
 __all__ = ["ROWS", "SourceRows", "read_rows"]

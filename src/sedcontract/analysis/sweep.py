@@ -14,13 +14,14 @@ from typing import Any
 
 from sedcontract.audit.bootstrap import bootstrap_intervals, paired_bootstrap
 from sedcontract.audit.guard import audit
-from sedcontract.audit.render import interval_text, markdown_text, read_csv, row_counts, table_text
+from sedcontract.audit.render import interval_text, markdown_text, row_counts, table_text
 from sedcontract.contracts.bounds import coerce_binding
 from sedcontract.contracts.policy import AuditPolicy
 from sedcontract.errors import SedContractError, TraceFormatError
 from sedcontract.figures import png, pyplot, system_colours
 from sedcontract.resampling import Interval
 from sedcontract.traces import EventList
+from sedcontract.traces.csv_files import read_csv
 from sedcontract.traces.times import parse_time
 
 __all__ = ["SweepResult", "parse_radii", "read_sweep", "sweep", "sweep_csv", "sweep_markdown",

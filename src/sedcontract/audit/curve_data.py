@@ -12,6 +12,7 @@ import numpy as np
 
 from sedcontract.audit.curves import CURVE_COORDINATES, Curve, GuardCurves
 from sedcontract.errors import SedContractError
+from sedcontract.numbers import is_count
 
 __all__ = ["curves_data", "curves_of_data"]
 
@@ -43,10 +44,6 @@ def curves_data(curves: GuardCurves) -> dict[str, Any]:
                          for k, cells in curves.duration.items()}}
 
 
-def _whole(x: Any, signed: bool = False) -> bool:
-    return type(x) is int and (-MAX_COUNT if signed else 0) <= x <= MAX_COUNT
-
-
 def number(x: Any) -> float | None:
     """A finite number as JSON gives it (an integer beyond 2^53 is no measurement here), as a
     float; else None."""
@@ -62,14 +59,15 @@ def _read_curve(data: Any, where: str) -> Curve:
                                                       "obligations"}:
         raise SedContractError(f"{where}: a curve has base, values, satisfied and obligations")
     base, values, sat, obl = (data[k] for k in ("base", "values", "satisfied", "obligations"))
-    if not (isinstance(base, list) and len(base) == 2 and all(_whole(b) for b in base)):
+    if not (isinstance(base, list) and len(base) == 2
+            and all(is_count(b, MAX_COUNT) for b in base)):
         raise SedContractError(f"{where}: base must be two whole numbers of 0 … 2^53 "
                                "(satisfied, obligations)")
     if not (isinstance(values, list) and isinstance(sat, list) and isinstance(obl, list)
             and len(values) == len(sat) == len(obl)):
         raise SedContractError(f"{where}: values, satisfied and obligations must be lists of "
                                "one length")
-    if not all(_whole(x, signed=True) for x in (*sat, *obl)):
+    if not all(is_count(x, MAX_COUNT, signed=True) for x in (*sat, *obl)):
         raise SedContractError(f"{where}: the changes must be whole numbers of at most 2^53")
     numbers = []
     for v in values:
@@ -119,7 +117,7 @@ def curves_of_data(data: Any, where: str) -> GuardCurves:
     duration = data["duration"]
     cells_ok = isinstance(duration, Mapping) and set(duration) <= {*classes, "*"} and all(
         isinstance(cells, list) and len(cells) == len(thresholds) and all(
-            isinstance(cell, list) and len(cell) == 2 and all(_whole(x) for x in cell)
+            isinstance(cell, list) and len(cell) == 2 and all(is_count(x, MAX_COUNT) for x in cell)
             and cell[0] <= cell[1] for cell in cells) for cells in duration.values())
     if not cells_ok or (thresholds and set(duration) != {*classes, "*"}):
         raise SedContractError(f"{where}: duration must give (satisfied, obligations) per class "

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from sedcontract.audit.guard import audit, check_corpus
-from sedcontract.blocks import EXECUTOR_BLOCKS, ProcessesAndCaller, block_results
+from sedcontract.blocks import EXECUTOR_BLOCKS, block_results, check_jobs, on_processes
 from sedcontract.contracts.contract import contract_hash, load_contract
 from sedcontract.contracts.policy import AuditPolicy
 from sedcontract.contracts.syntax import Bound
@@ -690,15 +690,11 @@ def guard_curves(ref: Any, scores: Any, durations: Any, policy: AuditPolicy | No
     them, as the audit of thresholded events cuts them. ``executor`` (anything with
     ``submit``) or ``jobs`` processes: ``blocks`` consecutive blocks of clips, each given only
     its clips' tables, joined exactly (:func:`join_curves`): the same curves."""
-    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
-        raise SedContractError(f"jobs must be a whole number >= 1, got {jobs!r}")
+    check_jobs(jobs)
     if executor is None and jobs > 1:
-        pool = ProcessesAndCaller(jobs, __name__)  # they start while the inputs are read
-        try:
-            return guard_curves(ref, scores, durations, policy, decision=decision,
-                                thresholds=thresholds, executor=pool, blocks=blocks or jobs)
-        finally:
-            pool.shutdown()
+        return on_processes(jobs, __name__, lambda pool: guard_curves(
+            ref, scores, durations, policy, decision=decision, thresholds=thresholds,
+            executor=pool, blocks=blocks or jobs))
     ref, source, given, policy, decision, corpus = _prepared(ref, scores, durations, policy,
                                                              decision)
     if executor is not None:

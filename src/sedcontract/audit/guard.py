@@ -14,7 +14,13 @@ from typing import Any
 import numpy as np
 
 from sedcontract.audit.facts import TraceFacts, refuse_unseen
-from sedcontract.blocks import EXECUTOR_BLOCKS, ProcessesAndCaller, block_results, clip_range
+from sedcontract.blocks import (
+    EXECUTOR_BLOCKS,
+    block_results,
+    check_jobs,
+    clip_range,
+    on_processes,
+)
 from sedcontract.contracts.bounds import BoundResolver, Conversion
 from sedcontract.contracts.contract import (
     ContractResult,
@@ -27,6 +33,7 @@ from sedcontract.contracts.policy import AGGREGATIONS, AuditPolicy, ScoreSetting
 from sedcontract.contracts.runs import BACKENDS, RunTable
 from sedcontract.contracts.syntax import Contract, EventClause
 from sedcontract.errors import ContractCheckError, SedContractError
+from sedcontract.numbers import is_whole
 from sedcontract.scores.counts import MetricResult
 from sedcontract.scores.psds.request import PsdsRequest
 from sedcontract.scores.psds.settings import PsdsUnavailable
@@ -480,25 +487,21 @@ def audit(ref: EventList | str | Path | Any, pred: EventList | str | Path | Any,
     if backend not in BACKENDS:
         raise ContractCheckError(f"unknown monitor backend {backend!r}; choose one of "
                                  f"{', '.join(BACKENDS)}")
-    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
-        raise ContractCheckError(f"jobs must be a whole number >= 1, got {jobs!r}")
+    check_jobs(jobs)
     if mode not in (*MODES, "both"):
         raise ContractCheckError(f"unknown mode {mode!r}; choose typed, union or both")
     if executor is not None and shard is not None:
         raise ContractCheckError("an executor audits blocks of the clips itself: give shard "
                                  "or executor, not both")
-    if blocks is not None and (isinstance(blocks, bool) or not isinstance(blocks, int)
+    if blocks is not None and (not is_whole(blocks)
                                or blocks < 1):
         raise ContractCheckError(f"blocks must be a whole number >= 1, got {blocks!r}")
     if executor is not None or jobs == 1:
         return _audit(ref, pred, policy, durations, mode, coordinates, classes, psds, auroc,
                       backend, shard, executor, blocks)
-    pool = ProcessesAndCaller(jobs, __name__)  # they start while the inputs are checked
-    try:
-        return _audit(ref, pred, policy, durations, mode, coordinates, classes, psds, auroc,
-                      backend, shard, pool, blocks or jobs)
-    finally:
-        pool.shutdown()
+    return on_processes(jobs, __name__, lambda pool: _audit(
+        ref, pred, policy, durations, mode, coordinates, classes, psds, auroc, backend, shard,
+        pool, blocks or jobs))
 
 
 def _audit(ref: Any, pred: Any, policy: AuditPolicy, durations: Any, mode: str,

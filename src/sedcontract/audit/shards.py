@@ -23,6 +23,7 @@ from sedcontract.audit.guard import GuardReport, MatchingCounts, ModeReport, aud
 from sedcontract.audit.render import MAX_COUNT, to_dict
 from sedcontract.contracts.policy import AuditPolicy
 from sedcontract.errors import SedContractError
+from sedcontract.numbers import is_count
 from sedcontract.scores.counts import MetricResult
 from sedcontract.traces import EventList
 from sedcontract.traces.decision import DecisionPolicy, decision_of_data
@@ -199,10 +200,6 @@ def _depth(data: Any) -> int:
     return deepest if isinstance(data, dict | list) else 0
 
 
-def _whole(value: Any) -> bool:
-    return type(value) is int and 0 <= value <= MAX_COUNT
-
-
 def _arrays(shard: dict[str, Any], clips: Sequence[str], path: str) -> dict[str, np.ndarray]:
     """The per-clip counts, each ``len(clips) × width`` whole numbers as written: memory grows
     with the numbers the file holds, never with one it states."""
@@ -212,8 +209,9 @@ def _arrays(shard: dict[str, Any], clips: Sequence[str], path: str) -> dict[str,
     arrays = {}
     for key, values in counts.items():
         width = widths.get(key)
-        if not (_whole(width) and isinstance(values, list) and len(values) == len(clips) * width
-                and all(_whole(v) for v in values)):
+        if not (is_count(width, MAX_COUNT) and isinstance(values, list)
+                and len(values) == len(clips) * width
+                and all(is_count(v, MAX_COUNT) for v in values)):
             raise SedContractError(f"{path}: the shard's counts {key!r} are not {len(clips)} "
                                    f"clips × {width!r} whole numbers of 0 … 2^63 − 1")
         arrays[key] = np.asarray(values, dtype=np.int64).reshape(len(clips), width)
@@ -259,10 +257,10 @@ def read_shard(path: str | Path) -> tuple[GuardReport, dict[str, Any]]:
                                f"{MAX_DEPTH} levels)")
     shard = _need(data, where, "shard")
     info = {k: _need(shard, where, k) for k in ("index", "count", "corpus")}
-    if not _whole(info["count"]) or not info["count"]:
+    if not is_count(info["count"], MAX_COUNT) or not info["count"]:
         raise SedContractError(f"{path}: the shard's 'count' must be a whole number of at least "
                                f"1, not {info['count']!r}")
-    if not _whole(info["index"]) or info["index"] >= info["count"]:
+    if not is_count(info["index"], MAX_COUNT) or info["index"] >= info["count"]:
         raise SedContractError(f"{path}: the shard's 'index' must be a whole number below its "
                                f"count {info['count']}, not {info['index']!r}")
     clips = _need(shard, where, "clips")

@@ -6,7 +6,6 @@ report, whose ``policy`` section it writes."""
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields, replace
@@ -18,6 +17,7 @@ from sedcontract.contracts.contract import check_contract, contract_hash, load_c
 from sedcontract.contracts.matching import METHODS
 from sedcontract.contracts.syntax import Bound, Contract
 from sedcontract.errors import SedContractError
+from sedcontract.numbers import is_number, is_whole
 from sedcontract.traces.activity import EDGES
 from sedcontract.traces.decision import DecisionPolicy, read_decision
 from sedcontract.traces.grid import MAX_SECONDS, PROJECTIONS, Grid, to_us
@@ -32,10 +32,6 @@ EVENT_MATCHINGS: tuple[str, ...] = ("optimal", "greedy")  # sed_eval's names
 # may miss by a rounding error)
 TIME_COMPARISONS: tuple[str, ...] = ("sed_scores_eval", "sed_eval")
 LOGIC = "mean of the non-vacuous coordinates"
-
-
-def _number(value: Any) -> bool:
-    return not isinstance(value, bool) and isinstance(value, int | float) and math.isfinite(value)
 
 
 @dataclass(frozen=True)
@@ -60,7 +56,7 @@ class ScoreSettings:
                   ("gtc_threshold", lambda v: 0 <= v <= 1)]
         for name, ok in checks:
             value = getattr(self, name)
-            if not (_number(value) and ok(value)):
+            if not (is_number(value, finite=True) and ok(value)):
                 raise SedContractError(f"score setting {name} = {value!r} is out of range")
         for name in ("evaluate_onset", "evaluate_offset"):
             if not isinstance(getattr(self, name), bool):
@@ -124,15 +120,14 @@ class AuditPolicy:
             if value is not None and not isinstance(value, kind):
                 raise SedContractError(f"{name} must be a {kind.__name__} or None, got "
                                        f"{type(value).__name__}")
-        if isinstance(self.duration_tolerance, bool) \
-                or not isinstance(self.duration_tolerance, int | float) \
+        if not is_number(self.duration_tolerance) \
                 or not 0 <= self.duration_tolerance <= MAX_SECONDS:
             raise SedContractError(f"duration_tolerance must be a number of seconds in "
                                    f"[0, {MAX_SECONDS:g}], got {self.duration_tolerance!r}")
         if not isinstance(self.strict_durations, bool):
             raise SedContractError(f"strict_durations must be true or false, got "
                                    f"{self.strict_durations!r}")
-        if isinstance(self.max_frames, bool) or not isinstance(self.max_frames, int) \
+        if not is_whole(self.max_frames) \
                 or self.max_frames < 1:
             raise SedContractError(f"max_frames must be a positive integer, got "
                                    f"{self.max_frames!r}")

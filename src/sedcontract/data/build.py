@@ -24,6 +24,7 @@ from sedcontract.data.options import SPEECH_SOURCES, check_sizes
 from sedcontract.data.perturb import FAMILIES, SEVERITIES
 from sedcontract.data.scenes import SceneConfig, SpeechSource, make_scene, synthetic_speech
 from sedcontract.errors import SedContractError
+from sedcontract.numbers import is_whole
 from sedcontract.outputs import atomic_write
 from sedcontract.traces.tsv import regular_file
 
@@ -95,7 +96,7 @@ def build_controlled(root: str | Path, *, seed: int = 0, sizes: Mapping[str, int
     A benchmark already there that was built with other settings (seed, sizes, speech source,
     scene configuration) is refused, naming them, unless ``rebuild`` asks to replace it: an
     experiment meant for one benchmark never silently trains on another."""
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+    if not is_whole(seed) or seed < 0:
         raise SedContractError(f"the seed must be a non-negative integer, got {seed!r}")
     config = config or SceneConfig()
     sizes = check_sizes(sizes)

@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import IO
 
 from sedcontract.errors import SedContractError, TraceFormatError
+from sedcontract.numbers import is_number, is_whole
 from sedcontract.outputs import atomic_write, check_output, current_umask
 from sedcontract.traces.tsv import regular_file
 
@@ -127,10 +128,10 @@ def _max_ratio(text: str) -> float:
 def check_limits(max_bytes: object, max_ratio: object) -> tuple[int, float]:
     """The bounds of :func:`extract`: a whole number of bytes >= 1 and a finite ratio > 0
     (NaN or infinity would overflow the limit's arithmetic)."""
-    if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 1:
+    if not is_whole(max_bytes) or max_bytes < 1:
         raise SedContractError(f"max_bytes must be a whole number of bytes >= 1, got "
                                f"{max_bytes!r}")
-    if isinstance(max_ratio, bool) or not isinstance(max_ratio, int | float) \
+    if not is_number(max_ratio) \
             or not 0 < max_ratio < float("inf"):
         raise SedContractError(f"max_ratio must be a finite number > 0, got {max_ratio!r}")
     return max_bytes, float(max_ratio)

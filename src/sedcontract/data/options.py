@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from sedcontract.errors import SedContractError
+from sedcontract.numbers import is_whole
 
 SPLITS: dict[str, int] = {"train": 960, "validation": 120, "test": 420}
 SPEECH_SOURCES: tuple[str, ...] = ("auto", "librispeech", "synthetic")
@@ -25,7 +26,7 @@ def check_sizes(sizes: Mapping[str, int] | None, what: str = "sizes") -> dict[st
         raise SedContractError(f"{what} names unknown split(s) {unknown}; the splits are "
                                f"{', '.join(SPLITS)}")
     for split, count in sizes.items():
-        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+        if not is_whole(count) or count < 0:
             raise SedContractError(f"{what}: the {split} split needs a non-negative number of "
                                    f"scenes, got {count!r}")
     return dict(sizes)

@@ -35,6 +35,7 @@ from sedcontract.data.maestro_dataset import MaestroFiles, MaestroWindows
 from sedcontract.data.options import SPLITS, check_sizes
 from sedcontract.data.scenes import CLASSES
 from sedcontract.errors import SedContractError
+from sedcontract.numbers import is_number, is_whole
 from sedcontract.traces import EventList, read_durations, read_events
 from sedcontract.traces.soft import SoftLabels
 
@@ -128,7 +129,7 @@ class ControlledDataModule(WholeClips, PolicyGrid, LightningDataModule):
                  test_split: str = "test") -> None:
         super().__init__()
         for name, value, least in (("batch_size", batch_size, 1), ("num_workers", num_workers, 0)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < least:
+            if not is_whole(value) or value < least:
                 raise SedContractError(f"data.{name} must be an integer >= {least}, got "
                                        f"{value!r}")
         if sizes is not None:
@@ -223,7 +224,7 @@ class MaestroDataModule(PolicyGrid, LightningDataModule):
         super().__init__()
         for name, value, least in (("batch_size", batch_size, 1), ("eval_files", eval_files, 1),
                                    ("num_workers", num_workers, 0), ("folds", folds, 2)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < least:
+            if not is_whole(value) or value < least:
                 raise SedContractError(f"data.{name} must be an integer >= {least}, got "
                                        f"{value!r}")
         if not (isinstance(fold, int) and 0 <= fold < folds):
@@ -361,14 +362,14 @@ class DesedDataModule(WholeClips, PolicyGrid, LightningDataModule):
         super().__init__()
         for name, value, least in (("batch_size", batch_size, 1), ("num_workers", num_workers, 0),
                                    ("sample_rate", sample_rate, 1)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < least:
+            if not is_whole(value) or value < least:
                 raise SedContractError(f"data.{name} must be an integer >= {least}, got "
                                        f"{value!r}")
-        if isinstance(clip_length, bool) or not isinstance(clip_length, int | float) \
+        if not is_number(clip_length) \
                 or not clip_length > 0:
             raise SedContractError(f"data.clip_length must be a positive number of seconds, "
                                    f"got {clip_length!r}")
-        if isinstance(max_seconds, bool) or not isinstance(max_seconds, int | float) \
+        if not is_number(max_seconds) \
                 or not 0 < max_seconds < float("inf"):
             raise SedContractError(f"data.max_seconds must be a positive number of seconds, "
                                    f"got {max_seconds!r}")
@@ -378,7 +379,7 @@ class DesedDataModule(WholeClips, PolicyGrid, LightningDataModule):
         if validation not in VALIDATION:
             raise SedContractError(f"data.validation must be one of {', '.join(VALIDATION)}, "
                                    f"got {validation!r}")
-        if isinstance(held_out, bool) or not isinstance(held_out, int | float) \
+        if not is_number(held_out) \
                 or not 0 < held_out < 1:
             raise SedContractError(f"data.held_out must be a fraction in (0, 1), got "
                                    f"{held_out!r}")

@@ -18,13 +18,14 @@ from sedcontract.contracts.soft import ClauseTerms, ContractLoss
 from sedcontract.contracts.soft.loss import check_clause_names
 from sedcontract.errors import SedContractError
 from sedcontract.models.detectors import HEADS
+from sedcontract.numbers import is_number
 
 Outputs = Mapping[str, torch.Tensor]
 Batch = Mapping[str, Any]
 
 
 def _non_negative(name: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) \
+    if not is_number(value) \
             or not math.isfinite(value) or value < 0:
         raise SedContractError(f"{name} must be a number >= 0, got {value!r}")
     return float(value)
@@ -119,7 +120,7 @@ class ContractObjective(nn.Module):
         self.dual_lr = _non_negative("loss.contract.dual_lr", dual_lr)
         targets = self._targets(policy, targets)
         if risk_order is not None:
-            if isinstance(risk_target, bool) or not isinstance(risk_target, int | float) \
+            if not is_number(risk_target) \
                     or not 0 <= risk_target <= 1:
                 raise SedContractError(f"loss.contract.risk_target must be a soft satisfaction "
                                        f"in [0, 1], got {risk_target!r}")
@@ -148,7 +149,7 @@ class ContractObjective(nn.Module):
                            "a soft satisfaction in [0, 1]")
         out = {}
         for name, target in targets.items():
-            if isinstance(target, bool) or not isinstance(target, int | float) \
+            if not is_number(target) \
                     or not 0 <= target <= 1:
                 raise SedContractError(f"the target of clause {name!r} "
                                        f"(loss.contract.targets.{name}) must be a soft "

@@ -27,6 +27,7 @@ from sedcontract.lightning.checkpoints import init_weights
 from sedcontract.lightning.losses import ContractObjective
 from sedcontract.lightning.metric import ContractMonitor, SoftClauseMetric
 from sedcontract.lightning.transforms import Perturb
+from sedcontract.numbers import is_number
 from sedcontract.traces import EventList
 from sedcontract.traces.decision import DecisionPolicy
 from sedcontract.traces.grid import SECONDS_PER_HOUR
@@ -81,7 +82,7 @@ def curve_metrics(curves: GuardCurves, hours: float, max_rate: float = 100.0,
 def check_validation_curves(policy: AuditPolicy, max_rate: float) -> None:
     """Refuse validation curves (``curves=true``) under a policy they are not exact for, or a
     budget that is no positive number, naming the setting."""
-    if isinstance(max_rate, bool) or not isinstance(max_rate, int | float) or \
+    if not is_number(max_rate) or \
             not 0 < max_rate < math.inf:
         raise SedContractError(f"curves_max_rate must be a positive number of false events per "
                                f"hour, got {max_rate!r}")

@@ -15,6 +15,7 @@ from torch import nn
 from sedcontract.contracts.policy import AuditPolicy
 from sedcontract.data.augment import Augmentation
 from sedcontract.errors import SedContractError
+from sedcontract.numbers import is_whole
 from sedcontract.traces.activity import offset, onset
 
 
@@ -35,7 +36,7 @@ class FeatureMasks(nn.Module):
         super().__init__()
         for name, value in (("time", time), ("time_width", time_width), ("freq", freq),
                             ("freq_width", freq_width)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            if not is_whole(value) or value < 0:
                 raise SedContractError(f"augment.feature_masks.{name} must be an integer >= 0, "
                                        f"got {value!r}")
         self.time, self.time_width, self.freq, self.freq_width = time, time_width, freq, \

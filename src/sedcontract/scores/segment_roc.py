@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from sedcontract.errors import SedContractError
+from sedcontract.numbers import is_number
 from sedcontract.resampling import (
     index_chunks,
     interval_dicts,
@@ -53,7 +54,7 @@ class AurocSettings:
     def __post_init__(self) -> None:
         for name in ("segment_length", "max_fpr"):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int | float | np.number) \
+            if not is_number(value, numpy=True) \
                     or not np.isfinite(value):
                 raise SedContractError(f"AUROC {name} must be a number, got {value!r}")
         if not 0 < self.segment_length <= MAX_SECONDS or to_us(self.segment_length) <= 0:

@@ -22,13 +22,14 @@ from typing import Any
 import numpy as np
 
 from sedcontract.errors import SedContractError, TraceFormatError
+from sedcontract.numbers import is_number
 from sedcontract.traces.times import seconds, spell
 
 SETTINGS = ("threshold", "median_filter", "low")  # what a class may set for itself
 
 
 def _number(value: Any, what: str, *, finite: bool = True) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float | np.number) or \
+    if not is_number(value, numpy=True) or \
             (finite and not math.isfinite(value)):
         raise TraceFormatError(f"{what} must be a {'finite ' if finite else ''}number, got "
                                f"{value!r}")

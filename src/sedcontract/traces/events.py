@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from sedcontract.errors import TraceFormatError
+from sedcontract.numbers import is_number
 from sedcontract.traces.grid import MAX_SECONDS
 
 
@@ -154,7 +155,7 @@ class EventList:
                 raise TraceFormatError(f"event {i + 1} is {event!r}; an event is a (clip, onset, "
                                        "offset, label) tuple")
             for column, value in zip(("onset", "offset"), event[1:3], strict=True):
-                if isinstance(value, bool) or not isinstance(value, int | float | np.number):
+                if not is_number(value, numpy=True):
                     raise TraceFormatError(f"event {i + 1}: {column} {value!r} is not a number "
                                            "of seconds", column=column)
         columns = list(zip(*events, strict=True)) if events else [[], [], [], []]

@@ -18,6 +18,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from sedcontract.errors import TraceFormatError
+from sedcontract.numbers import is_number
 from sedcontract.traces.decision import DecisionPolicy
 from sedcontract.traces.events import EventList
 from sedcontract.traces.scores import (
@@ -120,7 +121,7 @@ def _events_of_mapping(events: Mapping[Any, Any], what: str) -> EventList:
                                        "is an (onset, offset, label) tuple")
             on, off, label = event
             for column, value in (("onset", on), ("offset", off)):
-                if isinstance(value, bool) or not isinstance(value, int | float | np.number):
+                if not is_number(value, numpy=True):
                     raise TraceFormatError(f"{what}[{clip!r}] event {k + 1}: {column} {value!r} "
                                            "is not a number of seconds")
             rows.append((clip, float(on), float(off), label))
@@ -166,7 +167,7 @@ def durations_of(value: Mapping[str, float] | PathLike | Any | None
                                f"durations tsv, got {type(value).__name__}")
     out = {}
     for clip, seconds in value.items():
-        if isinstance(seconds, bool) or not isinstance(seconds, int | float | np.number) \
+        if not is_number(seconds, numpy=True) \
                 or not math.isfinite(seconds) or seconds < 0:
             raise TraceFormatError(f"durations[{clip!r}] is {seconds!r}, not a number of "
                                    "seconds >= 0")

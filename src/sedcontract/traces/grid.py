@@ -13,6 +13,7 @@ from typing import Literal
 import numpy as np
 
 from sedcontract.errors import SignalError
+from sedcontract.numbers import is_number
 
 Projection = Literal["center", "any_overlap", "majority"]
 PROJECTIONS: tuple[str, ...] = ("center", "any_overlap", "majority")
@@ -40,7 +41,7 @@ class Grid:
     n: int
 
     def __post_init__(self) -> None:
-        if isinstance(self.hop, bool) or not isinstance(self.hop, int | float | np.number):
+        if not is_number(self.hop, numpy=True):
             raise SignalError(f"grid hop must be a number of seconds, got "
                               f"{type(self.hop).__name__} {self.hop!r}")
         if not np.isfinite(self.hop) or self.hop <= 0:

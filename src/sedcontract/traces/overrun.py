@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from sedcontract.errors import TraceFormatError
+from sedcontract.numbers import is_number
 from sedcontract.traces.events import EventList
 from sedcontract.traces.grid import MAX_SECONDS, to_us
 
@@ -46,7 +47,7 @@ def fit_to_durations(events: EventList, durations: Mapping[str, float], side: st
     """``events`` with every event past its clip's duration cut there (onset and offset at
     most the duration), and what was cut; refused as described in the module. Clips without a
     duration are left to the caller's check."""
-    if isinstance(tolerance, bool) or not isinstance(tolerance, int | float) \
+    if not is_number(tolerance) \
             or not 0 <= tolerance <= MAX_SECONDS:
         raise TraceFormatError(f"the duration tolerance must be a number of seconds in "
                                f"[0, {MAX_SECONDS:g}], got {tolerance!r}")

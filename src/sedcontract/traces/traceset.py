@@ -15,6 +15,7 @@ from typing import Literal
 import numpy as np
 
 from sedcontract.errors import TraceFormatError
+from sedcontract.numbers import is_number
 from sedcontract.traces.events import EventList
 from sedcontract.traces.grid import MAX_SECONDS, Grid, Projection, frames_covering, project, to_us
 from sedcontract.traces.intervals import Intervals
@@ -356,7 +357,7 @@ def _duration_us(clips: Sequence[str], durations: Mapping[str, float]) -> np.nda
     values = []
     for clip in clips:
         value = durations[clip]
-        if isinstance(value, bool) or not isinstance(value, int | float | np.number) \
+        if not is_number(value, numpy=True) \
                 or not np.isfinite(value) or not 0 <= value <= MAX_SECONDS:
             raise TraceFormatError(f"duration of clip {clip!r} is {value!r}, not a time in "
                                    f"[0, {MAX_SECONDS:g}] s")

@@ -205,7 +205,7 @@ def test_jobs_start_their_processes_before_the_inputs_are_read(monkeypatch):
             ran_here.append(future not in self.sent)
             return future
 
-    monkeypatch.setattr(guard, "ProcessesAndCaller", Watched)
+    monkeypatch.setattr(blocks, "ProcessesAndCaller", Watched)
     read = guard.events_of
 
     def reading(value, what):

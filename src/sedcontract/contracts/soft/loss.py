@@ -38,6 +38,7 @@ from sedcontract.contracts.syntax import (
     postorder,
 )
 from sedcontract.errors import SedContractError
+from sedcontract.numbers import is_number
 from sedcontract.traces.names import signal_name
 from sedcontract.traces.traceset import MODES
 
@@ -128,7 +129,7 @@ class ContractLoss:
                 f"no clause {', '.join(map(repr, unknown))} in contract "
                 f"{policy.contract_name}; its clauses are {', '.join(clauses)}{hint}")
         for name, weight in weights.items():
-            if isinstance(weight, bool) or not isinstance(weight, int | float) \
+            if not is_number(weight) \
                     or not math.isfinite(weight) or weight < 0:
                 raise SedContractError(f"the weight of clause {name!r} must be a number >= 0, "
                                        f"got {weight!r}")

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sedcontract.errors import SedContractError
+from sedcontract.numbers import is_number
 from sedcontract.traces import EventList
 
 
@@ -30,13 +31,13 @@ class PsdsSettings:
     def __post_init__(self) -> None:
         for name in ("dtc", "gtc", "cttc", "alpha_ct"):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int | float) \
+            if not is_number(value) \
                     or not 0 <= value <= 1:
                 raise SedContractError(f"PSDS {name} must be a number in [0, 1], got {value!r}")
-        if isinstance(self.alpha_st, bool) or not isinstance(self.alpha_st, int | float) \
+        if not is_number(self.alpha_st) \
                 or not 0 <= self.alpha_st < float("inf"):
             raise SedContractError(f"PSDS alpha_st must be a number >= 0, got {self.alpha_st!r}")
-        if isinstance(self.max_efpr, bool) or not isinstance(self.max_efpr, int | float) \
+        if not is_number(self.max_efpr) \
                 or not 0 < self.max_efpr < float("inf"):
             raise SedContractError(f"PSDS max_efpr must be a number > 0, got {self.max_efpr!r}")
 
