@@ -103,9 +103,9 @@ def simulated_scaling(smoke: bool, counts: tuple[int, ...] = (1, 2, 4, 8, 16)
     Rows: N, simulated seconds, the parent's serial seconds, the longest block's seconds."""
     import pickle
 
-    from sedcontract.audit import guard
     from sedcontract.blocks import clip_range
     from sedcontract.contracts.policy import policy_of
+    from sedcontract.guard import pipeline as guard
 
     clips, classes, hop = (SMOKE if smoke else CASES)["W2"]
     ref, pred, durations = workload(clips, classes)

@@ -33,10 +33,10 @@ from benchmarks._memory import peak_mb  # noqa: E402
 from benchmarks._rows import record  # noqa: E402
 
 import sedcontract  # noqa: E402
-from sedcontract.audit.curves import CURVE_COORDINATES, guard_curves  # noqa: E402
 from sedcontract.data.dcase_baseline import DESED_CLASSES as CLASSES  # noqa: E402
 from sedcontract.data.dcase_baseline import FRAME as HOP  # noqa: E402
 from sedcontract.data.dcase_baseline import implied_scores  # noqa: E402
+from sedcontract.guard.curves import CURVE_COORDINATES, guard_curves  # noqa: E402
 from sedcontract.traces import read_durations, read_events  # noqa: E402
 from sedcontract.traces.decision import DecisionPolicy  # noqa: E402
 from sedcontract.traces.given import TableMapping  # noqa: E402

@@ -59,7 +59,7 @@ def run_case(case: str, size: int, limit_mb: int | None) -> int:
         limit = limit_mb * 2**20
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     import sedcontract
-    from sedcontract.audit import ScoreSettings
+    from sedcontract.guard import ScoreSettings
 
     if case == "scores":
         import tempfile

@@ -23,11 +23,11 @@ from pathlib import Path
 from typing import Any
 
 import sedcontract
-from sedcontract.audit import GuardReport, to_json
 from sedcontract.cli.command import given, reported
 from sedcontract.cli.options import whole_number
 from sedcontract.contracts import contract_file
 from sedcontract.errors import SedContractError
+from sedcontract.guard import GuardReport, to_json
 from sedcontract.outputs import Outputs
 from sedcontract.scores.psds.request import PsdsRequest
 from sedcontract.scores.segment_roc import AurocRequest

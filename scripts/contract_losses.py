@@ -257,7 +257,7 @@ def train_all(args: argparse.Namespace, arms: Mapping[str, Sequence[str]],
 def audited(args: argparse.Namespace, data_seed: int, pred: object, split: str) -> Any:
     """The guard report, with the standard scores, of predicted events (a tsv path or an
     EventList) on one benchmark's split."""
-    from sedcontract.audit import AuditPolicy, ScoreSettings, audit
+    from sedcontract.guard import AuditPolicy, ScoreSettings, audit
 
     folder = benchmark(args, data_seed) / "controlled"
     return audit(folder / f"{split}.tsv", pred, AuditPolicy(scores=ScoreSettings()),
@@ -372,7 +372,7 @@ def interval_rows(reports: Mapping[tuple, Any], data_seeds: Sequence[int],
     """Per contrast and mode, the two-stage (seed, clip) interval on each benchmark (the k-th
     drawn from seed k) and the stratified one pooled over them, the mean of the benchmarks'
     differences (stratum k drawn from seed k too: the same draws)."""
-    from sedcontract.audit import hierarchical_bootstrap, stratified_bootstrap
+    from sedcontract.guard import hierarchical_bootstrap, stratified_bootstrap
 
     out = []
     for system, post, control, control_post in contrasts:
@@ -647,7 +647,7 @@ def per_seed(rows: list[dict], benchmark: str, system: str, post: str, mode: str
              coordinate: str) -> list[float]:
     """Per training seed, as a report scores its counts (:func:`count_scores`): satisfied /
     obligations, NaN when vacuous; ``logic`` the mean of the non-vacuous coordinates."""
-    from sedcontract.audit.bootstrap import count_scores
+    from sedcontract.guard.bootstrap import count_scores
 
     mine: dict[int, dict[str, tuple[int, int]]] = {}
     for r in rows:

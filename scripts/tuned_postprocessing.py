@@ -29,7 +29,7 @@ import numpy as np
 from contract_losses import ARMS, CONTROL, HELDOUT, benchmark, build, run_dir, train_and_evaluate
 
 from sedcontract.analysis.tuning import DEFAULT_FILTERS, DEFAULT_THRESHOLDS, tune
-from sedcontract.audit import AuditPolicy, ScoreSettings, score
+from sedcontract.guard import AuditPolicy, ScoreSettings, score
 from sedcontract.traces import read_durations, read_events
 from sedcontract.traces.decision import DecisionPolicy, decision_yaml
 from sedcontract.traces.given import detections, score_source

@@ -1,20 +1,6 @@
 """sedcontract: executable boundary contracts for sound event detection traces."""
 
-from sedcontract import analysis, scores
-from sedcontract.audit import (
-    AuditPolicy,
-    GuardReport,
-    ScoreSettings,
-    ScoresReport,
-    audit,
-    bootstrap_intervals,
-    hierarchical_bootstrap,
-    paired_bootstrap,
-    score,
-    to_csv,
-    to_json,
-    to_markdown,
-)
+from sedcontract import analysis, renamed, scores
 from sedcontract.contracts import (
     check_contract,
     evaluate_contract,
@@ -32,6 +18,20 @@ from sedcontract.errors import (
     SedContractError,
     SignalError,
     TraceFormatError,
+)
+from sedcontract.guard import (
+    AuditPolicy,
+    GuardReport,
+    ScoreSettings,
+    ScoresReport,
+    audit,
+    bootstrap_intervals,
+    hierarchical_bootstrap,
+    paired_bootstrap,
+    score,
+    to_csv,
+    to_json,
+    to_markdown,
 )
 from sedcontract.scores.psds import (
     PRESETS,
@@ -51,6 +51,10 @@ from sedcontract.traces import EventList, Grid, TraceSet, read_durations, read_e
 from sedcontract.traces.decision import DecisionPolicy
 
 __version__ = "0.1.0"
+
+# sedcontract.audit is the function; the package that was sedcontract.audit is sedcontract.guard,
+# and its old paths import with a FutureWarning
+renamed.install()
 
 __all__ = [
     "PRESETS",

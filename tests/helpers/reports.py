@@ -6,8 +6,9 @@ from __future__ import annotations
 import numpy as np
 
 import sedcontract
-from sedcontract.audit.guard import GuardReport, count_layout, empty_report
 from sedcontract.contracts.policy import AuditPolicy
+from sedcontract.guard.pipeline import count_layout, empty_report
+from sedcontract.guard.report import GuardReport
 from sedcontract.traces import EventList
 from tests.helpers.examples import random_reference
 

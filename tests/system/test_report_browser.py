@@ -23,8 +23,8 @@ import numpy as np
 import pytest
 
 import sedcontract
-from sedcontract.audit import ScoreSettings, to_csv
 from sedcontract.cli import main
+from sedcontract.guard import ScoreSettings, to_csv
 from sedcontract.traces import EventList, write_durations, write_events
 from tests.helpers.examples import random_reference
 

@@ -12,10 +12,10 @@ import pytest
 import torch
 
 import sedcontract.contracts.policy as policy_module
-from sedcontract.audit import AuditPolicy, ScoreSettings, audit, to_json
-from sedcontract.audit.guard import clip_counts, count_layout, empty_report, prepare_contract
 from sedcontract.contracts.parser import parse_contract
 from sedcontract.errors import SedContractError
+from sedcontract.guard import AuditPolicy, ScoreSettings, audit, to_json
+from sedcontract.guard.pipeline import clip_counts, count_layout, empty_report, prepare_contract
 from sedcontract.lightning.metric import ContractMonitor
 from sedcontract.lightning.module import guard_metrics
 from sedcontract.scores.segment_roc import AurocSettings, segment_auroc

@@ -17,12 +17,12 @@ import numpy as np
 import pytest
 import soundfile
 
-from sedcontract.audit import AuditPolicy, audit
 from sedcontract.config import report_errors
 from sedcontract.data.desed import CLASSES, audio_files, durations_of, read_set
 from sedcontract.data.desed_dataset import DesedClips
 from sedcontract.errors import SedContractError
 from sedcontract.evaluation import evaluate
+from sedcontract.guard import AuditPolicy, audit
 from sedcontract.lightning.datamodule import DesedDataModule, collate
 from sedcontract.lightning.metric import ContractMonitor
 from sedcontract.traces import EventList

@@ -285,7 +285,7 @@ def test_interval_rows_label_each_contrast_and_pool_the_benchmarks_with_their_ow
     """Each benchmark's interval is its two-stage bootstrap (benchmark k from seed k), the
     pooled one the stratified mean with the same draws; every row names its system, control
     and the post-processing of each."""
-    from sedcontract.audit import hierarchical_bootstrap, stratified_bootstrap
+    from sedcontract.guard import hierarchical_bootstrap, stratified_bootstrap
     from tests.helpers.reports import scored_runs
 
     reports = {}

@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 import soundfile
 
-from sedcontract.audit import AuditPolicy, audit
 from sedcontract.data.maestro import EVALUATED, MaestroFile
 from sedcontract.data.maestro_dataset import MaestroWindows
 from sedcontract.errors import SedContractError
 from sedcontract.evaluation import evaluate
+from sedcontract.guard import AuditPolicy, audit
 from sedcontract.lightning.datamodule import MaestroDataModule, collate_files
 from sedcontract.lightning.metric import ContractMonitor
 from sedcontract.traces import EventList

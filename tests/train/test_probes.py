@@ -136,8 +136,8 @@ def test_evaluate_reproduces_a_probe_run_from_its_checkpoint(base, encoder_check
     import json
     from pathlib import Path
 
-    from sedcontract.audit import to_json
     from sedcontract.evaluation import evaluate
+    from sedcontract.guard import to_json
     from tests.helpers.training import for_eval
 
     cfg = probe_config(base, encoder_checkpoints, "beats")

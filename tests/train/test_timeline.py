@@ -8,10 +8,10 @@ import pytest
 
 import sedcontract
 from sedcontract.analysis.timeline import timeline, timeline_png, timeline_text
-from sedcontract.audit import AuditPolicy
 from sedcontract.cli import main
 from sedcontract.data import pathology_set, write_pathology_set
 from sedcontract.errors import SedContractError
+from sedcontract.guard import AuditPolicy
 from tests.helpers.examples import DURATION, reference
 
 

@@ -17,10 +17,10 @@ import torch
 from hydra.utils import instantiate
 from omegaconf import OmegaConf
 
-from sedcontract.audit import AuditPolicy, ScoreSettings, to_json
 from sedcontract.config import report_errors
 from sedcontract.errors import SedContractError
 from sedcontract.evaluation import evaluate
+from sedcontract.guard import AuditPolicy, ScoreSettings, to_json
 from sedcontract.lightning.module import DetectorModule, NonFiniteLoss
 from sedcontract.traces.decision import DecisionPolicy
 from sedcontract.training import build_data, train
@@ -287,7 +287,7 @@ def test_evaluate_writes_score_files_the_audit_reads_back_to_the_same_report(
         base, tmp_path, data_root):
     """save_scores=true: one sed_scores_eval score file per clip; deciding them again under the
     same policy gives the evaluation's own guard vector, and another decision another one."""
-    from sedcontract.audit import AuditPolicy, audit
+    from sedcontract.guard import AuditPolicy, audit
     from sedcontract.scores.segment_roc import segment_auroc
     from sedcontract.traces import read_durations, read_events
     from sedcontract.traces.decision import DecisionPolicy, read_decision

@@ -15,10 +15,10 @@ import torch
 from hydra.utils import instantiate
 
 from sedcontract.analysis.curve_summaries import curve_summary
-from sedcontract.audit import AuditPolicy
-from sedcontract.audit.curves import CURVE_COORDINATES, guard_curves
 from sedcontract.contracts.parser import parse_contract
 from sedcontract.errors import SedContractError
+from sedcontract.guard import AuditPolicy
+from sedcontract.guard.curves import CURVE_COORDINATES, guard_curves
 from sedcontract.lightning.metric import ContractMonitor, owned
 from sedcontract.lightning.module import curve_metrics
 from sedcontract.traces import EventList
@@ -162,7 +162,7 @@ def test_a_clip_belongs_to_the_lowest_rank_that_saw_it():
 def test_curves_of_parts_joined_are_the_curves_of_all():
     """What the ranks do: each makes the curves of its own clips; joined, they are one
     monitor's (the two monitors share clip b, which the owner rule gives to the first)."""
-    from sedcontract.audit.curves import join_curves
+    from sedcontract.guard.curves import join_curves
 
     scores = random_scores(4)
     alone = monitor()

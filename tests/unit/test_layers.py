@@ -19,11 +19,11 @@ import pytest
 from tests.helpers.paths import REPO
 
 PACKAGE = REPO / "src" / "sedcontract"
-ORDER = ["errors", "numbers", "requires", "outputs", "figures", "blocks", "resampling", "traces",
-         "contracts", "scores", "audit", "analysis", "data", "models", "kernels", "lightning",
-         "config", "training", "evaluation", "cli"]
-CORE = ("errors", "numbers", "requires", "outputs", "figures", "blocks", "resampling", "traces",
-        "contracts", "scores", "audit", "analysis")
+ORDER = ["renamed", "errors", "numbers", "requires", "outputs", "figures", "blocks",
+         "resampling", "traces", "contracts", "scores", "guard", "analysis", "data", "models",
+         "kernels", "lightning", "config", "training", "evaluation", "cli"]
+CORE = ("renamed", "errors", "numbers", "requires", "outputs", "figures", "blocks", "resampling",
+        "traces", "contracts", "scores", "guard", "analysis")
 EDGE = {"config", "training", "evaluation"}
 HEAVY = {"torch", "torchaudio", "lightning", "torchmetrics", "hydra", "omegaconf", "wandb",
          "transformers"}
@@ -73,7 +73,7 @@ def test_the_layer_check_sees_real_imports():
 
 
 def test_importing_the_package_stays_light():
-    code = ("import sys, sedcontract, sedcontract.audit, sedcontract.contracts, "
+    code = ("import sys, sedcontract, sedcontract.guard, sedcontract.contracts, "
             "sedcontract.scores, sedcontract.scores.psds, sedcontract.analysis; "
             "print(sorted(m for m in {'torch', 'lightning', 'hydra', 'omegaconf', 'wandb', "
             "'pandas'} "

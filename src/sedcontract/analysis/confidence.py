@@ -17,12 +17,12 @@ from pathlib import Path
 
 import numpy as np
 
-from sedcontract.audit.guard import prepare_traces
-from sedcontract.audit.rows import confidence_row
 from sedcontract.contracts.contract import check_atom_classes, clause_outcomes
 from sedcontract.contracts.contract import needed_signals as contract_signals
 from sedcontract.contracts.policy import AuditPolicy
 from sedcontract.contracts.runs import RunTable
+from sedcontract.guard.pipeline import prepare_traces
+from sedcontract.guard.rows import confidence_row
 from sedcontract.traces import EventList
 from sedcontract.traces.intervals import Intervals
 from sedcontract.traces.soft import SEGMENT, SoftLabels

@@ -1,5 +1,5 @@
 """Threshold-free summaries of the guard vector at every threshold
-(:mod:`sedcontract.audit.curves`). Three are defined here.
+(:mod:`sedcontract.guard.curves`). Three are defined here.
 
 - **Each coordinate against a false-activity budget.** The budget is counted as PSDS counts
   its x-axis: the class's false predicted events (those overlapping no reference event of the
@@ -22,9 +22,9 @@ from typing import Any
 
 import numpy as np
 
-from sedcontract.audit.curves import ClipChanges, Curve, GuardCurves
-from sedcontract.audit.rows import curve_metric
 from sedcontract.errors import SedContractError
+from sedcontract.guard.curves import ClipChanges, Curve, GuardCurves
+from sedcontract.guard.rows import curve_metric
 from sedcontract.traces.decision import DecisionPolicy
 from sedcontract.traces.grid import SECONDS_PER_HOUR
 
@@ -288,7 +288,7 @@ def curve_summary(curves: GuardCurves, hours: float, max_rate: float = 100.0,
 
 def curve_metrics(summary: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     """The summary's areas as ranking metrics, in the layout of a PSDS result (what source
-    rows write, :func:`~sedcontract.audit.summary_rows.ranking_rows`): ``curve_<coordinate>``
+    rows write, :func:`~sedcontract.guard.summary_rows.ranking_rows`): ``curve_<coordinate>``
     → the union trace's area (``value``), each class's (``per_class``), the union trace's
     budget curve as a staircase (``roc``: false events per hour, score) up to ``max_rate``
     (``settings.max_efpr``), and with intervals the union's draws and their seed."""

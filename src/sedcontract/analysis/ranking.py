@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from sedcontract.analysis.source_rows import SourceRows
-from sedcontract.audit.curves import CURVE_COORDINATES
-from sedcontract.audit.rows import (
+from sedcontract.guard.curves import CURVE_COORDINATES
+from sedcontract.guard.rows import (
     CORPUS,
     CURVE_PARTS,
     DRAWS,

@@ -28,18 +28,20 @@ from sedcontract.analysis.ranking import (
 )
 from sedcontract.analysis.source_rows import SourceRows, read_rows
 from sedcontract.analysis.sweep import sweep_csv, sweep_markdown, sweep_png
-from sedcontract.audit.bootstrap import (
+from sedcontract.errors import SedContractError, TraceFormatError
+from sedcontract.figures import png, pyplot, system_colours
+from sedcontract.guard.bootstrap import (
     count_scores,
     resampled_f1,
     resampled_macro_f1,
     resampled_scores,
 )
-from sedcontract.audit.render import (
+from sedcontract.guard.render import (
     direction,
     interval_text,
     table_text,
 )
-from sedcontract.audit.rows import (
+from sedcontract.guard.rows import (
     CONFIDENCE,
     MATCHING,
     RANKING,
@@ -51,8 +53,6 @@ from sedcontract.audit.rows import (
     of_kind,
     score_row,
 )
-from sedcontract.errors import SedContractError, TraceFormatError
-from sedcontract.figures import png, pyplot, system_colours
 from sedcontract.numbers import is_whole
 from sedcontract.resampling import Interval, percentile_intervals, resampling
 from sedcontract.scores.counts import Counts, MetricResult
@@ -553,7 +553,7 @@ def overview(rows: SourceRows | Sequence[dict[str, Any]], *, resamples: int = 10
     and macro) and ranking metrics on all its clips with percentile bootstrap intervals over
     them (``resamples`` 0: none), and with ``baseline`` every other system minus it, paired.
 
-    The machinery is :mod:`sedcontract.audit.bootstrap`'s: a system's clips are drawn in the
+    The machinery is :mod:`sedcontract.guard.bootstrap`'s: a system's clips are drawn in the
     order its rows name them (an audit's rows name them in the audit's order), so its
     intervals are ``bootstrap_intervals`` of its (micro) audit whatever other rows are given,
     and a difference is ``paired_bootstrap`` of the two audits, for the same seed (both drawn

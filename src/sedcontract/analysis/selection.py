@@ -22,11 +22,11 @@ from typing import Any
 
 import yaml
 
-from sedcontract.audit.guard import GuardReport
 from sedcontract.contracts.parser import parse_contract
 from sedcontract.contracts.printer import format_contract
 from sedcontract.contracts.syntax import Contract, EventClause, FrameClause, Match
 from sedcontract.errors import SedContractError, TraceFormatError
+from sedcontract.guard.report import GuardReport
 from sedcontract.traces.csv_files import read_text
 from sedcontract.traces.tsv import clip_id, read_fields
 

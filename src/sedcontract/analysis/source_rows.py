@@ -16,8 +16,9 @@ from typing import Any, overload
 
 import numpy as np
 
-from sedcontract.audit.render import MAX_COUNT, ROW_FIELDS, TEXT_FIELDS, VALUE_FIELD, row_counts
-from sedcontract.audit.rows import (
+from sedcontract.errors import SedContractError, TraceFormatError
+from sedcontract.guard.render import MAX_COUNT, ROW_FIELDS, TEXT_FIELDS, VALUE_FIELD, row_counts
+from sedcontract.guard.rows import (
     CORPUS,
     CURVE_PARTS,
     DRAWS,
@@ -27,7 +28,6 @@ from sedcontract.audit.rows import (
     metric_name,
     numbered,
 )
-from sedcontract.errors import SedContractError, TraceFormatError
 from sedcontract.resampling import MAX_RESAMPLES
 from sedcontract.traces import MODES
 from sedcontract.traces.csv_files import check_columns, csv_records, read_text
@@ -460,7 +460,7 @@ def _settings(files: Sequence[Path], read: Sequence[FileRows]
 
 
 def _check_ranking(rows: SourceRows, where: Callable[[int], tuple[Path, int]]) -> None:
-    """Each ranking row spelled as the audit writes it (:mod:`sedcontract.audit.
+    """Each ranking row spelled as the audit writes it (:mod:`sedcontract.guard.
     summary_rows`), else refused by file, row and column: ``ranking:<metric>`` with a name of
     letters, digits and underscores, typed; a value at clip ``*``; a draw at clip
     ``resample:<r>`` (class ``*``, ``r`` below the system's ``draws.resamples``); a staircase

@@ -12,13 +12,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sedcontract.audit.bootstrap import bootstrap_intervals, paired_bootstrap
-from sedcontract.audit.guard import audit
-from sedcontract.audit.render import interval_text, markdown_text, row_counts, table_text
 from sedcontract.contracts.bounds import coerce_binding
 from sedcontract.contracts.policy import AuditPolicy
 from sedcontract.errors import SedContractError, TraceFormatError
 from sedcontract.figures import png, pyplot, system_colours
+from sedcontract.guard.bootstrap import bootstrap_intervals, paired_bootstrap
+from sedcontract.guard.pipeline import audit
+from sedcontract.guard.render import interval_text, markdown_text, row_counts, table_text
 from sedcontract.resampling import Interval
 from sedcontract.traces import EventList
 from sedcontract.traces.csv_files import read_csv

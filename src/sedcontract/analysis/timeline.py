@@ -11,7 +11,6 @@ from pathlib import Path
 
 import numpy as np
 
-from sedcontract.audit.guard import check_corpus
 from sedcontract.contracts.contract import Outcome, check_atom_classes, clause_outcomes
 from sedcontract.contracts.contract import needed_signals as contract_signals
 from sedcontract.contracts.policy import AuditPolicy
@@ -19,6 +18,7 @@ from sedcontract.contracts.runs import RunTable
 from sedcontract.contracts.syntax import Bound
 from sedcontract.errors import SedContractError
 from sedcontract.figures import png, pyplot
+from sedcontract.guard.pipeline import check_corpus
 from sedcontract.traces import EventList
 from sedcontract.traces.intervals import Intervals
 

@@ -13,7 +13,7 @@ up to ``max_rate`` false events per hour, and the score at chosen budgets), and 
 - **Seeds and clips.** A run's reading on clips weighed by how often a bootstrap draw took them
   is one matrix product of the weights by its per-clip counts at the grid. A system's value is
   the mean over its training seeds of each seed's reading; a draw resamples the seeds, then the
-  clips within each drawn seed (:func:`~sedcontract.audit.bootstrap.seed_clip_draws`, the draws
+  clips within each drawn seed (:func:`~sedcontract.guard.bootstrap.seed_clip_draws`, the draws
   of the guard vector's intervals), the same draws for every system of a benchmark, so
   differences are paired.
 """
@@ -28,9 +28,9 @@ from typing import Any
 import numpy as np
 
 from sedcontract.analysis.curve_summaries import budget_areas
-from sedcontract.audit.bootstrap import seed_clip_draws
-from sedcontract.audit.curves import clip_changes
 from sedcontract.errors import SedContractError
+from sedcontract.guard.bootstrap import seed_clip_draws
+from sedcontract.guard.curves import clip_changes
 from sedcontract.resampling import Interval, percentile_intervals, resampling
 from sedcontract.scores.psds.resampled import ClipRows
 from sedcontract.scores.psds.score_tables import (
@@ -112,7 +112,7 @@ def grid_material(ref: Any, scores: Any, durations: Any, *,
     """A run's :class:`GridMaterial` from its reference events, score tables (a folder or
     :func:`~sedcontract.traces.scores.read_score_dir`'s tables) and clip durations (files or
     read), after the median filters of ``decision`` (its thresholds are the grid's business):
-    the guard curves' changes (:func:`~sedcontract.audit.curves.clip_changes`, the standard
+    the guard curves' changes (:func:`~sedcontract.guard.curves.clip_changes`, the standard
     contract of ``policy``) and PSDS's per-clip counts under each of ``settings``, binned on
     the grid."""
     from sedcontract.traces.decision import filtered
@@ -330,7 +330,7 @@ def seed_clip_readings(runs: Sequence[Callable[[], GridMaterial]], *, resamples:
     """One system's readings over its training seeds: the names, each seed's reading on all
     its clips ``[seeds, names]`` (the system's point is their mean) and ``[resamples, names]``
     draws (the mean over the drawn seeds of each one's reading on its drawn clips;
-    :func:`~sedcontract.audit.bootstrap.seed_clip_draws` from ``seed``, the same draws for
+    :func:`~sedcontract.guard.bootstrap.seed_clip_draws` from ``seed``, the same draws for
     any system of the same seeds and clips). ``runs[i]`` makes seed ``i``'s material; each
     is made once and dropped after use, so memory holds one run at a time."""
     if not runs:

@@ -23,8 +23,8 @@ from typing import Any
 import numpy as np
 
 from sedcontract.analysis.selection import RiskOrder
-from sedcontract.audit import AuditPolicy, ScoreSettings, audit, score
 from sedcontract.errors import SedContractError
+from sedcontract.guard import AuditPolicy, ScoreSettings, audit, score
 from sedcontract.traces import EventList
 from sedcontract.traces.decision import DecisionPolicy
 from sedcontract.traces.given import TableMapping, detections, durations_of, events_of
@@ -74,7 +74,7 @@ class Tuning:
 def objective_names(policy: AuditPolicy) -> tuple[str, ...]:
     """The objectives a policy offers: the F1 scores, its contract's coordinates, logic and
     a risk order's high-risk kinds."""
-    from sedcontract.audit.guard import clause_names
+    from sedcontract.guard.pipeline import clause_names
 
     return (*F1_OBJECTIVES, *clause_names(policy.parsed)[0], "logic", RISK)
 
@@ -82,7 +82,7 @@ def objective_names(policy: AuditPolicy) -> tuple[str, ...]:
 def risk_kinds(policy: AuditPolicy, risk: RiskOrder | None) -> tuple[str, ...]:
     """The high-risk kinds of ``risk`` in its order, each a coordinate or diagnostic of the
     policy's contract (a pathology name that is neither is refused: tuning reads scores)."""
-    from sedcontract.audit.guard import clause_names
+    from sedcontract.guard.pipeline import clause_names
 
     if risk is None:
         raise SedContractError("the objective risk needs a risk order (--risk-order FILE)")

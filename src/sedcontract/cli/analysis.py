@@ -11,10 +11,10 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from sedcontract.audit import AuditPolicy, audit
 from sedcontract.cli import options
 from sedcontract.cli.command import Command, contract_read, emit, given
 from sedcontract.errors import SedContractError
+from sedcontract.guard import AuditPolicy, audit
 from sedcontract.outputs import Named, Outputs
 from sedcontract.traces import MODES, read_events
 from sedcontract.traces.tsv import regular_file

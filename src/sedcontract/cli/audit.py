@@ -22,7 +22,11 @@ from sedcontract.analysis.confidence import (
     confidence_markdown,
     confidence_rows,
 )
-from sedcontract.audit import (
+from sedcontract.blocks import clip_range
+from sedcontract.cli import options
+from sedcontract.cli.command import Command, contract_read, emit, given
+from sedcontract.errors import SedContractError
+from sedcontract.guard import (
     AuditPolicy,
     GuardReport,
     ScoreSettings,
@@ -37,7 +41,7 @@ from sedcontract.audit import (
     to_json,
     to_markdown,
 )
-from sedcontract.audit.render import (
+from sedcontract.guard.render import (
     auroc_markdown,
     intervals_dict,
     intervals_markdown,
@@ -48,11 +52,7 @@ from sedcontract.audit.render import (
     scores_json,
     scores_markdown,
 )
-from sedcontract.audit.shards import corpus_key, curves_section, parse_shard, shard_json
-from sedcontract.blocks import clip_range
-from sedcontract.cli import options
-from sedcontract.cli.command import Command, contract_read, emit, given
-from sedcontract.errors import SedContractError
+from sedcontract.guard.shards import corpus_key, curves_section, parse_shard, shard_json
 from sedcontract.outputs import Named, Outputs
 from sedcontract.scores.psds.operating_points import point_files, read_points
 from sedcontract.scores.psds.request import PsdsRequest, paired_psds, psd_roc_png
@@ -156,9 +156,9 @@ def _targets(text: str | None) -> tuple[tuple[str, float], ...] | None:
         return None
     if _targets_file(text):
         from sedcontract.analysis.selection import read_risk_order
-        from sedcontract.audit.curves import CURVE_COORDINATES
-        from sedcontract.audit.guard import clause_names
         from sedcontract.contracts.contract import load_contract
+        from sedcontract.guard.curves import CURVE_COORDINATES
+        from sedcontract.guard.pipeline import clause_names
 
         coordinates, diagnostics, _ = clause_names(load_contract("standard"))
         risk = read_risk_order(text, [*coordinates, *diagnostics])
@@ -339,7 +339,7 @@ class AuditRequest:
             raise SedContractError(f"--curves-max-rate must be a positive number of false "
                                    f"events per hour, got {self.curves_max_rate!r}")
         if self.curves:
-            from sedcontract.audit.curves import check_curves
+            from sedcontract.guard.curves import check_curves
 
             check_curves(self.policy, self.decision or DecisionPolicy(),
                          [name for name, _ in self.curves_targets or ()])
@@ -578,7 +578,7 @@ def _curves(request: AuditRequest, ref: EventList, tables: ScoreFolder | None,
     clips with ``--shard``: the shard's ``curves`` section, :func:`curves_section`), else
     summarised."""
     from sedcontract.analysis.curve_summaries import area_draws, curve_summary
-    from sedcontract.audit.curves import clip_changes, guard_curves
+    from sedcontract.guard.curves import clip_changes, guard_curves
 
     durations = read_durations(request.durations)
     clips = list(ref.clips)

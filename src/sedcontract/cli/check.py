@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import argparse
 
-from sedcontract.audit import AuditPolicy
 from sedcontract.cli import options
 from sedcontract.cli.command import Command
 from sedcontract.contracts import contract_hash, format_contract
+from sedcontract.guard import AuditPolicy
 from sedcontract.outputs import Outputs
 
 

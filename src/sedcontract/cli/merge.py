@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 
-from sedcontract.audit.shards import merge_shard_files
 from sedcontract.cli.audit import (
     RENDER,
     SYSTEM_FORMATS,
@@ -14,6 +13,7 @@ from sedcontract.cli.audit import (
 )
 from sedcontract.cli.command import Command, emit, given
 from sedcontract.errors import SedContractError
+from sedcontract.guard.shards import merge_shard_files
 from sedcontract.outputs import Outputs
 
 

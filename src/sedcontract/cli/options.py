@@ -8,7 +8,6 @@ from collections.abc import Callable
 from dataclasses import MISSING, fields
 from typing import Any
 
-from sedcontract.audit import AuditPolicy, ScoreSettings
 from sedcontract.contracts import ROUNDINGS
 from sedcontract.contracts.policy import (
     AGGREGATIONS,
@@ -19,6 +18,7 @@ from sedcontract.contracts.policy import (
 from sedcontract.contracts.runs import BACKENDS
 from sedcontract.contracts.syntax import METHODS
 from sedcontract.errors import SedContractError
+from sedcontract.guard import AuditPolicy, ScoreSettings
 from sedcontract.resampling import MAX_RESAMPLES
 from sedcontract.traces import EDGES, PROJECTIONS
 from sedcontract.traces.decision import DecisionPolicy, read_decision

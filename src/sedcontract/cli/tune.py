@@ -9,10 +9,10 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from sedcontract.audit import AuditPolicy, ScoreSettings
 from sedcontract.cli import options
 from sedcontract.cli.command import Command, contract_read, given
 from sedcontract.errors import SedContractError
+from sedcontract.guard import AuditPolicy, ScoreSettings
 from sedcontract.outputs import Named, Outputs
 from sedcontract.traces.scores import score_files
 from sedcontract.traces.times import seconds
@@ -87,7 +87,7 @@ def _run(args: argparse.Namespace, out: Outputs) -> int:
     risk = None
     if request.risk_order is not None:
         from sedcontract.analysis.selection import read_risk_order
-        from sedcontract.audit.guard import clause_names
+        from sedcontract.guard.pipeline import clause_names
 
         coordinates, diagnostics, _ = clause_names(request.policy.parsed)
         risk = read_risk_order(request.risk_order, [*coordinates, *diagnostics])

@@ -11,14 +11,14 @@ from typing import Any
 from lightning.pytorch import Callback, LightningModule, Trainer
 from lightning.pytorch.loggers import WandbLogger
 
-from sedcontract.audit.render import (
+from sedcontract.errors import SedContractError
+from sedcontract.guard.render import (
     VECTOR_COLUMNS,
     scores_markdown,
     vector_markdown,
     vector_rows,
     write_report,
 )
-from sedcontract.errors import SedContractError
 from sedcontract.outputs import atomic_write
 from sedcontract.traces.scores import scores_tsv
 from sedcontract.traces.tsv import events_tsv

@@ -10,13 +10,13 @@ seen twice by one process counts once, and a clip that several processes saw (th
 distributed sampler pads the last batch) is divided by its seen-count: the vector is
 identical on 1 or N processes, and what crosses processes grows with clips and classes,
 never with frames. The contract is checked once, when the monitor is made, and the layout of
-a clip's counts is the policy's (:func:`~sedcontract.audit.guard.count_layout`). For the AUROC
+a clip's counts is the policy's (:func:`~sedcontract.guard.pipeline.count_layout`). For the AUROC
 each clip adds its segment runs (:func:`~sedcontract.scores.segment_roc.clip_segments`: a row per
 run of segments sharing their frames, so O(frames) a clip), gathered across processes and kept
 once per clip. With ``curves``, each clip's frame scores are kept until ``compute``, which
-makes the guard curves of the split (:func:`~sedcontract.audit.curves.guard_curves`: the
+makes the guard curves of the split (:func:`~sedcontract.guard.curves.guard_curves`: the
 standard contract's counts at every threshold), each process those of the clips it owns,
-joined exactly (:func:`~sedcontract.audit.curves.join_curves`).
+joined exactly (:func:`~sedcontract.guard.curves.join_curves`).
 """
 
 from __future__ import annotations
@@ -30,11 +30,11 @@ import torch
 from torch import distributed
 from torchmetrics import Metric
 
-from sedcontract.audit import AuditPolicy, GuardReport
-from sedcontract.audit.curves import GuardCurves, check_curves, guard_curves, join_curves
-from sedcontract.audit.guard import clip_counts, count_layout, empty_report, prepare_contract
 from sedcontract.contracts.soft import ClauseTerms
 from sedcontract.errors import SedContractError
+from sedcontract.guard import AuditPolicy, GuardReport
+from sedcontract.guard.curves import GuardCurves, check_curves, guard_curves, join_curves
+from sedcontract.guard.pipeline import clip_counts, count_layout, empty_report, prepare_contract
 from sedcontract.scores.segment_roc import (
     AurocSettings,
     SegmentCounts,

@@ -20,9 +20,9 @@ from lightning.pytorch import LightningModule
 from torch import nn
 
 from sedcontract.analysis.curve_summaries import curve_summary
-from sedcontract.audit import AuditPolicy, GuardReport
-from sedcontract.audit.curves import GuardCurves, check_curves
 from sedcontract.errors import SedContractError
+from sedcontract.guard import AuditPolicy, GuardReport
+from sedcontract.guard.curves import GuardCurves, check_curves
 from sedcontract.lightning.checkpoints import init_weights
 from sedcontract.lightning.losses import ContractObjective
 from sedcontract.lightning.metric import ContractMonitor, SoftClauseMetric

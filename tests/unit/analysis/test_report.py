@@ -28,18 +28,18 @@ from sedcontract.analysis.report import (
     vectors_figure,
     vectors_png,
 )
-from sedcontract.audit import (
+from sedcontract.cli import main
+from sedcontract.data import pathology_set, write_pathology_set
+from sedcontract.errors import SedContractError, TraceFormatError
+from sedcontract.figures import pyplot
+from sedcontract.guard import (
     ScoreSettings,
     bootstrap_intervals,
     paired_bootstrap,
     to_csv,
     to_markdown,
 )
-from sedcontract.audit.render import table_text
-from sedcontract.cli import main
-from sedcontract.data import pathology_set, write_pathology_set
-from sedcontract.errors import SedContractError, TraceFormatError
-from sedcontract.figures import pyplot
+from sedcontract.guard.render import table_text
 from sedcontract.resampling import resample_indices
 from tests.helpers.examples import DURATION, reference
 
@@ -582,7 +582,7 @@ def test_the_colour_scale_keeps_black_text_readable():
 def test_the_overview_of_ten_systems_over_420_clips_is_the_audits_bootstrap():
     """1000 resamples for 10 systems × 420 clips × 3 classes from their rows: the interval of
     each system is bootstrap_intervals of its audit."""
-    from sedcontract.audit import to_rows
+    from sedcontract.guard import to_rows
     from tests.helpers.reports import random_counts, synthetic
 
     rng = np.random.default_rng(2)
@@ -602,8 +602,8 @@ def test_a_difference_whose_interval_ends_exactly_at_zero_gets_no_direction_mark
     """↑/↓ (and the HTML cell's green/orange) mark an interval strictly on one side of 0:
     [0, x] and [x, 0] include 0, so they are not marked; a hair past 0 is."""
     from sedcontract.analysis.report import _html_cell
-    from sedcontract.audit import Interval
-    from sedcontract.audit.render import direction, interval_text
+    from sedcontract.guard import Interval
+    from sedcontract.guard.render import direction, interval_text
 
     def iv(lo: float, hi: float) -> Interval:
         return Interval((lo + hi) / 2, lo, hi, 0.95, 100, 100)

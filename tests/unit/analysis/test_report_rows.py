@@ -16,10 +16,10 @@ import sedcontract
 from sedcontract.analysis.ranking import rankings
 from sedcontract.analysis.report import overview, report_files, report_tables
 from sedcontract.analysis.source_rows import SourceRows, _fast, read_rows
-from sedcontract.audit import ScoreSettings, to_csv
-from sedcontract.audit.render import policy_id
 from sedcontract.cli import main
 from sedcontract.errors import SedContractError, TraceFormatError
+from sedcontract.guard import ScoreSettings, to_csv
+from sedcontract.guard.render import policy_id
 from sedcontract.resampling import resample_indices
 from sedcontract.scores.psds.request import paired_psds, psds
 from sedcontract.scores.segment_roc import paired_auroc, segment_auroc
@@ -275,7 +275,7 @@ def test_a_systems_intervals_do_not_depend_on_the_other_files_given(tmp_path):
                     baseline="a")
     key = next(k for k in both.cells if k[0] == "b")
     assert both.cells[key] == alone.cells[key]
-    from sedcontract.audit import bootstrap_intervals
+    from sedcontract.guard import bootstrap_intervals
 
     assert both.cells[key]["typed"]["onset"] == bootstrap_intervals(
         b, resamples=50, seed=3)["onset"]

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from sedcontract.analysis.sweep import parse_radii, sweep, sweep_csv, sweep_markdown
-from sedcontract.audit import AuditPolicy
 from sedcontract.cli import main
 from sedcontract.errors import SedContractError
+from sedcontract.guard import AuditPolicy
 from sedcontract.traces import EventList, write_durations, write_events
 
 
@@ -250,7 +250,7 @@ def test_sweep_intervals_are_the_audits_bootstrap_intervals_at_each_radius():
     """With resamples, each system's interval at a radius is bootstrap_intervals of its audit
     at that radius, and the difference from the baseline is paired_bootstrap of the two audits:
     the same draws, the same numbers."""
-    from sedcontract.audit import audit, bootstrap_intervals, paired_bootstrap
+    from sedcontract.guard import audit, bootstrap_intervals, paired_bootstrap
 
     ref, durations = reference(3)
     systems = {"late": shifted(ref, 0.12, 0.05), "exact": ref}
@@ -308,7 +308,7 @@ def test_sweep_command_adds_intervals_and_the_paired_difference(tmp_path, capsys
 def test_sweep_intervals_at_level_80_are_the_10th_and_90th_percentiles_of_the_draws():
     """level=0.8 reaches every interval of a sweep: each system's and each paired difference's
     [lo, hi] are the 10th and 90th percentiles of the same resampled clips, not the 95 % ones."""
-    from sedcontract.audit import audit
+    from sedcontract.guard import audit
     from sedcontract.resampling import resample_indices
 
     ref, durations = reference(5)

@@ -21,9 +21,9 @@ from sedcontract.analysis.tradeoff import (
     readings,
     seed_clip_readings,
 )
-from sedcontract.audit.bootstrap import seed_clip_draws
-from sedcontract.audit.curves import guard_curves
 from sedcontract.errors import SedContractError
+from sedcontract.guard.bootstrap import seed_clip_draws
+from sedcontract.guard.curves import guard_curves
 from sedcontract.scores.psds.request import psds
 from sedcontract.scores.psds.settings import PRESETS
 from sedcontract.traces import EventList

@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 import sedcontract
-from sedcontract.audit import to_markdown
 from sedcontract.cli import main
 from sedcontract.contracts import evaluate_contract
 from sedcontract.errors import SignalError, TraceFormatError
+from sedcontract.guard import to_markdown
 
 HEADER = "filename\tonset\toffset\tevent_label\n"
 

@@ -273,7 +273,7 @@ def test_two_outputs_naming_one_file_are_refused(tmp_path, capsys):
 
 def _rows(tmp_path):
     import sedcontract
-    from sedcontract.audit import to_csv
+    from sedcontract.guard import to_csv
 
     ref = tsv(tmp_path, "ref.tsv", "a.wav\t0.5\t1.5\tspeech\n")
     pred = tsv(tmp_path, "pred.tsv", "a.wav\t0.6\t1.2\tspeech\n")

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 import sedcontract
-from sedcontract.audit import AuditPolicy, ScoreSettings, to_json
 from sedcontract.contracts import parse_contract
 from sedcontract.errors import SedContractError
+from sedcontract.guard import AuditPolicy, ScoreSettings, to_json
 from sedcontract.traces.decision import DecisionPolicy
 from tests.helpers.examples import worked_example
 

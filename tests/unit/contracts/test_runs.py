@@ -203,7 +203,7 @@ def test_a_fine_grid_costs_what_its_events_cost():
 
 
 def test_processes_share_the_rows_and_give_the_same_report_bytes():
-    from sedcontract.audit import to_json
+    from sedcontract.guard import to_json
 
     ref, pred, durations = random_events(np.random.default_rng(8), 7, 0.02)
     one = to_json(sedcontract.audit(ref, pred, durations=durations))

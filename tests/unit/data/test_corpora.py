@@ -14,12 +14,12 @@ import pytest
 import soundfile
 
 from sedcontract.analysis.confidence import STRATA, by_confidence
-from sedcontract.audit import AuditPolicy, audit
 from sedcontract.cli import main
 from sedcontract.data.dcase_baseline import CLASS_MAPS
 from sedcontract.data.desed import CLASSES as DESED_CLASSES
 from sedcontract.data.maestro import CLASSES, EVALUATED, folds, index_corpus, read_corpus
 from sedcontract.errors import SedContractError, TraceFormatError
+from sedcontract.guard import AuditPolicy, audit
 from sedcontract.traces import EventList, read_events
 from sedcontract.traces.classmap import read_class_map
 from sedcontract.traces.scores import (
@@ -622,7 +622,7 @@ def test_confidence_strata_cost_the_rows_and_runs_not_the_span(tmp_path):
                     "f.wav\t100000000\t100000001\tcar\t0.7\nf.wav\t100000001\t100000002\tcar\t"
                     "0.6\nf.wav\t5\t6\tcar\t0.4\n")
     code = (
-        "from sedcontract.audit import AuditPolicy, audit\n"
+        "from sedcontract.guard import AuditPolicy, audit\n"
         "from sedcontract.analysis.confidence import by_confidence\n"
         "from sedcontract.traces import EventList\n"
         "from sedcontract.traces.soft import read_soft_tsv\n"

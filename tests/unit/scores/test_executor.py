@@ -11,8 +11,8 @@ from multiprocessing import get_context
 import numpy as np
 import pytest
 
-from sedcontract.audit import AuditPolicy, ScoreSettings, audit, to_csv, to_json, to_markdown
 from sedcontract.errors import ContractCheckError, TraceFormatError
+from sedcontract.guard import AuditPolicy, ScoreSettings, audit, to_csv, to_json, to_markdown
 from sedcontract.scores.psds.operating_points import psds_of_points
 from sedcontract.scores.psds.request import PsdsRequest
 from sedcontract.scores.psds.settings import PRESETS
@@ -191,7 +191,7 @@ def test_jobs_start_their_processes_before_the_inputs_are_read(monkeypatch):
     checked, instead of starting after; the last block is the caller's, and the report is the
     one process's."""
     from sedcontract import blocks
-    from sedcontract.audit import guard
+    from sedcontract.guard import pipeline as guard
 
     made, alive_when_read, ran_here = [], [], []
 

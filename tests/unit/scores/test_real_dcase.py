@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sedcontract.audit import AuditPolicy, audit
 from sedcontract.errors import TraceFormatError
+from sedcontract.guard import AuditPolicy, audit
 from sedcontract.traces import read_durations, read_events
 from tests.helpers.real_dcase import CLASSES, DATA, DURATIONS, PRED, REF
 
@@ -172,7 +172,7 @@ def test_psds_of_a_score_folder_follows_sed_scores_eval_as_the_files_come_and_wh
         assert ours[name]["cut"] == ({"ref": 16, "pred": 102} if cut else None)
     expected = {False: (0.3534991, 0.5483279), True: (0.3536337, 0.5483236)}[cut]
     assert (round(ours["psds1"]["value"], 7), round(ours["psds2"]["value"], 7)) == expected
-    from sedcontract.audit.render import psds_markdown  # what --format md prints
+    from sedcontract.guard.render import psds_markdown  # what --format md prints
 
     assert ("cut at the clip durations (--psds-cut): 16 reference event(s), 102 score table(s)"
             if cut else "as they come, not cut at the clip durations") in psds_markdown(ours)

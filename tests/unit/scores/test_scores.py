@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 import sedcontract
-from sedcontract.audit.render import to_markdown
 from sedcontract.cli import main
 from sedcontract.contracts.policy import ScoreSettings
+from sedcontract.guard.render import to_markdown
 from sedcontract.scores.psds.request import PsdsRequest
 from sedcontract.traces import EventList, write_durations, write_events
 from tests.helpers.examples import worked_example, write_worked_example

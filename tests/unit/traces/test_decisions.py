@@ -10,9 +10,9 @@ import json
 import numpy as np
 import pytest
 
-from sedcontract.audit import AuditPolicy
 from sedcontract.cli import main
 from sedcontract.errors import SedContractError, TraceFormatError
+from sedcontract.guard import AuditPolicy
 from sedcontract.traces.decision import (
     ClassDecision,
     DecisionPolicy,

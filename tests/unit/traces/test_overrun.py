@@ -9,9 +9,9 @@ import json
 import numpy as np
 import pytest
 
-from sedcontract.audit import AuditPolicy, audit
 from sedcontract.cli import main
 from sedcontract.errors import TraceFormatError
+from sedcontract.guard import AuditPolicy, audit
 from sedcontract.traces import read_durations, read_events
 from sedcontract.traces.overrun import fit_to_durations
 

@@ -10,8 +10,8 @@ from typing import Any
 
 import numpy as np
 
-from sedcontract.audit.curves import CURVE_COORDINATES, Curve, GuardCurves
 from sedcontract.errors import SedContractError
+from sedcontract.guard.curves import CURVE_COORDINATES, Curve, GuardCurves
 from sedcontract.numbers import is_count
 
 __all__ = ["curves_data", "curves_of_data"]

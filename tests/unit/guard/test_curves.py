@@ -1,4 +1,4 @@
-"""The guard vector at every threshold (``sedcontract.audit.curves``): at every threshold of a
+"""The guard vector at every threshold (``sedcontract.guard.curves``): at every threshold of a
 grid that holds every distinct score, the midpoints between them and values outside them, the
 curves' counts equal ``audit`` run on the events thresholded there, count for count, every
 coordinate and directional diagnostic, typed per class and union — on generated corpora with
@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 
 import sedcontract
-from sedcontract.audit import AuditPolicy
-from sedcontract.audit.curves import CURVE_COORDINATES, guard_curves
 from sedcontract.contracts.parser import parse_contract
 from sedcontract.errors import SedContractError
+from sedcontract.guard import AuditPolicy
+from sedcontract.guard.curves import CURVE_COORDINATES, guard_curves
 from sedcontract.traces import EventList
 from sedcontract.traces.decision import DecisionPolicy
 from sedcontract.traces.scores import ScoreTable, tables_to_events
@@ -344,7 +344,7 @@ def test_edge_cases_the_audit_also_meets():
 
 
 def test_curves_of_disjoint_clips_join_to_the_curves_of_all():
-    from sedcontract.audit.curves import join_curves
+    from sedcontract.guard.curves import join_curves
 
     ref, tables, durations, classes = scored_corpus(4, 3, True, True)
     clips = list(ref.clips)
@@ -514,7 +514,7 @@ def test_area_draws_are_the_areas_of_the_resampled_corpora(monkeypatch):
     sum to the corpus's curves."""
     from sedcontract.analysis import curve_summaries
     from sedcontract.analysis.curve_summaries import area_draws, curve_summary
-    from sedcontract.audit.curves import clip_changes
+    from sedcontract.guard.curves import clip_changes
     from sedcontract.resampling import resample_indices
 
     ref, tables, durations, classes = scored_corpus(9, 4, False, True)
@@ -561,8 +561,8 @@ def test_audit_curves_with_bootstrap_gives_each_area_its_interval(tmp_path, caps
     import json
 
     from sedcontract.analysis.curve_summaries import area_draws
-    from sedcontract.audit.curves import clip_changes
     from sedcontract.cli import main
+    from sedcontract.guard.curves import clip_changes
     from sedcontract.resampling import percentile_intervals
     from sedcontract.traces import read_durations, read_events
 
@@ -594,7 +594,7 @@ def test_audit_curves_with_bootstrap_gives_each_area_its_interval(tmp_path, caps
 def test_small_batches_and_boundary_blocks_give_the_same_curves(monkeypatch):
     """Clips in batches of a few cells and reference boundaries in blocks of a few frames (as
     long clips and a wide eps take them) change no count."""
-    from sedcontract.audit import curves as module
+    from sedcontract.guard import curves as module
 
     ref, tables, durations, _ = scored_corpus(11, None, True, True)
     policy = AuditPolicy(eps=6, edges="closed")

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from sedcontract.audit.rows import (
+from sedcontract.guard.rows import (
     CORPUS,
     DRAWS,
     RANKING,

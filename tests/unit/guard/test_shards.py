@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 
 import sedcontract
-from sedcontract.audit import GuardReport, ScoreSettings, to_csv, to_json, to_markdown
 from sedcontract.cli import main
 from sedcontract.errors import SedContractError
+from sedcontract.guard import GuardReport, ScoreSettings, to_csv, to_json, to_markdown
 from sedcontract.traces import EventList, write_durations, write_events
 from tests.helpers.paths import REPO
 
@@ -186,7 +186,7 @@ def test_merge_refuses_incomplete_mixed_or_broken_shards(tmp_path, capsys):
 
 
 def test_shards_of_corpora_that_differ_only_in_durations_do_not_merge(tmp_path, capsys):
-    from sedcontract.audit.shards import corpus_key
+    from sedcontract.guard.shards import corpus_key
 
     ref, pred, durations = corpus(0)
     classes = ["burst", "speech", "tone"]
@@ -258,7 +258,7 @@ def test_merge_refuses_deep_nesting_and_counts_that_ask_for_memory(tmp_path):
     fractional shard count, widths that do not fit the counts, counts that are not whole
     numbers in range, satisfied above obligations and deep nesting are refused naming the
     file."""
-    from sedcontract.audit.shards import corpus_key, merge_shards, shard_json
+    from sedcontract.guard.shards import corpus_key, merge_shards, shard_json
 
     ref, pred, durations = corpus(0)
     paths, texts = [], []

@@ -16,9 +16,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import sedcontract
-from sedcontract.audit import to_csv, to_json, to_markdown
 from sedcontract.cli import main
 from sedcontract.errors import ContractCheckError, TraceFormatError
+from sedcontract.guard import to_csv, to_json, to_markdown
 from sedcontract.traces import EventList
 from tests.helpers.examples import random_reference, worked_example, write_worked_example
 from tests.helpers.limits import run_limited

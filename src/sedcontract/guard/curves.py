@@ -21,12 +21,12 @@ from typing import Any
 
 import numpy as np
 
-from sedcontract.audit.guard import audit, check_corpus
 from sedcontract.blocks import EXECUTOR_BLOCKS, block_results, check_jobs, on_processes
 from sedcontract.contracts.contract import contract_hash, load_contract
 from sedcontract.contracts.policy import AuditPolicy
 from sedcontract.contracts.syntax import Bound
 from sedcontract.errors import SedContractError, TraceFormatError
+from sedcontract.guard.pipeline import audit, check_corpus
 from sedcontract.traces import EventList
 from sedcontract.traces.decision import DecisionPolicy, filtered
 from sedcontract.traces.given import durations_of, events_of, score_source

@@ -13,11 +13,11 @@ import pytest
 
 import sedcontract
 from sedcontract import resampling as rs
-from sedcontract.audit import Interval, paired_bootstrap
-from sedcontract.audit import bootstrap as bs
-from sedcontract.audit.guard import GuardReport
 from sedcontract.contracts.policy import AuditPolicy
 from sedcontract.errors import SedContractError
+from sedcontract.guard import Interval, paired_bootstrap
+from sedcontract.guard import bootstrap as bs
+from sedcontract.guard.report import GuardReport
 from sedcontract.traces import EventList
 from tests.helpers.examples import random_reference
 from tests.helpers.reports import CLASSES, random_counts, scored_runs, synthetic
@@ -407,8 +407,8 @@ def test_stacked_systems_share_their_draws():
 def test_a_resample_count_past_the_bound_is_refused_before_any_draw(tmp_path, capsys):
     """``--bootstrap 1000000000`` once grew to a MemoryError after 20–40 s, in audit, sweep and
     report alike; it is refused by the option, and by the API, before anything is drawn."""
-    from sedcontract.audit import bootstrap_intervals
     from sedcontract.cli import main
+    from sedcontract.guard import bootstrap_intervals
     from sedcontract.resampling import MAX_RESAMPLES
     from tests.helpers.examples import write_worked_example
 

@@ -18,8 +18,8 @@ from collections.abc import Iterator, Mapping, Sequence
 
 import numpy as np
 
-from sedcontract.audit.guard import GuardReport
 from sedcontract.errors import SedContractError
+from sedcontract.guard.report import GuardReport
 from sedcontract.resampling import (
     CHUNK_CELLS,
     Interval,

@@ -9,8 +9,8 @@ import json
 
 import numpy as np
 
-from sedcontract.audit import audit, to_csv, to_json, to_markdown
 from sedcontract.cli import main
+from sedcontract.guard import audit, to_csv, to_json, to_markdown
 from sedcontract.traces import EventList, write_durations, write_events
 
 MIDS = [f"/m/0{k:05x}" for k in range(30)]

@@ -18,10 +18,10 @@ from typing import Any
 
 import numpy as np
 
-from sedcontract.audit.guard import Cell, GuardReport, ModeReport, ScoresReport
-from sedcontract.audit.rows import matching_row, score_row
-from sedcontract.audit.summary_rows import ranking_rows, setting_rows
 from sedcontract.errors import TraceFormatError
+from sedcontract.guard.report import Cell, GuardReport, ModeReport, ScoresReport
+from sedcontract.guard.rows import matching_row, score_row
+from sedcontract.guard.summary_rows import ranking_rows, setting_rows
 from sedcontract.outputs import atomic_write
 from sedcontract.scores.counts import Counts, MetricResult
 from sedcontract.scores.psds.settings import cut_note, without_curves
@@ -343,7 +343,7 @@ def to_csv(report: GuardReport, system: str = "system", soft: SoftLabels | None 
            curves: Mapping[str, Any] | None = None) -> str:
     """The source rows of :func:`to_rows` as CSV, then ``extra`` rows (same columns), then
     the rows of what is no per-clip count: the policy's settings and the ranking metrics
-    (:mod:`sedcontract.audit.summary_rows`), their number in the ``value`` column; ``curves``:
+    (:mod:`sedcontract.guard.summary_rows`), their number in the ``value`` column; ``curves``:
     the guard curves' areas as ranking metrics (``curve_<coordinate>``, in a PSDS result's
     layout)."""
     out = io.StringIO()

@@ -15,14 +15,15 @@ from typing import Any
 
 import numpy as np
 
-from sedcontract.audit.curve_data import MAX_COUNT as MAX_CURVE_COUNT
-from sedcontract.audit.curve_data import curves_data, curves_of_data, number
-from sedcontract.audit.curves import CURVE_COORDINATES, GuardCurves, check_curves, join_curves
-from sedcontract.audit.facts import TraceFacts
-from sedcontract.audit.guard import GuardReport, MatchingCounts, ModeReport, audit
-from sedcontract.audit.render import MAX_COUNT, to_dict
 from sedcontract.contracts.policy import AuditPolicy
 from sedcontract.errors import SedContractError
+from sedcontract.guard.curve_data import MAX_COUNT as MAX_CURVE_COUNT
+from sedcontract.guard.curve_data import curves_data, curves_of_data, number
+from sedcontract.guard.curves import CURVE_COORDINATES, GuardCurves, check_curves, join_curves
+from sedcontract.guard.facts import TraceFacts
+from sedcontract.guard.pipeline import audit
+from sedcontract.guard.render import MAX_COUNT, to_dict
+from sedcontract.guard.report import GuardReport, MatchingCounts, ModeReport
 from sedcontract.numbers import is_count
 from sedcontract.scores.counts import MetricResult
 from sedcontract.traces import EventList
@@ -87,7 +88,7 @@ def curves_section(curves: GuardCurves, durations: Sequence[float],
                    settings: Mapping[str, Any]) -> dict[str, Any]:
     """A shard's ``curves`` section: its clips' durations (seconds, in clip order: the hours
     of the budgets), the summary's ``settings`` (``max_rate``, ``targets``) and the curves'
-    changes (:func:`~sedcontract.audit.curve_data.curves_data`)."""
+    changes (:func:`~sedcontract.guard.curve_data.curves_data`)."""
     return {"durations": [float(d) for d in durations],
             "settings": {k: v.as_dict() if isinstance(v, DecisionPolicy) else v
                          for k, v in settings.items()},
