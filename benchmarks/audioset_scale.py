@@ -144,7 +144,7 @@ class ScoreTables:
         return ScoreTables(self.pred, self.labels, self.seed, clips, self.dense)
 
     def stream(self, clips):
-        from sedcontract.traces.scores import ScoreTable
+        from sedcontract.traces.score_files import ScoreTable
 
         frames = np.arange(FRAMES)
         onset, offset = np.round(frames * FRAME, 6), np.round((frames + 1) * FRAME, 6)

@@ -40,7 +40,7 @@ from sedcontract.guard.curves import CURVE_COORDINATES, guard_curves  # noqa: E4
 from sedcontract.traces import read_durations, read_events  # noqa: E402
 from sedcontract.traces.decision import DecisionPolicy  # noqa: E402
 from sedcontract.traces.given import TableMapping  # noqa: E402
-from sedcontract.traces.scores import ScoreTable, tables_to_events  # noqa: E402
+from sedcontract.traces.score_files import ScoreTable, tables_to_events  # noqa: E402
 
 
 def tables_of(clips: int | None) -> tuple[TableMapping, object, dict[str, float]]:

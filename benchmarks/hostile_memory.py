@@ -64,7 +64,7 @@ def run_case(case: str, size: int, limit_mb: int | None) -> int:
     if case == "scores":
         import tempfile
 
-        from sedcontract.traces.scores import DecisionPolicy, scores_to_events
+        from sedcontract.traces.score_files import DecisionPolicy, scores_to_events
 
         with tempfile.TemporaryDirectory() as folder:
             ref, _ = score_file(folder, size)

@@ -19,7 +19,7 @@ from _memory import peak_mb
 from _rows import record
 from sedcontract.data.dcase_baseline import CLASS_MAPS, COLUMNS, FRAME, FRAMES
 from sedcontract.traces.classmap import read_class_map
-from sedcontract.traces.scores import read_score_dir
+from sedcontract.traces.score_files import read_score_dir
 from standard_scores import timed
 
 

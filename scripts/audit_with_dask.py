@@ -32,7 +32,12 @@ from sedcontract.outputs import Outputs
 from sedcontract.scores.psds.request import PsdsRequest
 from sedcontract.scores.segment_roc import AurocRequest
 from sedcontract.traces import EventList, read_events
-from sedcontract.traces.scores import DecisionPolicy, ScoreFolder, score_files, tables_to_events
+from sedcontract.traces.score_files import (
+    DecisionPolicy,
+    ScoreFolder,
+    score_files,
+    tables_to_events,
+)
 
 
 def audit_on_dask(client: Any, ref: str | EventList, pred: str | EventList,

@@ -268,7 +268,7 @@ def tuned(args: argparse.Namespace, data_seed: int, where: Path, split: str
           ) -> tuple[Any, dict[str, Any]]:
     """The run's report on ``split`` under the decision with the best validation typed logic
     on the grid (the first best, in grid order), and that choice."""
-    from sedcontract.traces.scores import DecisionPolicy, read_score_dir, tables_to_events
+    from sedcontract.traces.score_files import DecisionPolicy, read_score_dir, tables_to_events
 
     tables: dict[str, Any] = {}  # each split's score files, read once for the whole grid
 

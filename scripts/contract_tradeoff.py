@@ -160,7 +160,7 @@ def material(args: argparse.Namespace, data_seed: int, where: Path, split: str,
     from sedcontract.analysis.tradeoff import grid_material
     from sedcontract.scores.psds.settings import PRESETS
     from sedcontract.traces.decision import DecisionPolicy
-    from sedcontract.traces.scores import read_score_dir
+    from sedcontract.traces.score_files import read_score_dir
     from sedcontract.traces.tsv import read_durations, read_events
 
     ref, durations = split_files(args, data_seed, split)

@@ -2,7 +2,9 @@
 package ``sedcontract.audit`` is ``sedcontract.guard`` now: ``sedcontract.audit`` is the audit
 function, which shadowed a package of that name (``import sedcontract.audit.curves`` failed
 once ``sedcontract`` was imported). Its module ``guard`` is ``guard.report`` (the report types)
-and ``guard.pipeline`` (the audit)."""
+and ``guard.pipeline`` (the audit). Modules renamed for what they hold: score files are
+``traces.score_files`` (was ``traces.scores``), PSDS from score tables is
+``scores.psds.of_scores`` (was ``scores.psds.score_tables``)."""
 
 from __future__ import annotations
 
@@ -17,6 +19,8 @@ from typing import Any
 
 OLD, NEW = "sedcontract.audit", "sedcontract.guard"
 SPLIT = {f"{OLD}.guard": (f"{NEW}.report", f"{NEW}.pipeline")}
+MOVED = {"sedcontract.traces.scores": "sedcontract.traces.score_files",
+         "sedcontract.scores.psds.score_tables": "sedcontract.scores.psds.of_scores"}
 
 
 def _warn(old: str, new: str) -> None:
@@ -43,21 +47,20 @@ class _Forward(types.ModuleType):
 
 
 class _OldPaths(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Finds ``sedcontract.audit.<module>``: the module of the new package, the same object."""
+    """Finds an old module path: the renamed module, the same object."""
 
     def find_spec(self, name: str, path: Any = None, target: Any = None
                   ) -> importlib.machinery.ModuleSpec | None:
-        if not name.startswith(OLD + ".") or (
-                name not in SPLIT and importlib.util.find_spec(NEW + name.removeprefix(OLD))
-                is None):
-            return None
-        return importlib.util.spec_from_loader(name, self)
+        if name in SPLIT or name in MOVED or (name.startswith(OLD + ".") and importlib.util
+                                               .find_spec(NEW + name.removeprefix(OLD))):
+            return importlib.util.spec_from_loader(name, self)
+        return None
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
         if spec.name in SPLIT:
             _warn(spec.name, " and ".join(SPLIT[spec.name]))
             return _Forward(spec.name, SPLIT[spec.name])
-        new = NEW + spec.name.removeprefix(OLD)
+        new = MOVED.get(spec.name) or NEW + spec.name.removeprefix(OLD)
         _warn(spec.name, new)
         return importlib.import_module(new)
 

@@ -19,7 +19,7 @@ import pytest
 
 from sedcontract.scores.psds.settings import PRESETS, PsdsSettings
 from sedcontract.traces import EventList
-from sedcontract.traces.scores import ScoreTable
+from sedcontract.traces.score_files import ScoreTable
 from tests.helpers.paths import REPO
 
 STEP = 0.125  # the time grid, in seconds (binary: shares are exact in floats)

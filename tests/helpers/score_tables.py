@@ -12,7 +12,7 @@ import pytest
 from sedcontract.scores.psds.request import psds
 from sedcontract.scores.psds.settings import PRESETS, PsdsSettings
 from sedcontract.traces import EventList
-from sedcontract.traces.scores import ScoreTable
+from sedcontract.traces.score_files import ScoreTable
 
 SETTINGS = {
     **PRESETS,

@@ -21,7 +21,7 @@ from sedcontract.lightning.module import guard_metrics
 from sedcontract.scores.segment_roc import AurocSettings, segment_auroc
 from sedcontract.traces import MODES, EventList
 from sedcontract.traces.decision import DecisionPolicy
-from sedcontract.traces.scores import ScoreTable
+from sedcontract.traces.score_files import ScoreTable
 from tests.helpers.torch_scores import CLASSES, CLIPS, HostCopies, random_scores
 
 HOP = 0.02

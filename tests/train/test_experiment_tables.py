@@ -325,7 +325,7 @@ def test_the_post_processing_search_keeps_the_first_best_and_skips_vacuous_point
     chosen, even first; a grid without any defined value is refused."""
     import math
 
-    import sedcontract.traces.scores as scores
+    import sedcontract.traces.score_files as scores
 
     values = iter([math.nan, 0.5, 0.9, 0.9] + [0.1] * 36)
     seen = []

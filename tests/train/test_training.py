@@ -291,7 +291,7 @@ def test_evaluate_writes_score_files_the_audit_reads_back_to_the_same_report(
     from sedcontract.scores.segment_roc import segment_auroc
     from sedcontract.traces import read_durations, read_events
     from sedcontract.traces.decision import DecisionPolicy, read_decision
-    from sedcontract.traces.scores import scores_to_events
+    from sedcontract.traces.score_files import scores_to_events
     from sedcontract.traces.tsv import with_clips
 
     cfg = compose_config("train", [*base, "model=logistic"])

@@ -24,7 +24,7 @@ from sedcontract.lightning.module import curve_metrics
 from sedcontract.traces import EventList
 from sedcontract.traces.decision import DecisionPolicy
 from sedcontract.traces.grid import frames_covering, to_us
-from sedcontract.traces.scores import ScoreTable
+from sedcontract.traces.score_files import ScoreTable
 from sedcontract.training import build_data, train
 from tests.helpers.torch_scores import random_scores as smooth_scores
 from tests.helpers.training import build, compose_config, csv_metrics

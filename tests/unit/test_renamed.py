@@ -29,6 +29,20 @@ def test_the_old_package_paths_give_the_new_objects_with_a_warning():
         import sedcontract.audit.no_such_module  # noqa: F401
 
 
+def test_modules_renamed_for_what_they_hold_keep_their_old_paths():
+    from sedcontract.scores.psds import of_scores
+    from sedcontract.traces import score_files
+
+    with pytest.warns(FutureWarning, match=r"sedcontract\.traces\.scores is "
+                                           r"sedcontract\.traces\.score_files now"):
+        from sedcontract.traces.scores import ScoreTable
+    assert ScoreTable is score_files.ScoreTable
+    with pytest.warns(FutureWarning, match=r"score_tables is sedcontract\.scores\.psds\."
+                                           r"of_scores now"):
+        from sedcontract.scores.psds.score_tables import block_counts
+    assert block_counts is of_scores.block_counts
+
+
 def test_the_function_stays_the_function_whatever_is_imported():
     assert callable(sedcontract.audit) and sedcontract.audit is pipeline.audit
     code = ("import warnings; warnings.simplefilter('ignore'); import sedcontract; "

@@ -437,7 +437,7 @@ def _paired_members(systems: dict[tuple[str, str], tuple[int, ...]], baseline: s
 
 
 @dataclass
-class _Counts:
+class _ResampledCounts:
     """The rows' per-clip counts, system by system, in the layout the bootstrap resamples:
     per clip a row of ``[mode, (satisfied, obligations), coordinate]`` guard counts, then
     ``[score, (tp, references, outputs)]``; and apart, per score and class (tp, references,
@@ -460,7 +460,7 @@ class _Counts:
         return 4 * len(self.guard) + 3 * len(self.scores)
 
     @classmethod
-    def from_rows(cls, rows: SourceRows) -> _Counts:
+    def from_rows(cls, rows: SourceRows) -> _ResampledCounts:
         v, codes = rows.vocab, rows.codes
         guard, scores = _guard(rows), _score_names(rows)
         counted = ~_roles(rows, (RANKING,))
@@ -567,7 +567,7 @@ def overview(rows: SourceRows | Sequence[dict[str, Any]], *, resamples: int = 10
         raise SedContractError("--baseline compares systems with paired bootstrap intervals: "
                                "give --bootstrap N (N >= 1)")
     rows = SourceRows.of(rows)
-    counts = _Counts.from_rows(rows)
+    counts = _ResampledCounts.from_rows(rows)
     if resamples:
         resamples, seed = resampling(resamples, seed, level, len(counts.clips))
     order = counts.of

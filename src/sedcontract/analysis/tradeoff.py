@@ -32,13 +32,13 @@ from sedcontract.errors import SedContractError
 from sedcontract.guard.bootstrap import seed_clip_draws
 from sedcontract.guard.curves import clip_changes
 from sedcontract.resampling import Interval, percentile_intervals, resampling
-from sedcontract.scores.psds.resampled import ClipRows
-from sedcontract.scores.psds.score_tables import (
-    ScoreCounts,
+from sedcontract.scores.psds.of_scores import (
+    ScoreChanges,
     ScoredCorpus,
     block_task,
     psds_from_counts,
 )
+from sedcontract.scores.psds.resampled import ClipRows
 from sedcontract.scores.psds.settings import PsdsSettings
 from sedcontract.traces.decision import DecisionPolicy
 from sedcontract.traces.grid import SECONDS_PER_HOUR
@@ -110,14 +110,14 @@ def grid_material(ref: Any, scores: Any, durations: Any, *,
                   grid: np.ndarray | None = None,
                   coordinates: Sequence[str] = GUARD) -> GridMaterial:
     """A run's :class:`GridMaterial` from its reference events, score tables (a folder or
-    :func:`~sedcontract.traces.scores.read_score_dir`'s tables) and clip durations (files or
+    :func:`~sedcontract.traces.score_files.read_score_dir`'s tables) and clip durations (files or
     read), after the median filters of ``decision`` (its thresholds are the grid's business):
     the guard curves' changes (:func:`~sedcontract.guard.curves.clip_changes`, the standard
     contract of ``policy``) and PSDS's per-clip counts under each of ``settings``, binned on
     the grid."""
     from sedcontract.traces.decision import filtered
     from sedcontract.traces.given import durations_of, events_of, score_source
-    from sedcontract.traces.scores import ScoreTable
+    from sedcontract.traces.score_files import ScoreTable
 
     ref, durations = events_of(ref, "reference"), durations_of(durations)
     if durations is None:
@@ -275,7 +275,7 @@ def readings(material: GridMaterial, weights: np.ndarray, *, max_rate: float = 1
 def _psds_rows(material: GridMaterial, name: str, weights: np.ndarray) -> np.ndarray:
     """PSDS of scenario ``name`` on each row of ``weights``: the per-clip counts at the grid
     weighed and summed (one matrix product per class), then the PSD-ROC formed by
-    :func:`~sedcontract.scores.psds.score_tables.psds_from_counts`, the grid thresholds as the
+    :func:`~sedcontract.scores.psds.of_scores.psds_from_counts`, the grid thresholds as the
     scores."""
     (clip, label, where, tp, fp), (cclip, clabel, cother, cwhere, ct) = material.psds[name]
     K, points = len(material.classes), len(material.thresholds)
@@ -313,7 +313,7 @@ def _psds_rows(material: GridMaterial, name: str, weights: np.ndarray) -> np.nda
             ct_other = np.concatenate([np.full(len(b), o) for _, o, b in ct_rows] or [[]])
             ct_bin = np.concatenate([b for _, _, b in ct_rows] or [[]]).astype(np.int64)
             ct_value = np.concatenate([cts[(c, o)][r][b] for c, o, b in ct_rows] or [[]])
-            counts = ScoreCounts.of(K, cls_, grid_score[bins], np.rint(tps[r][live]).astype(
+            counts = ScoreChanges.of(K, cls_, grid_score[bins], np.rint(tps[r][live]).astype(
                 np.int64), np.rint(fps[r][live]).astype(np.int64), ct_label.astype(np.int64),
                 grid_score[ct_bin], ct_other.astype(np.int64),
                 np.rint(ct_value).astype(np.int64))

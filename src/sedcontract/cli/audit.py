@@ -64,7 +64,7 @@ from sedcontract.traces.decision import DecisionPolicy
 from sedcontract.traces.given import detections
 from sedcontract.traces.grid import SECONDS_PER_HOUR
 from sedcontract.traces.overrun import fit_to_durations
-from sedcontract.traces.scores import ScoreFolder, score_files
+from sedcontract.traces.score_files import ScoreFolder, score_files
 from sedcontract.traces.soft import SoftLabels, read_soft_tsv
 from sedcontract.traces.tsv import CLIP_LISTS, with_clips
 

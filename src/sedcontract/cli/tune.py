@@ -14,7 +14,7 @@ from sedcontract.cli.command import Command, contract_read, given
 from sedcontract.errors import SedContractError
 from sedcontract.guard import AuditPolicy, ScoreSettings
 from sedcontract.outputs import Named, Outputs
-from sedcontract.traces.scores import score_files
+from sedcontract.traces.score_files import score_files
 from sedcontract.traces.times import seconds
 
 

@@ -31,7 +31,7 @@ from sedcontract.traces import EventList
 from sedcontract.traces.decision import DecisionPolicy, filtered
 from sedcontract.traces.given import durations_of, events_of, score_source
 from sedcontract.traces.grid import project_us, to_us
-from sedcontract.traces.scores import ScoreTable, tables_to_events
+from sedcontract.traces.score_files import ScoreTable, tables_to_events
 from sedcontract.traces.traceset import TraceSet
 
 __all__ = ["CURVE_COORDINATES", "ClipChanges", "Curve", "GuardCurves", "clip_changes",
@@ -81,7 +81,7 @@ class Curve:
                 np.diff(self.obligations, prepend=self.base[1]))
 
 
-class _Counts:
+class _CurveChanges:
     """The changes of one coordinate for every key (a class, and the union trace last): the
     counts with nothing active, and ``(key, value, satisfied change, obligation change)``
     meaning "for thresholds below ``value``, add these"."""
@@ -268,7 +268,7 @@ def _cover(starts: np.ndarray, ends: np.ndarray, x: np.ndarray) -> np.ndarray:
     return done[i] - np.maximum(past, 0)
 
 
-def _window_changes(counts: Mapping[str, _Counts], seg: _Segments, kind: str,
+def _window_changes(counts: Mapping[str, _CurveChanges], seg: _Segments, kind: str,
                     names: Sequence[str], positions: np.ndarray, rows: np.ndarray,
                     lo: np.ndarray, hi: np.ndarray, j0: np.ndarray, count: np.ndarray,
                     row_key: np.ndarray, edges: str) -> None:
@@ -308,7 +308,7 @@ def _window_changes(counts: Mapping[str, _Counts], seg: _Segments, kind: str,
         c.add(boundary_key[held_group], held_value, change, 0)
 
 
-def _row_changes(counts: Mapping[str, _Counts], seg: _Segments, row_key: np.ndarray,
+def _row_changes(counts: Mapping[str, _CurveChanges], seg: _Segments, row_key: np.ndarray,
                  run_row: np.ndarray, run_a: np.ndarray, run_b: np.ndarray, eps: int,
                  edges: str) -> None:
     """Every coordinate of rows of grid scores (``seg``) against their reference runs
@@ -531,7 +531,7 @@ def join_curves(parts: Sequence[GuardCurves]) -> GuardCurves:
     keys = len(first.classes) + 1
 
     def joined(name: str) -> list[Curve]:
-        counts = _Counts(keys)
+        counts = _CurveChanges(keys)
         for part in parts:
             for k, curve in enumerate([*(part.typed[name][c] for c in first.classes),
                                        part.union[name]]):
@@ -629,7 +629,7 @@ def _prepared(ref: Any, scores: Any, durations: Any, policy: AuditPolicy | None,
 
 
 def _scan(corpus: Any, source: Any, given: Mapping[str, float], policy: AuditPolicy,
-          decision: DecisionPolicy, per_clip: bool) -> tuple[TraceSet, dict[str, _Counts]]:
+          decision: DecisionPolicy, per_clip: bool) -> tuple[TraceSet, dict[str, _CurveChanges]]:
     """Every coordinate's changes over the clips, one clip's tables at a time: keyed by class
     (the union trace last), or with ``per_clip`` by clip and class (``clip · (classes + 1) +
     class``)."""
@@ -640,7 +640,7 @@ def _scan(corpus: Any, source: Any, given: Mapping[str, float], policy: AuditPol
     # a window wider than the longest clip covers the same frames as one that long
     eps = min(_eps_frames(policy), int(traces.lengths.max(initial=0)))
     keys = len(classes) + 1
-    counts = {name: _Counts(keys * (len(traces.clips) if per_clip else 1))
+    counts = {name: _CurveChanges(keys * (len(traces.clips) if per_clip else 1))
               for name in CURVE_COORDINATES}
     duration_us = to_us(np.array([float(given[c]) for c in traces.clips]))
     index = {clip: i for i, clip in enumerate(traces.clips)}
@@ -751,7 +751,7 @@ class ClipChanges:
         keys = len(self.classes) + 1
         made = {}
         for name, (_, key, value, sat, obl) in self.changes.items():
-            counts = _Counts(keys)
+            counts = _CurveChanges(keys)
             counts.base += self.base[name].sum(axis=0)
             counts.add(key, value, sat, obl if obl.any() else 0)
             made[name] = counts.curves()

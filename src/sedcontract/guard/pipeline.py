@@ -60,7 +60,7 @@ def system_events(ref: EventList, pred: Any, policy: AuditPolicy,
                   classes: Sequence[str] | None) -> tuple[Any, AuditPolicy]:
     """The system's events and the policy that says how they were made: score tables in
     memory (clip → DataFrame in sed_scores_eval's layout, or a table source such as a
-    :class:`~sedcontract.traces.scores.ScoreFolder`) become events under the policy's decision
+    :class:`~sedcontract.traces.score_files.ScoreFolder`) become events under the policy's decision
     (the default one when it has none), which the report then names, by the command line's
     rule (:func:`~sedcontract.traces.given.detections`); events, and a path (always an event
     file), are taken as they are."""

@@ -20,7 +20,7 @@ from sedcontract.guard.render import (
     write_report,
 )
 from sedcontract.outputs import atomic_write
-from sedcontract.traces.scores import scores_tsv
+from sedcontract.traces.score_files import scores_tsv
 from sedcontract.traces.tsv import events_tsv
 
 log = logging.getLogger(__name__)

@@ -37,14 +37,14 @@ from sedcontract.guard.curves import GuardCurves, check_curves, guard_curves, jo
 from sedcontract.guard.pipeline import clip_counts, count_layout, empty_report, prepare_contract
 from sedcontract.scores.segment_roc import (
     AurocSettings,
-    SegmentCounts,
+    SegmentRuns,
     auroc_result,
     clip_segments,
 )
 from sedcontract.traces import EventList
 from sedcontract.traces.decision import DecisionPolicy, decide
 from sedcontract.traces.grid import frames_covering, to_us
-from sedcontract.traces.scores import ScoreTable, activity_to_events
+from sedcontract.traces.score_files import ScoreTable, activity_to_events
 from sedcontract.traces.traceset import check_classes
 from sedcontract.traces.windows import Piece, check_windows, overlap_average
 
@@ -217,7 +217,7 @@ class ContractMonitor(Metric):
         if not len(rows):
             return None
         n = len(self.classes)
-        counts = SegmentCounts(rows[:, 0].astype(np.int64), rows[:, 2].astype(np.int64),
+        counts = SegmentRuns(rows[:, 0].astype(np.int64), rows[:, 2].astype(np.int64),
                                rows[:, 3:3 + n], rows[:, 3 + n:].astype(np.int64))
         return auroc_result(counts, self.classes, self.auroc)
 

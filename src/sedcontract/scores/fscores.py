@@ -26,7 +26,7 @@ def system_output(scores: Any, threshold: Thresholds | None, ground_truth: Event
                   classes: Sequence[str] | None = None
                   ) -> tuple[EventList, tuple[str, ...]]:
     """The detections and the scored classes: score tables (a folder, a
-    :class:`~sedcontract.traces.scores.ScoreFolder`, or clip → DataFrame in sed_scores_eval's
+    :class:`~sedcontract.traces.score_files.ScoreFolder`, or clip → DataFrame in sed_scores_eval's
     layout) thresholded strictly above ``threshold`` (one, or one per class), their columns
     the classes; or detections as they are (an event file, an event list, clip → [(onset,
     offset, label)], a DataFrame of DCASE rows), the classes those of both sides unless

@@ -38,7 +38,7 @@ from sedcontract.scores.truth import ClipTruth
 from sedcontract.traces.given import durations_of, events_of, score_source
 from sedcontract.traces.grid import MAX_SECONDS, to_us
 from sedcontract.traces.intervals import distinct
-from sedcontract.traces.scores import ScoreTable
+from sedcontract.traces.score_files import ScoreTable
 
 DCASE_SEGMENT = 1.0   # seconds: DCASE 2024 Task 4's segment length for MAESTRO
 DCASE_MAX_FPR = 0.1   # DCASE 2024 Task 4's partial AUROC bound (mpAUC)
@@ -68,7 +68,7 @@ class AurocSettings:
 
 
 @dataclass(frozen=True)
-class SegmentCounts:
+class SegmentRuns:
     """Segments of some clips as runs: each row is ``length`` consecutive segments of clip
     ``clip`` that share one score per class (``score``), ``positives`` of them active in the
     reference per class. Runs of disjoint blocks of clips concatenate."""
@@ -79,22 +79,22 @@ class SegmentCounts:
     positives: np.ndarray  # [runs, classes]
 
     @staticmethod
-    def concat(parts: Sequence[SegmentCounts], n_classes: int) -> SegmentCounts:
+    def concat(parts: Sequence[SegmentRuns], n_classes: int) -> SegmentRuns:
         if not parts:
-            return SegmentCounts(np.zeros(0, np.int64), np.zeros(0, np.int64),
+            return SegmentRuns(np.zeros(0, np.int64), np.zeros(0, np.int64),
                                  np.zeros((0, n_classes)), np.zeros((0, n_classes), np.int64))
-        return SegmentCounts(*(np.concatenate([getattr(p, k) for p in parts])
+        return SegmentRuns(*(np.concatenate([getattr(p, k) for p in parts])
                                for k in ("clip", "length", "score", "positives")))
 
 
 def clip_segments(table: ScoreTable, duration_us: int, segment_us: int, onset_us: np.ndarray,
-                  offset_us: np.ndarray, cls: np.ndarray, clip: int = 0) -> SegmentCounts:
+                  offset_us: np.ndarray, cls: np.ndarray, clip: int = 0) -> SegmentRuns:
     """One clip's segment runs: ``table``'s frames (tiling time from 0), the clip's duration
     and segment length in µs, and its reference events (µs, class index)."""
     n_classes = table.scores.shape[1]
     n_seg = -(-int(duration_us) // segment_us)
     if n_seg <= 0:
-        return SegmentCounts.concat([], n_classes)
+        return SegmentRuns.concat([], n_classes)
     on, off = to_us(table.onset), to_us(table.offset)
     first = on // segment_us               # first segment each frame overlaps
     last = -(-off // segment_us) - 1        # its last
@@ -133,13 +133,13 @@ def clip_segments(table: ScoreTable, duration_us: int, segment_us: int, onset_us
             return before[k] + inside
 
         positives = coverage(base + (start + length)[:, None]) - coverage(base + start[:, None])
-    return SegmentCounts(np.full(len(start), clip, dtype=np.int64), length.astype(np.int64),
+    return SegmentRuns(np.full(len(start), clip, dtype=np.int64), length.astype(np.int64),
                          score, positives)
 
 
 def segment_counts(tables: Iterable[ScoreTable], truth: ClipTruth,
                    durations: Sequence[float | None], settings: AurocSettings,
-                   n_classes: int) -> SegmentCounts:
+                   n_classes: int) -> SegmentRuns:
     """The segment runs of the clips of ``truth`` (tables in its clip order, ``n_classes``
     columns; a duration of None is sed_scores_eval's default, the end of the scores or of the
     last reference event, whichever is later)."""
@@ -157,7 +157,7 @@ def segment_counts(tables: Iterable[ScoreTable], truth: ClipTruth,
             duration_us = int(to_us(duration))
         parts.append(clip_segments(table, duration_us, segment_us, on, off, truth.cls[a:b],
                                    k))
-    return SegmentCounts.concat(parts, n_classes)
+    return SegmentRuns.concat(parts, n_classes)
 
 
 def class_roc(score: np.ndarray, positives: np.ndarray, length: np.ndarray
@@ -187,7 +187,7 @@ def grouped_roc(values: np.ndarray, inverse: np.ndarray, positives: np.ndarray,
     return tpr[order], fpr[order], thresholds[order]
 
 
-def auroc_draws(counts: SegmentCounts, n_clips: int, settings: AurocSettings,
+def auroc_draws(counts: SegmentRuns, n_clips: int, settings: AurocSettings,
                 resamples: int, seed: int) -> np.ndarray:
     """``[resamples, 2]``: mAUC and mpAUC of each bootstrap resample of the clips (the draws of
     :func:`sedcontract.resampling.index_chunks`, the same as every interval of these clips
@@ -216,7 +216,7 @@ def _mean_defined(values: Sequence[float]) -> float:
     return float(np.mean(defined)) if defined else float("nan")
 
 
-def auroc_of(counts: SegmentCounts, classes: Sequence[str], max_fpr: float | None = None
+def auroc_of(counts: SegmentRuns, classes: Sequence[str], max_fpr: float | None = None
              ) -> dict[str, float]:
     """``{class: AUROC, "mean": …}`` of segment runs, the area up to ``max_fpr`` divided by it
     when given. A class without positive or negative segments is NaN and left out of the mean
@@ -246,7 +246,7 @@ def classes_defined(values: Mapping[str, float], classes: Sequence[str]) -> int:
 NO_DURATIONS = "the end of each clip's scores or last reference event (none given)"
 
 
-def auroc_result(counts: SegmentCounts, classes: Sequence[str], settings: AurocSettings,
+def auroc_result(counts: SegmentRuns, classes: Sequence[str], settings: AurocSettings,
                  durations: str = "given") -> dict[str, Any]:
     """mAUC and mpAUC with their per-class values, how many classes they average, the
     settings and where the clips' durations came from."""
@@ -259,7 +259,7 @@ def auroc_result(counts: SegmentCounts, classes: Sequence[str], settings: AurocS
 
 
 def corpus_auroc_counts(scores: Any, ref: Any, durations: Any,
-                        settings: AurocSettings) -> tuple[SegmentCounts, tuple[str, ...]]:
+                        settings: AurocSettings) -> tuple[SegmentRuns, tuple[str, ...]]:
     """The segment runs of score tables (a folder, a table source, or clip → DataFrame in
     sed_scores_eval's layout; every reference clip scored, no other) against the reference
     (any form :func:`~sedcontract.traces.given.events_of` takes) and ``durations`` (clip →

@@ -21,7 +21,7 @@ from sedcontract.errors import TraceFormatError
 from sedcontract.numbers import is_number
 from sedcontract.traces.decision import DecisionPolicy
 from sedcontract.traces.events import EventList
-from sedcontract.traces.scores import (
+from sedcontract.traces.score_files import (
     ScoreFolder,
     ScoreTable,
     bad_scores,
@@ -206,7 +206,7 @@ def table_of_frame(frame: Any, where: str) -> ScoreTable:
 @dataclass(frozen=True)
 class TableMapping:
     """Score tables already in memory (clip → DataFrame in sed_scores_eval's layout, table, or
-    (table, source)) as a table source, like :class:`~sedcontract.traces.scores.ScoreFolder`:
+    (table, source)) as a table source, like :class:`~sedcontract.traces.score_files.ScoreFolder`:
     ``header`` is the first table's classes, which every table must have in that order, and
     ``only`` cuts every table to some of them."""
 

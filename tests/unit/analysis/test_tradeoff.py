@@ -28,7 +28,7 @@ from sedcontract.scores.psds.request import psds
 from sedcontract.scores.psds.settings import PRESETS
 from sedcontract.traces import EventList
 from sedcontract.traces.decision import DecisionPolicy, filtered
-from sedcontract.traces.scores import ScoreTable
+from sedcontract.traces.score_files import ScoreTable
 
 CLASSES = ("a", "b", "c")
 HOP = 0.02

@@ -15,7 +15,7 @@ from sedcontract.cli import main
 from sedcontract.errors import SedContractError
 from sedcontract.traces import EventList, write_durations, write_events
 from sedcontract.traces.decision import read_decision
-from sedcontract.traces.scores import scores_tsv
+from sedcontract.traces.score_files import scores_tsv
 
 HOP = 0.02
 CLASSES = ("a", "b")

@@ -22,7 +22,7 @@ from sedcontract.errors import SedContractError, TraceFormatError
 from sedcontract.guard import AuditPolicy, audit
 from sedcontract.traces import EventList, read_events
 from sedcontract.traces.classmap import read_class_map
-from sedcontract.traces.scores import (
+from sedcontract.traces.score_files import (
     DecisionPolicy,
     read_score_dir,
     scores_tsv,

@@ -18,7 +18,7 @@ from sedcontract.guard import AuditPolicy
 from sedcontract.guard.curves import CURVE_COORDINATES, guard_curves
 from sedcontract.traces import EventList
 from sedcontract.traces.decision import DecisionPolicy
-from sedcontract.traces.scores import ScoreTable, tables_to_events
+from sedcontract.traces.score_files import ScoreTable, tables_to_events
 from tests.helpers.paths import REPO
 from tests.helpers.score_tables import corpus
 
@@ -608,7 +608,7 @@ def test_the_desed_score_folder_script_writes_a_new_folder_only(tmp_path, capsys
     scores; an existing OUT is refused and left as it was."""
     import importlib.util
 
-    from sedcontract.traces.scores import read_scores
+    from sedcontract.traces.score_files import read_scores
 
     path = REPO / "scripts" / "desed_scores.py"
     spec = importlib.util.spec_from_file_location("desed_scores", path)

@@ -232,7 +232,7 @@ def test_the_dask_recipe_counts_psds_of_a_score_folder_on_the_cluster(tmp_path, 
     """``--pred-scores DIR --with-scores`` on a LocalCluster: the events read here, PSDS1 and
     PSDS2 counted by the workers from their blocks' files; the bytes of ``sedcontract audit``
     in one process."""
-    from sedcontract.traces.scores import scores_tsv
+    from sedcontract.traces.score_files import scores_tsv
 
     ref, _, durations = corpus(1)
     inputs = write_corpus(tmp_path, seed=1)

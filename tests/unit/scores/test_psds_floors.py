@@ -12,12 +12,12 @@ import numpy as np
 import pytest
 
 from sedcontract.scores.psds.floors import false_needed
+from sedcontract.scores.psds.of_scores import ClipTruth, ScoredCorpus, block_counts
 from sedcontract.scores.psds.request import psds
-from sedcontract.scores.psds.score_tables import ClipTruth, ScoredCorpus, block_counts
 from sedcontract.scores.psds.settings import PRESETS, PsdsSettings
 from sedcontract.traces import EventList
 from sedcontract.traces.given import score_source
-from sedcontract.traces.scores import ScoreTable
+from sedcontract.traces.score_files import ScoreTable
 from tests.helpers.score_tables import assert_sed_scores_eval_psds, corpus
 
 SETTINGS = {

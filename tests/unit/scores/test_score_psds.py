@@ -1,4 +1,4 @@
-"""PSDS from score tables (scores.psds.score_tables) against two oracles: sed_scores_eval's
+"""PSDS from score tables (scores.psds.of_scores) against two oracles: sed_scores_eval's
 intersection-based PSDS on the same tables, and a brute-force count of true positives, false
 positives and cross-triggers at every threshold straight from the definitions. Blocks on an
 executor give the one process's result bit for bit; folders are read one clip at a time."""
@@ -16,12 +16,12 @@ import numpy as np
 import pytest
 
 from sedcontract.errors import SedContractError, TraceFormatError
+from sedcontract.scores.psds.of_scores import ClipTruth, block_counts
 from sedcontract.scores.psds.request import PsdsRequest, psds
-from sedcontract.scores.psds.score_tables import ClipTruth, block_counts
 from sedcontract.scores.psds.settings import PRESETS, PsdsSettings, PsdsUnavailable
 from sedcontract.traces import EventList, write_durations, write_events
-from sedcontract.traces import scores as score_io
-from sedcontract.traces.scores import ScoreFolder, ScoreTable, scores_tsv
+from sedcontract.traces import score_files as score_io
+from sedcontract.traces.score_files import ScoreFolder, ScoreTable, scores_tsv
 from tests.helpers.psds_corpus import CLASSES, SCENARIOS, long_corpus, trivial
 from tests.helpers.score_tables import SETTINGS, assert_sed_scores_eval_psds, corpus, sse_psds
 
@@ -305,7 +305,7 @@ def test_counts_at_shared_scores_are_kept_once(monkeypatch):
     """Scores on a few levels (as score files written with few digits are): the counts of
     many clips are joined, and what is kept follows the distinct (class, score) pairs, not
     the clips; the value stays sed_scores_eval's."""
-    from sedcontract.scores.psds import score_tables as score_psds
+    from sedcontract.scores.psds import of_scores as score_psds
 
     monkeypatch.setattr(score_psds, "JOIN_ROWS", 50)
     monkeypatch.setattr(score_psds, "BATCH_SEGMENTS", 10)

@@ -19,7 +19,7 @@ from sedcontract.scores.psds.settings import PRESETS
 from sedcontract.traces import EventList, read_events, write_durations, write_events
 from sedcontract.traces.decision import DecisionPolicy
 from sedcontract.traces.given import detections
-from sedcontract.traces.scores import ScoreFolder, read_scores
+from sedcontract.traces.score_files import ScoreFolder, read_scores
 from sedcontract.traces.windows import Piece, overlap_average
 from tests.helpers.score_tables import assert_sed_scores_eval_psds, corpus
 

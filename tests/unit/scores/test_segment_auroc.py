@@ -24,7 +24,7 @@ from sedcontract.scores.segment_roc import (
     segment_auroc,
 )
 from sedcontract.traces import EventList, read_durations, write_durations, write_events
-from sedcontract.traces.scores import ScoreTable, scores_tsv
+from sedcontract.traces.score_files import ScoreTable, scores_tsv
 from sedcontract.traces.windows import window_id, window_starts
 from tests.helpers.score_tables import corpus
 

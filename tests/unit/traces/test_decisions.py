@@ -176,7 +176,7 @@ def test_fscore_thresholds_per_class_are_a_per_class_policy():
     mapping leaves out is refused, extra names are ignored (as sed_scores_eval ignores
     them)."""
     from sedcontract.scores import collar_based
-    from sedcontract.traces.scores import ScoreTable
+    from sedcontract.traces.score_files import ScoreTable
 
     scores = smooth_scores(3, 200)
     k = np.arange(200)
@@ -222,7 +222,7 @@ def test_declared_classes_keep_their_own_settings_and_a_name_not_in_the_scores_i
     of the way; a class the scores do not have at all is still refused."""
     from sedcontract.traces import EventList
     from sedcontract.traces.given import detections, score_source
-    from sedcontract.traces.scores import ScoreTable
+    from sedcontract.traces.score_files import ScoreTable
 
     scores = smooth_scores(4, 100)
     k = np.arange(100)

@@ -26,7 +26,7 @@ from sedcontract.traces import (
 from sedcontract.traces.decision import DecisionPolicy, decide
 from sedcontract.traces.grid import to_us
 from sedcontract.traces.intervals import Intervals, overlap_ranges
-from sedcontract.traces.scores import scores_to_events
+from sedcontract.traces.score_files import scores_to_events
 from sedcontract.traces.tsv import EVENT_COLUMNS, clip_id
 
 HOP = 0.02
@@ -466,7 +466,7 @@ def test_a_reference_class_without_a_score_column_is_refused(tmp_path):
     """Columns dog, bird against a reference of dog, cat: the system could never predict cat,
     so every cat event would count as missed; refused naming the class and the first score
     file (a system that truly never predicts it writes a column of zeros)."""
-    from sedcontract.traces.scores import ScoreFolder, check_score_classes
+    from sedcontract.traces.score_files import ScoreFolder, check_score_classes
 
     folder = scores_folder(tmp_path, {"a.tsv": "onset\toffset\tdog\tbird\n0\t1\t0.9\t0.1\n",
                                       "b.tsv": "onset\toffset\tdog\tbird\n0\t1\t0.1\t0.1\n"})
@@ -515,7 +515,7 @@ def test_a_bad_hysteresis_threshold_is_refused(low, message):
 
 
 def test_score_files_written_are_read_back(tmp_path):
-    from sedcontract.traces.scores import read_scores, scores_tsv
+    from sedcontract.traces.score_files import read_scores, scores_tsv
 
     values = np.array([[0.1, 0.9], [0.25, 0.5], [1.0, 0.0]], dtype=np.float32)
     path = tmp_path / "a.tsv"
@@ -530,7 +530,7 @@ def test_score_files_written_are_read_back(tmp_path):
 def test_a_score_file_past_the_bound_is_refused_from_its_line_count(tmp_path, monkeypatch):
     """The bound is checked on the file's line count before any line is read into memory;
     within it, blank lines and quoted numbers take the line-by-line path with the same rows."""
-    from sedcontract.traces import scores as score_io
+    from sedcontract.traces import score_files as score_io
 
     monkeypatch.setattr(score_io, "MAX_SCORE_CELLS", 100)
     rows = "".join(f"{k * 0.02:.2f}\t{(k + 1) * 0.02:.2f}\t0.5\n" for k in range(40))

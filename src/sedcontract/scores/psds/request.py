@@ -1,5 +1,5 @@
 """PSDS on request: from score files or tables as sed_scores_eval computes it (every
-threshold; :mod:`sedcontract.scores.psds.score_tables`, checked equal to it) or from
+threshold; :mod:`sedcontract.scores.psds.of_scores`, checked equal to it) or from
 operating-point tables as psds_eval computes it (:mod:`sedcontract.scores.psds.operating_points`),
 and the PSD-ROC figure."""
 
@@ -15,19 +15,19 @@ import numpy as np
 from sedcontract.errors import SedContractError
 from sedcontract.figures import png, pyplot
 from sedcontract.resampling import interval_dicts, percentile_intervals, resampling
+from sedcontract.scores.psds.of_scores import psds_of_scores
 from sedcontract.scores.psds.operating_points import psds_of_points
 from sedcontract.scores.psds.resampled import psds_and_draws, psds_with_intervals
-from sedcontract.scores.psds.score_tables import psds_of_scores
 from sedcontract.scores.psds.settings import PRESETS, PsdsSettings, PsdsUnavailable
 from sedcontract.traces import EventList
 from sedcontract.traces.given import durations_of, events_of, score_source
-from sedcontract.traces.scores import ScoreFolder
+from sedcontract.traces.score_files import ScoreFolder
 
 
 @dataclass(frozen=True)
 class PsdsRequest:
     """PSDS beside the standard scores: from score files or tables (``scores``: a folder,
-    a :class:`~sedcontract.traces.scores.ScoreFolder` or a mapping of clip → table;
+    a :class:`~sedcontract.traces.score_files.ScoreFolder` or a mapping of clip → table;
     sed_scores_eval's rule) or from operating-point tables (``points``, psds_eval's rule), for
     each scenario of ``settings``. The reference and the predictions are taken as they come,
     as those tools take them; ``cut`` cuts both at the clips' durations (one rule for both
@@ -71,7 +71,7 @@ def psds(scores: str | Path | ScoreFolder | Mapping[str, Any], ref: Any,
     """``{scenario: {"value", "per_class", "settings", "rule", "roc"}}`` (default scenarios: the
     DCASE presets) of the score files of ``ref``'s clips in a folder (read one clip at a time;
     a file of another clip is refused, as the command line refuses it), a
-    :class:`~sedcontract.traces.scores.ScoreFolder` (opened as its caller decides)
+    :class:`~sedcontract.traces.score_files.ScoreFolder` (opened as its caller decides)
     (or any table source with its ``columns``, ``select(clips)``, ``stream(clips)`` and
     ``in``), or a mapping of clip → DataFrame in sed_scores_eval's layout, table or (table,
     source). ``ref``: the ground truth (an event file or list, clip → [(onset, offset,

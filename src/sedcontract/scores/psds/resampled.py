@@ -14,9 +14,9 @@ from typing import Any
 import numpy as np
 
 from sedcontract.resampling import index_chunks, interval_dicts, percentile_intervals, resampling
-from sedcontract.scores.psds.score_tables import (
+from sedcontract.scores.psds.of_scores import (
     ClipKeyed,
-    ScoreCounts,
+    ScoreChanges,
     ScoredCorpus,
     block_task,
     psds_from_counts,
@@ -84,7 +84,7 @@ class ClipRows:
                    ct_clip.astype(np.int64), ct_group, ct_label[ct_first], ct_other[ct_first],
                    ct_score[ct_first], joined("ct").astype(np.int64))
 
-    def weighted(self, weights: np.ndarray) -> ScoreCounts:
+    def weighted(self, weights: np.ndarray) -> ScoreChanges:
         """The counts of a resample: each clip's rows counted ``weights[clip]`` times."""
         classes = np.arange(self.n_classes + 1)
         w = weights[self.clip]
@@ -94,7 +94,7 @@ class ClipRows:
         ct = np.bincount(self.ct_group, weights=self.ct * weights[self.ct_clip],
                          minlength=len(self.ct_label))
         ct_keep = ct != 0
-        return ScoreCounts(np.searchsorted(self.label[keep], classes), self.score[keep],
+        return ScoreChanges(np.searchsorted(self.label[keep], classes), self.score[keep],
                            tp[keep].astype(np.int64), fp[keep].astype(np.int64),
                            np.searchsorted(self.ct_label[ct_keep], classes),
                            self.ct_score[ct_keep], self.ct_other[ct_keep].astype(np.int64),
@@ -124,7 +124,7 @@ def psds_and_draws(scores: Any, ref: EventList, durations: Mapping[str, float],
                    settings: Mapping[str, PsdsSettings], classes: Sequence[str], *,
                    cut: bool = False, resamples: int, seed: int
                    ) -> tuple[dict[str, Any], np.ndarray]:
-    """What :func:`~sedcontract.scores.psds.score_tables.psds_of_scores` gives (equal to it,
+    """What :func:`~sedcontract.scores.psds.of_scores.psds_of_scores` gives (equal to it,
     bit for bit), counted clip by clip in this process, and ``[resamples, scenarios]``: each
     resample's PSDS."""
     corpus = ScoredCorpus.of(scores, ref, durations, classes, cut)

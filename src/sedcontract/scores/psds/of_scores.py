@@ -34,14 +34,14 @@ from sedcontract.traces import EventList
 from sedcontract.traces.grid import SECONDS_PER_HOUR, to_us
 from sedcontract.traces.intervals import distinct, expand_ranges
 from sedcontract.traces.overrun import cut_at_durations
-from sedcontract.traces.scores import ScoreTable, bad_scores, check_tiling, cut_table
+from sedcontract.traces.score_files import ScoreTable, bad_scores, check_tiling, cut_table
 
 BATCH_SEGMENTS = 100_000  # score segments (runs of equal scores) processed as one batch
 JOIN_ROWS = 1_000_000     # counts kept apart before they are joined (whole sums at a score)
 
 
 @dataclass(frozen=True)
-class ScoreCounts:
+class ScoreChanges:
     """One scenario's counts as changes when the threshold falls to a score, class by class
     (rows ``ptr[c]:ptr[c+1]`` are class ``c``'s, sorted by score): true and false positives,
     and cross-triggers against another class (``ct_ptr``, sorted by other class, then
@@ -59,7 +59,7 @@ class ScoreCounts:
     @classmethod
     def of(cls, n_classes: int, label: np.ndarray, score: np.ndarray, tp: np.ndarray,
            fp: np.ndarray, ct_label: np.ndarray, ct_score: np.ndarray, ct_other: np.ndarray,
-           ct: np.ndarray) -> ScoreCounts:
+           ct: np.ndarray) -> ScoreChanges:
         """Changes summed per (class, score) and per (class, other class, score); the ones
         that sum to zero left out."""
         live = (tp != 0) | (fp != 0)
@@ -79,7 +79,7 @@ class ScoreCounts:
                    ct_keys[1][ct_keep].astype(np.int32), ct_sum[ct_keep].astype(np.int32))
 
     @classmethod
-    def join(cls, parts: Sequence[ScoreCounts]) -> ScoreCounts:
+    def join(cls, parts: Sequence[ScoreChanges]) -> ScoreChanges:
         """The counts of several blocks as one: the same whatever the blocks were."""
         if len(parts) == 1:
             return parts[0]
@@ -274,7 +274,7 @@ def _criterion_us(fraction: float, seconds: np.ndarray) -> np.ndarray:
 
 def _batch_counts(tables: Sequence[ScoreTable], truth: ClipTruth, n_classes: int,
                   settings: Sequence[PsdsSettings], by_clip: bool = False,
-                  floor: np.ndarray | None = None) -> list[ScoreCounts]:
+                  floor: np.ndarray | None = None) -> list[ScoreChanges]:
     """Each scenario's counts of a batch of clips (``truth`` numbered from 0 like
     ``tables``); ``by_clip``: keyed by (clip in the batch, class) as ``clip · K + class``,
     ``K`` × clips classes in all, so that a bootstrap can weigh each clip's. With ``floor``
@@ -342,7 +342,7 @@ def _batch_counts(tables: Sequence[ScoreTable], truth: ClipTruth, n_classes: int
             rows = tuple(x[keep] for x in rows)
             keep = ct[3] >= floor[ct[0] % K]
             ct = tuple(x[keep] for x in ct)
-        out.append(ScoreCounts.of(K * (len(tables) if by_clip else 1), *rows,
+        out.append(ScoreChanges.of(K * (len(tables) if by_clip else 1), *rows,
                                   ct[0], ct[3], ct[1], ct[2]))
     return out
 
@@ -414,7 +414,7 @@ def _cross_triggers(runs: _Runs, truth: ClipTruth, r: np.ndarray, g: np.ndarray,
 
 def block_counts(tables: Iterable[ScoreTable], truth: ClipTruth, classes: tuple[str, ...],
                  settings: Sequence[PsdsSettings], *, per_clip: bool = False,
-                 floor: np.ndarray | None = None) -> list[list[ScoreCounts]]:
+                 floor: np.ndarray | None = None) -> list[list[ScoreChanges]]:
     """Each scenario's counts of consecutive clips (``tables`` in ``truth``'s clip order, read
     one at a time), as a few parts (:class:`Gathered`): a task an executor runs. Clips are
     counted in batches of about :data:`BATCH_SEGMENTS` score segments; with ``per_clip``, each
@@ -462,7 +462,7 @@ class ClipKeyed:
     """A batch's counts keyed by (clip, class) as ``clip · K + class`` (clips numbered from
     ``first``): what a bootstrap weighs clip by clip."""
 
-    counts: ScoreCounts
+    counts: ScoreChanges
     first: int
     n_classes: int
 
@@ -474,16 +474,16 @@ class Gathered:
     joined a few times at most, and counts at a score many clips share are kept once."""
 
     def __init__(self, joining: bool = True) -> None:
-        self.parts: list[ScoreCounts] = []
+        self.parts: list[ScoreChanges] = []
         self.kept = 0  # rows of the joined first part
         self.joining = joining
 
-    def add(self, more: Sequence[ScoreCounts]) -> None:
+    def add(self, more: Sequence[ScoreChanges]) -> None:
         self.parts += more
         rows = sum(p.rows for p in self.parts)
         if self.joining and len(self.parts) > 1 and rows - self.kept > max(self.kept,
                                                                            JOIN_ROWS):
-            self.parts = [ScoreCounts.join(self.parts)]
+            self.parts = [ScoreChanges.join(self.parts)]
             self.kept = self.parts[0].rows
             self.joining = self.kept < 0.8 * rows
 
@@ -539,7 +539,7 @@ def _check_table(table: ScoreTable, clip: str | None, classes: tuple[str, ...]) 
 
 # ---- the PSD-ROC, as sed_scores_eval forms it ----
 
-def _class_curve(parts: Sequence[ScoreCounts], c: int, n_ref: int, weights: np.ndarray | None,
+def _class_curve(parts: Sequence[ScoreChanges], c: int, n_ref: int, weights: np.ndarray | None,
                  total: float, settings: PsdsSettings, n_classes: int
                  ) -> tuple[np.ndarray, np.ndarray]:
     """Class ``c``'s TPR and eFPR over every threshold (the parts' counts joined), reduced to
@@ -599,7 +599,7 @@ def _roc(curves: Sequence[tuple[np.ndarray, np.ndarray]], settings: PsdsSettings
             "mean": np.append(mean, mean[-1]), "std": np.append(std, std[-1])}
 
 
-def psds_from_counts(parts: Sequence[ScoreCounts], truth: ClipTruth, classes: Sequence[str],
+def psds_from_counts(parts: Sequence[ScoreChanges], truth: ClipTruth, classes: Sequence[str],
                      total: float, settings: PsdsSettings,
                      clip_weights: np.ndarray | None = None) -> dict[str, Any]:
     """One scenario's PSDS, per-class PSDS and PSD-ROC from its counts (of a resample: each
@@ -635,7 +635,7 @@ def psds_from_counts(parts: Sequence[ScoreCounts], truth: ClipTruth, classes: Se
 def block_task(scores: Any, truth: ClipTruth, classes: tuple[str, ...],
                settings: Sequence[PsdsSettings], lengths: Mapping[str, float] | None = None,
                per_clip: bool = False, floor: np.ndarray | None = None
-               ) -> tuple[list[list[ScoreCounts]], int]:
+               ) -> tuple[list[list[ScoreChanges]], int]:
     """:func:`block_counts` of one block: its score tables (a table source; a folder reads
     them where the task runs), each cut at its clip's length when ``lengths`` are given; and
     how many tables were cut."""
@@ -660,7 +660,7 @@ def _tables(scores: Any, clips: Sequence[str], lengths: Mapping[str, float] | No
 
 def _cut(tables: Iterable[ScoreTable], clips: Sequence[str], lengths: Mapping[str, float],
          count: list[int]) -> Iterator[ScoreTable]:
-    """Each clip's table cut at its length (:func:`~sedcontract.traces.scores.cut_table`),
+    """Each clip's table cut at its length (:func:`~sedcontract.traces.score_files.cut_table`),
     counting in ``count[0]`` the tables that reached past it."""
     for clip, table in zip(clips, tables, strict=False):
         shorter = cut_table(table, lengths[clip])
@@ -738,7 +738,7 @@ class ScoredCorpus:
             return None
         return floors_of([tops for tops, _ in found], keep)
 
-    def results(self, parts: Sequence[Sequence[ScoreCounts]],
+    def results(self, parts: Sequence[Sequence[ScoreChanges]],
                 settings: Mapping[str, PsdsSettings], pred_cut: int,
                 cut: bool) -> dict[str, Any]:
         """Each scenario's PSDS of its counts (``parts[k]``: scenario ``k``'s)."""
@@ -755,7 +755,7 @@ def psds_of_scores(scores: Any, ref: EventList,
                    floors: bool | None = None) -> dict[str, Any]:
     """``{scenario: {"value", "per_class", "settings", "rule", "cut", "roc"}}`` of the score
     tables of ``ref``'s clips from a table source (:class:`TableMapping`, or a
-    :class:`~sedcontract.traces.scores.ScoreFolder` read clip by clip) whose columns are
+    :class:`~sedcontract.traces.score_files.ScoreFolder` read clip by clip) whose columns are
     ``classes``: the reference and the tables as they come, or with ``cut`` both cut at the
     durations (``"cut"``: how many reference events and tables were). With ``executor``
     (anything with ``submit``) the clips are cut into ``blocks`` whose counts are joined: the
