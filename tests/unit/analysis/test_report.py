@@ -601,7 +601,7 @@ def test_the_overview_of_ten_systems_over_420_clips_is_the_audits_bootstrap():
 def test_a_difference_whose_interval_ends_exactly_at_zero_gets_no_direction_mark():
     """↑/↓ (and the HTML cell's green/orange) mark an interval strictly on one side of 0:
     [0, x] and [x, 0] include 0, so they are not marked; a hair past 0 is."""
-    from sedcontract.analysis.report import _html_cell
+    from sedcontract.analysis.report.html import html_cell
     from sedcontract.guard import Interval
     from sedcontract.guard.render import direction, interval_text
 
@@ -612,11 +612,11 @@ def test_a_difference_whose_interval_ends_exactly_at_zero_gets_no_direction_mark
     for tie in (iv(0.0, 0.25), iv(-0.25, 0.0), iv(0.0, 0.0), iv(-0.0, 0.25)):
         assert direction(tie) == "" and not tie.excludes_zero, tie
         assert interval_text(tie, signed=True).endswith("]"), tie  # no mark after the bounds
-        assert f"background:{plain}" in _html_cell(tie, "x", signed=True), tie
+        assert f"background:{plain}" in html_cell(tie, "x", signed=True), tie
     up, down = iv(1e-12, 0.25), iv(-0.25, -1e-12)
     assert direction(up) == " ↑" and direction(down) == " ↓"
     assert up.excludes_zero and down.excludes_zero
     assert interval_text(up, signed=True) == "+0.125 [+0.000, +0.250] ↑"
     assert interval_text(iv(0.0, 0.25), signed=True) == "+0.125 [+0.000, +0.250]"
-    assert "background:#b8e0c2" in _html_cell(up, "x", signed=True)
-    assert "background:#f6c6a8" in _html_cell(down, "x", signed=True)
+    assert "background:#b8e0c2" in html_cell(up, "x", signed=True)
+    assert "background:#f6c6a8" in html_cell(down, "x", signed=True)
