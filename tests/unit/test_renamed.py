@@ -30,7 +30,7 @@ def test_the_old_package_paths_give_the_new_objects_with_a_warning():
 
 
 def test_modules_renamed_for_what_they_hold_keep_their_old_paths():
-    from sedcontract.scores.psds import of_scores
+    from sedcontract.scores.psds import score_counts
     from sedcontract.traces import score_files
 
     with pytest.warns(FutureWarning, match=r"sedcontract\.traces\.scores is "
@@ -40,7 +40,7 @@ def test_modules_renamed_for_what_they_hold_keep_their_old_paths():
     with pytest.warns(FutureWarning, match=r"score_tables is sedcontract\.scores\.psds\."
                                            r"of_scores now"):
         from sedcontract.scores.psds.score_tables import block_counts
-    assert block_counts is of_scores.block_counts
+    assert block_counts is score_counts.block_counts
 
 
 def test_the_function_stays_the_function_whatever_is_imported():

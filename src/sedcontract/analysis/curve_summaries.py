@@ -23,7 +23,8 @@ from typing import Any
 import numpy as np
 
 from sedcontract.errors import SedContractError
-from sedcontract.guard.curves import ClipChanges, Curve, GuardCurves
+from sedcontract.guard.curve_changes import Curve
+from sedcontract.guard.curves import ClipChanges, GuardCurves
 from sedcontract.guard.rows import curve_metric
 from sedcontract.traces.decision import DecisionPolicy
 from sedcontract.traces.grid import SECONDS_PER_HOUR

@@ -32,13 +32,9 @@ from sedcontract.errors import SedContractError
 from sedcontract.guard.bootstrap import seed_clip_draws
 from sedcontract.guard.curves import clip_changes
 from sedcontract.resampling import Interval, percentile_intervals, resampling
-from sedcontract.scores.psds.of_scores import (
-    ScoreChanges,
-    ScoredCorpus,
-    block_task,
-    psds_from_counts,
-)
+from sedcontract.scores.psds.of_scores import ScoredCorpus, block_task, psds_from_counts
 from sedcontract.scores.psds.resampled import ClipRows
+from sedcontract.scores.psds.score_counts import ScoreChanges
 from sedcontract.scores.psds.settings import PsdsSettings
 from sedcontract.traces.decision import DecisionPolicy
 from sedcontract.traces.grid import SECONDS_PER_HOUR

@@ -11,7 +11,8 @@ from typing import Any
 import numpy as np
 
 from sedcontract.errors import SedContractError
-from sedcontract.guard.curves import CURVE_COORDINATES, Curve, GuardCurves
+from sedcontract.guard.curve_changes import Curve
+from sedcontract.guard.curves import CURVE_COORDINATES, GuardCurves
 from sedcontract.numbers import is_count
 
 __all__ = ["curves_data", "curves_of_data"]

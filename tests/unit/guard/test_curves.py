@@ -594,12 +594,13 @@ def test_audit_curves_with_bootstrap_gives_each_area_its_interval(tmp_path, caps
 def test_small_batches_and_boundary_blocks_give_the_same_curves(monkeypatch):
     """Clips in batches of a few cells and reference boundaries in blocks of a few frames (as
     long clips and a wide eps take them) change no count."""
-    from sedcontract.guard import curves as module
+    from sedcontract.guard import curve_changes, curves
 
     ref, tables, durations, _ = scored_corpus(11, None, True, True)
     policy = AuditPolicy(eps=6, edges="closed")
     whole = guard_curves(ref, tables, durations, policy)
-    monkeypatch.setattr(module, "BATCH_CELLS", 5)
+    for module in (curves, curve_changes):  # clips in batches; boundaries in blocks
+        monkeypatch.setattr(module, "BATCH_CELLS", 5)
     assert_same_curves(guard_curves(ref, tables, durations, policy), whole)
 
 

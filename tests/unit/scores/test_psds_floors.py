@@ -12,8 +12,9 @@ import numpy as np
 import pytest
 
 from sedcontract.scores.psds.floors import false_needed
-from sedcontract.scores.psds.of_scores import ClipTruth, ScoredCorpus, block_counts
+from sedcontract.scores.psds.of_scores import ClipTruth, ScoredCorpus
 from sedcontract.scores.psds.request import psds
+from sedcontract.scores.psds.score_counts import block_counts
 from sedcontract.scores.psds.settings import PRESETS, PsdsSettings
 from sedcontract.traces import EventList
 from sedcontract.traces.given import score_source

@@ -14,9 +14,10 @@ import pytest
 
 from sedcontract.cli import main
 from sedcontract.resampling import index_chunks
-from sedcontract.scores.psds.of_scores import ClipTruth, block_counts, psds_from_counts
+from sedcontract.scores.psds.of_scores import ClipTruth, psds_from_counts
 from sedcontract.scores.psds.request import psds
 from sedcontract.scores.psds.resampled import ClipRows, psds_draws
+from sedcontract.scores.psds.score_counts import block_counts
 from sedcontract.scores.psds.settings import PRESETS, PsdsSettings
 from sedcontract.scores.segment_roc import (
     AurocSettings,

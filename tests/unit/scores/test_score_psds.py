@@ -16,8 +16,9 @@ import numpy as np
 import pytest
 
 from sedcontract.errors import SedContractError, TraceFormatError
-from sedcontract.scores.psds.of_scores import ClipTruth, block_counts
+from sedcontract.scores.psds.of_scores import ClipTruth
 from sedcontract.scores.psds.request import PsdsRequest, psds
+from sedcontract.scores.psds.score_counts import block_counts
 from sedcontract.scores.psds.settings import PRESETS, PsdsSettings, PsdsUnavailable
 from sedcontract.traces import EventList, write_durations, write_events
 from sedcontract.traces import score_files as score_io
@@ -305,10 +306,10 @@ def test_counts_at_shared_scores_are_kept_once(monkeypatch):
     """Scores on a few levels (as score files written with few digits are): the counts of
     many clips are joined, and what is kept follows the distinct (class, score) pairs, not
     the clips; the value stays sed_scores_eval's."""
-    from sedcontract.scores.psds import of_scores as score_psds
+    from sedcontract.scores.psds import score_counts
 
-    monkeypatch.setattr(score_psds, "JOIN_ROWS", 50)
-    monkeypatch.setattr(score_psds, "BATCH_SEGMENTS", 10)
+    monkeypatch.setattr(score_counts, "JOIN_ROWS", 50)
+    monkeypatch.setattr(score_counts, "BATCH_SEGMENTS", 10)
     ref, tables, durations, classes = corpus(11, clips=120, n_classes=3, frames=30, levels=4)
     truth = ClipTruth.of(ref, list(tables), classes)
     for chosen in (PRESETS["psds1"], PRESETS["psds2"]):

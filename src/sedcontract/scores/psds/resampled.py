@@ -14,13 +14,8 @@ from typing import Any
 import numpy as np
 
 from sedcontract.resampling import index_chunks, interval_dicts, percentile_intervals, resampling
-from sedcontract.scores.psds.of_scores import (
-    ClipKeyed,
-    ScoreChanges,
-    ScoredCorpus,
-    block_task,
-    psds_from_counts,
-)
+from sedcontract.scores.psds.of_scores import ScoredCorpus, block_task, psds_from_counts
+from sedcontract.scores.psds.score_counts import ClipKeyed, ScoreChanges
 from sedcontract.scores.psds.settings import PsdsSettings
 from sedcontract.scores.truth import ClipTruth
 from sedcontract.traces import EventList
