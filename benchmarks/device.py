@@ -41,19 +41,12 @@ PROBE = "probe (tiny wav2vec2)"
 
 def tiny_wav2vec2(root: Path) -> Path:
     """A tiny random wav2vec2 saved as ``save_pretrained`` writes it (the official format)."""
-    from transformers import Wav2Vec2Config, Wav2Vec2FeatureExtractor, Wav2Vec2Model
     from transformers.utils import logging as hf_logging
 
+    from sedcontract.models.tiny_encoders import tiny_checkpoint
+
     hf_logging.disable_progress_bar()
-    torch.manual_seed(0)
-    config = Wav2Vec2Config(hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                            intermediate_size=64, conv_dim=(16,) * 7,
-                            num_conv_pos_embeddings=16, num_conv_pos_embedding_groups=2,
-                            apply_spec_augment=False)
-    path = root / "wav2vec2"
-    Wav2Vec2Model(config).save_pretrained(path)
-    Wav2Vec2FeatureExtractor(do_normalize=True).save_pretrained(path)
-    return path
+    return tiny_checkpoint("wav2vec2", root)
 
 
 def synchronize(device: str) -> None:
