@@ -1,7 +1,7 @@
 """The JSON report of ``sedcontract audit`` is pinned byte for byte on the shipped example and
 on a random case (files in ``tests/data``): refactoring how the policy travels must not change
 a single number or key. Regenerate a pin only for a deliberate change of the report:
-``python -m tests.test_report_bytes``."""
+``python -m tests.unit.analysis.test_report_bytes``."""
 
 from __future__ import annotations
 
