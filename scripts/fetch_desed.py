@@ -126,7 +126,7 @@ def run(argv: list[str] | None = None) -> int:
                        f"events ({found.cut} cut at their clip's end, "
                        f"{len(found.skipped)} without audio left out)")
     print("ready:\n  " + "\n  ".join(summary))
-    overrides = [f"data.{k}={v}" for k, v in paths.items() if v != LAYOUT[k]]
+    overrides = [f"data.layout.{k}={v}" for k, v in paths.items() if v != LAYOUT[k]]
     if args.missing_audio != "error":
         overrides.append(f"data.missing_audio={args.missing_audio}")
     print("train: python train.py data=desed " + " ".join([f"data.root={args.dest}",

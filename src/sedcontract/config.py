@@ -28,8 +28,8 @@ CONFIG_PATH = "pkg://sedcontract.configs"
 OmegaConf.register_new_resolver("len", len, replace=True)
 
 
-# keys of the configs before a detector was composed of parts (model, loss, augment): where
-# each lives now (None: derived, no key)
+# keys of the configs before a detector was composed of parts (model, loss, augment), and
+# DESED's paths before they were one layout: where each lives now (None: derived, no key)
 RENAMED: dict[str, str | None] = {
     "model.contract_loss": "loss.contract (choose loss=contract)",
     "model.pos_weight": "loss.bce.pos_weight",
@@ -44,6 +44,10 @@ RENAMED: dict[str, str | None] = {
     "model.outputs": "data.classes",
     "model.net.features": None,  # the front end's output size
     "model.net.classes": "data.classes",
+    # DESED's paths, one layout value of the data module now
+    **{f"data.{key}": f"data.layout.{key}" for key in (
+        "synth_folder", "synth_tsv", "synth_val_folder", "synth_val_tsv", "synth_val_dur",
+        "test_folder", "test_tsv", "test_dur")},
 }
 
 

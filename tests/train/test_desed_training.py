@@ -98,7 +98,7 @@ def test_without_a_synthetic_validation_tsv_part_of_train_is_held_out(tree):
     forced = module(write_desed(tree.parent / "again"), validation="held_out")
     assert len(forced.dataset("validation").ids) == 1  # at least one clip
     assert len(forced.dataset("train").ids) == 3
-    with pytest.raises(SedContractError, match=r"data.synth_val_tsv: .* does not exist"):
+    with pytest.raises(SedContractError, match=r"data.layout.synth_val_tsv: .* does not exist"):
         module(tree, validation="synthetic")
 
 
@@ -122,7 +122,7 @@ def test_the_monitor_audits_the_real_validation_on_its_listed_durations(tree):
 def test_files_at_another_rate_are_resampled(tmp_path):
     root = write_desed(tmp_path / "desed", real_rate=44_100,
                        real_folder="audio/validation/validation")
-    data = module(root, test_folder="audio/validation/validation")
+    data = module(root, layout={"test_folder": "audio/validation/validation"})
     item = data.dataset("test")[1]
     assert item["waveform"].shape == (160_000,) and item["sample_rate"] == 16_000
 
@@ -156,10 +156,10 @@ def test_train_and_evaluate_on_the_fixture(tree, tmp_path, capsys):
     before = predictions.read_bytes()
     with pytest.raises(SystemExit) as stop:
         report_errors(evaluate)(compose_config("eval", [*eval_overrides,
-                                                        f"data.test_tsv={predictions}"]))
+                                                        f"data.layout.test_tsv={predictions}"]))
     assert stop.value.code == 2 and predictions.read_bytes() == before
-    assert (f"cannot write {predictions}: it is also an input of this command (data.test_tsv "
-            in capsys.readouterr().err)
+    assert (f"cannot write {predictions}: it is also an input of this command "
+            "(data.layout.test_tsv " in capsys.readouterr().err)
     # a score folder whose name a file holds: refused before test_report.* are written
     fresh = tmp_path / "eval2"
     fresh.mkdir()
@@ -185,10 +185,10 @@ def fails_with(cfg, capsys) -> str:
 def test_a_missing_folder_is_named_with_its_key(tree, tmp_path, capsys):
     shutil.rmtree(tree / "audio/train/synthetic21_train/soundscapes_16k")
     err = fails_with(compose_config("train", overrides_for(tree, tmp_path / "run")), capsys)
-    assert "error: data.synth_folder: " in err
+    assert "error: data.layout.synth_folder: " in err
     assert "audio/train/synthetic21_train/soundscapes_16k does not exist" in err
     (tree / "metadata/validation/validation_durations.tsv").unlink()
-    with pytest.raises(SedContractError, match=r"data.test_dur: .*validation_durations.tsv "
+    with pytest.raises(SedContractError, match=r"data.layout.test_dur: .*validation_durations.tsv "
                                                "does not exist"):
         module(tree).reference("test")
 
@@ -238,6 +238,29 @@ def test_bad_options_are_refused(tree, options, message):
         DesedDataModule(tree, policy=AuditPolicy(hop=HOP), **options)
 
 
+def test_the_paths_are_one_layout_value_and_its_old_keys_say_where_they_went(tree, tmp_path,
+                                                                           monkeypatch, capsys):
+    """The copy's paths are ``data.layout``: a key of it alone replaces the baseline's path, an
+    unknown key or a path that is not text is refused by name, and the old top-level keys on
+    the command line say where they went."""
+    moved = module(tree, layout={"test_dur": None})
+    assert moved.paths["test_dur"] is None and moved.paths["test_tsv"].endswith("validation.tsv")
+    with pytest.raises(SedContractError, match=r"data.layout.test_duration is not a path of the "
+                                               r"layout \(its paths: synth_folder, "):
+        module(tree, layout={"test_duration": "x.tsv"})
+    with pytest.raises(SedContractError, match=r"data.layout.synth_tsv must be a path, got 3"):
+        module(tree, layout={"synth_tsv": 3})
+    from sedcontract import training
+
+    monkeypatch.setattr("sys.argv", ["train.py", "data=desed", "data.synth_tsv=x.tsv"])
+    with pytest.raises(SystemExit) as stop:
+        training.main()
+    assert stop.value.code == 2
+    assert capsys.readouterr().err.strip() == (
+        "error: data.synth_tsv is not a key of the training configs; it is "
+        "data.layout.synth_tsv now")
+
+
 def test_the_fetch_script_arranges_a_copy_and_writes_missing_durations(tmp_path, capsys):
     source = write_desed(tmp_path / "src", real_rate=44_100,
                          real_folder="audio/validation/validation")  # only the 44.1 kHz folder
@@ -253,7 +276,7 @@ def test_the_fetch_script_arranges_a_copy_and_writes_missing_durations(tmp_path,
     assert "test_folder: no audio/validation/validation_16k/, using audio/validation/validation/" \
         in out
     assert "real validation set: 2 clips, 2 events (1 cut at their clip's end" in out
-    assert f"data.root={dest} data.test_folder=audio/validation/validation" in out
+    assert f"data.root={dest} data.layout.test_folder=audio/validation/validation" in out
     written = soundfile.info(str(dest / "audio/validation/validation/Y1_0.000_10.000.wav"))
     assert (dest / "metadata/validation/validation_durations.tsv").read_text().splitlines() == \
         ["filename\tduration", f"Y1_0.000_10.000.wav\t{written.duration!r}",
@@ -262,7 +285,7 @@ def test_the_fetch_script_arranges_a_copy_and_writes_missing_durations(tmp_path,
     (dest / SYNTH_TSV).unlink()
     assert fetch_desed.main(["--dest", str(dest)]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("fetch_desed: data.synth_tsv: ") and "soundscapes.tsv does not " \
+    assert err.startswith("fetch_desed: data.layout.synth_tsv: ") and "soundscapes.tsv does not " \
         "exist" in err
 
 

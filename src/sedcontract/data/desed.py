@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -91,6 +92,24 @@ MISSING_AUDIO = ("error", "skip")
 CLIP_LENGTH = 10.0  # seconds: DESED's clips, and what a training clip is cut or padded to
 
 
+def layout_of(layout: Mapping[str, Any] | None) -> dict[str, str | None]:
+    """The copy's layout: :data:`LAYOUT` with the paths ``layout`` gives in their place (a path
+    relative to the root, or absolute; None for a file the copy lacks); an unknown key is
+    refused, naming the keys."""
+    given = {} if layout is None else layout
+    if not isinstance(given, Mapping):
+        raise SedContractError(f"data.layout must map the paths {', '.join(LAYOUT)} to "
+                               f"paths, got {given!r}")
+    unknown = [str(k) for k in given if k not in LAYOUT]
+    if unknown:
+        raise SedContractError(f"data.layout.{unknown[0]} is not a path of the layout (its "
+                               f"paths: {', '.join(LAYOUT)})")
+    for key, value in given.items():
+        if value is not None and not isinstance(value, str | Path):
+            raise SedContractError(f"data.layout.{key} must be a path, got {value!r}")
+    return {**LAYOUT, **{k: None if v is None else str(v) for k, v in given.items()}}
+
+
 def set_paths(root: str | Path, key: str, paths: Mapping[str, str | Path | None]
               ) -> dict[str, Path | None]:
     """The folder, tsv and durations tsv of set ``key`` (``synth``, ``synth_val``, ``test``):
@@ -130,16 +149,16 @@ def check_labels(events: EventList, classes: tuple[str, ...] = CLASSES) -> None:
 def _existing(path: Path | None, key: str, *, folder: bool) -> Path:
     """``path`` if it is a folder (or a regular file), else an error naming the config key."""
     if path is None:
-        raise SedContractError(f"data.{key} is not set; give the path of the "
+        raise SedContractError(f"data.layout.{key} is not set; give the path of the "
                                f"{'folder' if folder else 'file'} (relative to data.root)")
     if folder and not path.is_dir():
         what = "is not a folder" if path.exists() else "does not exist"
-        raise SedContractError(f"data.{key}: {path} {what}; set data.{key} (relative to "
-                               "data.root) to where the copy holds it")
+        raise SedContractError(f"data.layout.{key}: {path} {what}; set data.layout.{key} "
+                               "(relative to data.root) to where the copy holds it")
     if not folder and not path.is_file():
         what = "is not a regular file" if path.exists() else "does not exist"
-        raise SedContractError(f"data.{key}: {path} {what}; set data.{key} (relative to "
-                               "data.root) to where the copy holds it")
+        raise SedContractError(f"data.layout.{key}: {path} {what}; set data.layout.{key} "
+                               "(relative to data.root) to where the copy holds it")
     return path
 
 
@@ -174,9 +193,9 @@ def read_set(key: str, folder: Path | None, tsv: Path | None,
         unlisted = [c for c in events.clips if c not in lengths]
         if unlisted:
             raise TraceFormatError(f"clip {unlisted[0]!r} has no duration in {durations} "
-                                   f"(data.{key}_dur; {len(unlisted)} such clip(s)): are the "
-                                   "two files of one set?", **events.where_clip(unlisted[0]),
-                                   column="filename")
+                                   f"(data.layout.{key}_dur; {len(unlisted)} such clip(s)): "
+                                   "are the two files of one set?",
+                                   **events.where_clip(unlisted[0]), column="filename")
         clips = list(dict.fromkeys([*lengths, *events.clips]))
     else:
         clips = list(events.clips)
@@ -184,13 +203,13 @@ def read_set(key: str, folder: Path | None, tsv: Path | None,
     absent = tuple(c for c in clips if c not in found)
     if absent and missing_audio == "error":
         raise SedContractError(
-            f"{len(absent)} clip(s) of {tsv} have no .wav in {folder} (data.{key}_folder), "
-            f"first: {absent[0]}.wav; point data.{key}_folder at the set's audio, or leave "
+            f"{len(absent)} clip(s) of {tsv} have no .wav in {folder} (data.layout.{key}_folder), "
+            f"first: {absent[0]}.wav; point data.layout.{key}_folder at the set's audio, or leave "
             "them out with data.missing_audio=skip")
     kept = [c for c in clips if c in found]
     if not kept:
         raise SedContractError(f"no clip of {tsv} has its .wav in {folder} "
-                               f"(data.{key}_folder)")
+                               f"(data.layout.{key}_folder)")
     audio = {c: found[c] for c in kept}
     infos = {c: audio_info(path) for c, path in audio.items()}  # every file is audio
     if isinstance(durations, Path):

@@ -25,10 +25,10 @@ from sedcontract.data.desed import (
     SETS,
     DesedSet,
     check_missing_audio,
+    layout_of,
     read_set,
     set_paths,
 )
-from sedcontract.data.desed import LAYOUT as DESED_LAYOUT
 from sedcontract.data.desed_dataset import DesedClips
 from sedcontract.data.maestro import MaestroCorpus, MaestroFile, class_list, folds, read_corpus
 from sedcontract.data.maestro_dataset import MaestroFiles, MaestroWindows
@@ -342,23 +342,16 @@ class DesedDataModule(WholeClips, PolicyGrid, LightningDataModule):
     :data:`sedcontract.data.desed.LAYOUT`): ``train`` the strong synthetic training set,
     ``validation`` the synthetic validation set (``validation=auto`` when its tsv is there,
     else a ``held_out`` part of train), ``test`` the real validation set. Clips are cut or
-    padded to ``clip_length`` for training; evaluation clips keep their listed durations."""
+    padded to ``clip_length`` for training; evaluation clips keep their listed durations.
+    ``layout``: the copy's paths where they differ from the baseline's (:func:`layout_of`)."""
 
     def __init__(self, root: str | Path, *, policy: AuditPolicy,
                  classes: Sequence[str] = DESED_CLASSES, batch_size: int = 16,
                  num_workers: int = 0, clip_length: float = CLIP_LENGTH, sample_rate: int = 16_000,
                  validation: str = "auto", held_out: float = 0.1, seed: int = 0,
                  missing_audio: str = "error", max_seconds: float = MAX_AUDIO_SECONDS,
-                 synth_folder: str | None = DESED_LAYOUT["synth_folder"],
-                 synth_tsv: str | None = DESED_LAYOUT["synth_tsv"],
-                 synth_val_folder: str | None = DESED_LAYOUT["synth_val_folder"],
-                 synth_val_tsv: str | None = DESED_LAYOUT["synth_val_tsv"],
-                 synth_val_dur: str | None = DESED_LAYOUT["synth_val_dur"],
-                 test_folder: str | None = DESED_LAYOUT["test_folder"],
-                 test_tsv: str | None = DESED_LAYOUT["test_tsv"],
-                 test_dur: str | None = DESED_LAYOUT["test_dur"],
-                 train_split: str = "train", val_split: str = "validation",
-                 test_split: str = "test") -> None:
+                 layout: Mapping[str, str | None] | None = None, train_split: str = "train",
+                 val_split: str = "validation", test_split: str = "test") -> None:
         super().__init__()
         for name, value, least in (("batch_size", batch_size, 1), ("num_workers", num_workers, 0),
                                    ("sample_rate", sample_rate, 1)):
@@ -399,10 +392,7 @@ class DesedDataModule(WholeClips, PolicyGrid, LightningDataModule):
         self.clip_length, self.sample_rate = float(clip_length), sample_rate
         self.validation, self.held_out, self.seed = validation, float(held_out), seed
         self.missing_audio, self.max_seconds = missing_audio, float(max_seconds)
-        self.paths = {"synth_folder": synth_folder, "synth_tsv": synth_tsv,
-                      "synth_val_folder": synth_val_folder, "synth_val_tsv": synth_val_tsv,
-                      "synth_val_dur": synth_val_dur, "test_folder": test_folder,
-                      "test_tsv": test_tsv, "test_dur": test_dur}
+        self.paths = layout_of(layout)
         self.train_split, self.val_split, self.test_split = train_split, val_split, test_split
         self.sets: dict[str, DesedSet] = {}
         self.held: set[str] | None = None
@@ -439,7 +429,7 @@ class DesedDataModule(WholeClips, PolicyGrid, LightningDataModule):
             paths = set_paths(self.root, key, self.paths)
             for part in ("tsv", "dur"):
                 if paths[part] is not None:
-                    found[f"data.{key}_{part}"] = [paths[part]]
+                    found[f"data.layout.{key}_{part}"] = [paths[part]]
         return found
 
     def synthetic_validation(self) -> bool:
