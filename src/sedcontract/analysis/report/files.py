@@ -26,6 +26,7 @@ from sedcontract.analysis.report.html import (
 )
 from sedcontract.analysis.report.overview import (
     CURVES_TITLE,
+    Overview,
     comparison_csv,
     curve_rate,
     overview,
@@ -65,12 +66,7 @@ def report_files(rows: SourceRows | Sequence[dict[str, Any]],
     tables = report_tables(rows, groups)
     named = {t.name: t for t in tables}
     policies = len({p for _, p in ov.cells}) > 1
-    labels = [system_label(key, policies) for key in ov.cells]
-    colours = system_colours([*labels, *(sweep.systems if sweep is not None else ())])
-    if sweep is not None:  # a sweep names systems without policies: each its rows' colour
-        for name in sweep.systems:
-            colours[name] = next((colours[system_label(key, policies)] for key in sorted(ov.cells)
-                                  if key[0] == name), colours[name])
+    colours = _colours(ov, policies, sweep)
     figure = vectors_png(named["vectors"], ov, colours)
     files: dict[str, str | bytes] = {"overview.md": overview_markdown(ov),
                                      "overview.csv": overview_csv(ov)}
@@ -81,8 +77,45 @@ def report_files(rows: SourceRows | Sequence[dict[str, Any]],
         files[f"{table.name}.csv"] = table.csv()
     files["vectors.png"] = figure
     per_class = named["per_class"]
-    classes = len({row[0] for row in per_class.rows})
-    heading, settings_text = page_title(ov, classes, rows.settings)
+    heading, settings_text = page_title(ov, len({row[0] for row in per_class.rows}),
+                                        rows.settings)
+    top = _overview_html(ov, rows, baseline)
+    sentences = meanings(named["vectors"], ov, rows.settings)
+    if sentences:
+        top += ('<h3 id="meanings">What the numbers say</h3>\n<ul class="meanings">'
+                + "".join(f"<li>{html.escape(x)}</li>" for x in sentences) + "</ul>\n")
+    top += per_class.html(unfolded=True, shaded=(*ov.guard, "logic"))
+    shown = _figures_html(files, figure, ov, rows, colours, policies, sweep, timelines)
+    files["report.html"] = (
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+        f"<title>sedcontract report: {html.escape(heading)}</title><style>{CSS}</style>"
+        f"</head><body>\n<h1>Guard vectors of {html.escape(heading)}</h1>\n"
+        f'<p class="settings">{html.escape(settings_text)}</p>\n'
+        f"<p>Regenerated from {len(rows)} source rows by sedcontract report; every score below "
+        "is a sum of those rows, or (the ranking metrics) read from them.</p>\n" + top
+        + '<h2 id="figures">Figures</h2>\n' + shown
+        + '<h2 id="tables">Tables</h2>\n<p>Every table in full, folded: open one to read it '
+        "(each is also beside this page as Markdown and CSV).</p>\n"
+        + "".join(t.html() for t in tables if t.name != "per_class") + "</body></html>\n")
+    return files
+
+
+def _colours(ov: Overview, policies: bool, sweep: Any) -> dict[str, Any]:
+    """One colour per system in every figure; a sweep names systems without policies, so each
+    takes its rows' colour."""
+    labels = [system_label(key, policies) for key in ov.cells]
+    colours = system_colours([*labels, *(sweep.systems if sweep is not None else ())])
+    if sweep is not None:
+        for name in sweep.systems:
+            colours[name] = next((colours[system_label(key, policies)]
+                                  for key in sorted(ov.cells) if key[0] == name), colours[name])
+    return colours
+
+
+def _overview_html(ov: Overview, rows: SourceRows, baseline: str | None) -> str:
+    """The page's overview: the legend, the ranking metrics, the guard vectors, the curves'
+    areas and the standard scores, then each system minus the baseline, paired."""
     top = '<h2 id="overview">Overview</h2>\n' + legend_html(ov)
     if ov.ranking:
         top += (ranking_table(ov, ov.cells, f"Ranking metrics ({ranking_note(ov)})")
@@ -96,8 +129,8 @@ def report_files(rows: SourceRows | Sequence[dict[str, Any]],
     if ov.curves:
         rate = curve_rate(ov, rows.settings)
         top += (curves_table(ov, ov.cells, f"{CURVES_TITLE} up to "
-                              f"{'max_rate' if rate is None else f'{rate:g}'} per hour "
-                              f"({ranking_note(ov)})")
+                             f"{'max_rate' if rate is None else f'{rate:g}'} per hour "
+                             f"({ranking_note(ov)})")
                 + '<p class="legend">The guard vector at every threshold (audit --curves): at '
                 "each budget of false events per hour, the threshold is lowered from the top "
                 "until the budget is first exceeded; each cell is that coordinate's mean score "
@@ -112,17 +145,20 @@ def report_files(rows: SourceRows | Sequence[dict[str, Any]],
                 "for both systems, so what the clips share cancels. ↑ (green): the interval "
                 "lies above 0; ↓ (orange): below 0; white: it includes 0.</p>\n"
                 + (ranking_table(ov, ov.comparison, f"Ranking metrics: each system minus "
-                                  f"{baseline}", signed=True) if ov.ranking else "")
+                                 f"{baseline}", signed=True) if ov.ranking else "")
                 + (curves_table(ov, ov.comparison, f"Guard curves: each system minus "
-                                 f"{baseline}", signed=True) if ov.curves else "")
+                                f"{baseline}", signed=True) if ov.curves else "")
                 + "".join(overview_table(ov, ov.comparison, f"{mode} traces: each system "
-                                          f"minus {baseline} {overview_heading(ov)}", signed=True,
-                                          modes=(mode,)) for mode in MODES))
-    sentences = meanings(named["vectors"], ov, rows.settings)
-    if sentences:
-        top += ('<h3 id="meanings">What the numbers say</h3>\n<ul class="meanings">'
-                + "".join(f"<li>{html.escape(x)}</li>" for x in sentences) + "</ul>\n")
-    top += per_class.html(unfolded=True, shaded=(*ov.guard, "logic"))
+                                         f"minus {baseline} {overview_heading(ov)}",
+                                         signed=True, modes=(mode,)) for mode in MODES))
+    return top
+
+
+def _figures_html(files: dict[str, str | bytes], figure: bytes, ov: Overview, rows: SourceRows,
+                  colours: dict[str, Any], policies: bool, sweep: Any,
+                  timelines: Sequence[tuple[str, bytes]]) -> str:
+    """The page's figures (the guard vectors, PSD-ROCs per class, the curves, the sweep and the
+    timelines), each figure added to ``files`` as it is drawn."""
     shown = figure_html(figure, "guard vectors: a panel per mode, a bar per system", (
         "Guard vectors, a panel per mode; the black lines are the intervals of the overview"
         if ov.resamples else "Guard vectors, a panel per mode")
@@ -142,17 +178,17 @@ def report_files(rows: SourceRows | Sequence[dict[str, Any]],
         files["curves.png"] = curves_budget_png(ranked, ov.curves, colours, policies,
                                                 curve_rate(ov, rows.settings))
         shown += figure_html(files["curves.png"], "guard curves against the false-activity "
-                         "budget, a line per system", (
-                             "Guard curves of the union trace: each coordinate's score at "
-                             "each budget of false events per hour, a line per system; in "
-                             "each panel's legend, the area"))
+                             "budget, a line per system", (
+                                 "Guard curves of the union trace: each coordinate's score at "
+                                 "each budget of false events per hour, a line per system; in "
+                                 "each panel's legend, the area"))
     if sweep is not None:
         files["sweep.md"], files["sweep.csv"] = sweep_markdown(sweep), sweep_csv(sweep)
         files["sweep.png"] = sweep_png(sweep, colours)
         flips = {c: sweep.flips(c) for c in sweep.coordinates}
         shown += (figure_html(files["sweep.png"], "guard vector against eps",
-                          "The tolerance sweep: logic and each coordinate that depends on eps, "
-                          "against eps")
+                              "The tolerance sweep: logic and each coordinate that depends on "
+                              "eps, against eps")
                   + f'<p id="sweep">Ranking flips between eps {html.escape(sweep.radii[0])} '
                   f"and {html.escape(sweep.radii[-1])}: "
                   + html.escape("; ".join(f"{c}: {', '.join(s)}" for c, s in flips.items()
@@ -160,19 +196,7 @@ def report_files(rows: SourceRows | Sequence[dict[str, Any]],
     if timelines:
         shown += '<h3 id="timelines">Failure timelines</h3>\n' + "".join(
             figure_html(data, caption, caption) for caption, data in timelines)
-    files["report.html"] = (
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
-        f"<title>sedcontract report: {html.escape(heading)}</title><style>{CSS}</style>"
-        f"</head><body>\n<h1>Guard vectors of {html.escape(heading)}</h1>\n"
-        f'<p class="settings">{html.escape(settings_text)}</p>\n'
-        f"<p>Regenerated from {len(rows)} source rows by sedcontract report; every score below "
-        "is a sum of those rows, or (the ranking metrics) read from them.</p>\n" + top
-        + '<h2 id="figures">Figures</h2>\n' + shown
-        + '<h2 id="tables">Tables</h2>\n<p>Every table in full, folded: open one to read it '
-        "(each is also beside this page as Markdown and CSV).</p>\n"
-        + "".join(t.html() for t in tables if t.name != "per_class") + "</body></html>\n")
-    return files
+    return shown
 
 
 def read_groups(path: str | Path) -> dict[str, str]:
