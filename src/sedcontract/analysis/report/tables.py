@@ -7,7 +7,7 @@ import csv
 import html
 import io
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -168,32 +168,8 @@ def report_tables(rows: SourceRows | Sequence[dict[str, Any]],
     extra = of_roles(rows, EXTRA_ROLES)
     vector = ~of_roles(rows, BESIDE)
     is_typed = rows.codes["mode"] == (v["mode"].index("typed") if "typed" in v["mode"] else -1)
-    facts: dict[tuple, tuple[int, int]] = {}  # activity, softness
-    named = np.isin(rows.codes["coordinate"], [k for k, c in enumerate(v["coordinate"])
-                                               if c in ("activity", "softness")])
-    keys, sat, obl, _ = group_sums(rows, extra & named & is_typed, [
-        rows.codes[c] for c in ("coordinate", "system", "policy", "class")])
-    for i in range(len(sat)):
-        facts[(v["coordinate"][keys[0][i]], v["system"][keys[1][i]], v["policy"][keys[2][i]],
-               v["class"][keys[3][i]])] = (int(sat[i]), int(obl[i]))
-    # a scope per row three times over: all ("*"), its class, its clip's group
-    n_classes = len(v["class"])
-    group_names = sorted({g for g in (groups or {}).values()} | {""})
-    clip_group = np.array([group_names.index((groups or {}).get(c, "")) for c in v["clip"]],
-                          dtype=np.int64)
-    scope_names = ["*", *(f"class:{c}" for c in v["class"]), *(f"group:{g}" for g in
-                                                               group_names)]
-    counts: dict[tuple, tuple[int, int]] = {}
-    base = [rows.codes[c] for c in ("system", "policy", "mode")]
-    scopes = [np.zeros(len(rows), dtype=np.int64), 1 + rows.codes["class"]]
-    if groups:
-        scopes.append(1 + n_classes + clip_group[rows.codes["clip"]])
-    for scope in scopes:
-        keys, sat, obl, _ = group_sums(rows, vector, [*base, scope, rows.codes["coordinate"]])
-        for i in range(len(sat)):
-            counts[(v["system"][keys[0][i]], v["policy"][keys[1][i]], v["mode"][keys[2][i]],
-                    scope_names[keys[3][i]], v["coordinate"][keys[4][i]])] = \
-                (int(sat[i]), int(obl[i]))
+    facts = _facts(rows, extra & is_typed)
+    counts = _scoped_counts(rows, vector, groups)
     coordinate_codes, first = np.unique(rows.codes["coordinate"][vector], return_index=True)
     last = int(vector.sum()) - 1 - np.unique(rows.codes["coordinate"][vector][::-1],
                                               return_index=True)[1]
@@ -243,6 +219,62 @@ def report_tables(rows: SourceRows | Sequence[dict[str, Any]],
                 by_group.rows.append((system, policy, group, *values, _mean(values)))
         tables.append(by_group)
     classes = sorted(v["class"][c] for c in np.unique(rows.codes["class"][vector & is_typed]))
+    mechanism = _mechanism(systems, classes, guard, counts, facts, score)
+    tables.append(mechanism)
+    per_class = Table("per_class", "Guard vectors per class (typed): each coordinate and logic "
+                      "of each class, the view in which classes that fail stand out",
+                      ("class", "system", "policy", *guard, "logic"), [])
+    for cls in classes:  # a class's systems side by side
+        for system, policy in systems:
+            values = [score(system, policy, "typed", f"class:{cls}", c) for c in guard]
+            per_class.rows.append((cls, system, policy, *values, _mean(values)))
+    tables.append(per_class)
+    tables += _extra_tables(rows, extra, systems)
+    return tables
+
+
+def _facts(rows: SourceRows, typed_extra: np.ndarray) -> dict[tuple, tuple[int, int]]:
+    """The ``activity`` and ``softness`` facts of the typed rows, summed per (fact, system,
+    policy, class)."""
+    v = rows.vocab
+    named = np.isin(rows.codes["coordinate"], [k for k, c in enumerate(v["coordinate"])
+                                               if c in ("activity", "softness")])
+    keys, sat, obl, _ = group_sums(rows, typed_extra & named, [
+        rows.codes[c] for c in ("coordinate", "system", "policy", "class")])
+    return {(v["coordinate"][keys[0][i]], v["system"][keys[1][i]], v["policy"][keys[2][i]],
+             v["class"][keys[3][i]]): (int(sat[i]), int(obl[i])) for i in range(len(sat))}
+
+
+def _scoped_counts(rows: SourceRows, vector: np.ndarray, groups: Mapping[str, str] | None
+                   ) -> dict[tuple, tuple[int, int]]:
+    """Each coordinate's counts per (system, policy, mode, scope): a scope per row three times
+    over, all (``*``), its class (``class:<c>``) and its clip's group (``group:<g>``)."""
+    v = rows.vocab
+    n_classes = len(v["class"])
+    group_names = sorted({g for g in (groups or {}).values()} | {""})
+    clip_group = np.array([group_names.index((groups or {}).get(c, "")) for c in v["clip"]],
+                          dtype=np.int64)
+    scope_names = ["*", *(f"class:{c}" for c in v["class"]), *(f"group:{g}" for g in
+                                                               group_names)]
+    counts: dict[tuple, tuple[int, int]] = {}
+    base = [rows.codes[c] for c in ("system", "policy", "mode")]
+    scopes = [np.zeros(len(rows), dtype=np.int64), 1 + rows.codes["class"]]
+    if groups:
+        scopes.append(1 + n_classes + clip_group[rows.codes["clip"]])
+    for scope in scopes:
+        keys, sat, obl, _ = group_sums(rows, vector, [*base, scope, rows.codes["coordinate"]])
+        for i in range(len(sat)):
+            counts[(v["system"][keys[0][i]], v["policy"][keys[1][i]], v["mode"][keys[2][i]],
+                    scope_names[keys[3][i]], v["coordinate"][keys[4][i]])] = \
+                (int(sat[i]), int(obl[i]))
+    return counts
+
+
+def _mechanism(systems: Sequence[tuple[str, str]], classes: Sequence[str],
+               guard: Sequence[str], counts: Mapping[tuple, tuple[int, int]],
+               facts: Mapping[tuple, tuple[int, int]], score: Callable[..., float]) -> Table:
+    """Union against typed, per class, beside what could explain it (support, imbalance,
+    sparsity, softness)."""
     mechanism = Table(
         "mechanism", "Union against typed, per class: support (reference intervals, from the "
         "'missed' obligations), share of the support, imbalance (support over the mean "
@@ -268,17 +300,7 @@ def report_tables(rows: SourceRows | Sequence[dict[str, Any]],
                                    1 - active / frames if frames else math.nan,
                                    ambiguity / segments if segments else math.nan,
                                    typed, union, typed - union))
-    tables.append(mechanism)
-    per_class = Table("per_class", "Guard vectors per class (typed): each coordinate and logic "
-                      "of each class, the view in which classes that fail stand out",
-                      ("class", "system", "policy", *guard, "logic"), [])
-    for cls in classes:  # a class's systems side by side
-        for system, policy in systems:
-            values = [score(system, policy, "typed", f"class:{cls}", c) for c in guard]
-            per_class.rows.append((cls, system, policy, *values, _mean(values)))
-    tables.append(per_class)
-    tables += _extra_tables(rows, extra, systems)
-    return tables
+    return mechanism
 
 
 def _extra_tables(rows: SourceRows, extra: np.ndarray, systems: Sequence[tuple[str, str]]
