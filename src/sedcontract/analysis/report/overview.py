@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from sedcontract.analysis.ranking import (
+    Ranking,
     metric_order,
     paired_ranking,
     rankings,
@@ -140,11 +141,29 @@ def overview(rows: SourceRows | Sequence[dict[str, Any]], *, resamples: int = 10
                 {m: found.interval(m, level) if resamples else
                  Interval(found.values[m], math.nan, math.nan, float(level), 0, 0)
                  for m in metrics if m in found.values})
+    comparison = _comparison(pairs, drawn, counts, ranked, metrics, resamples, seed, level)
+    return Overview(tuple(counts.guard), tuple(counts.scores), cells,
+                    {key: len(found) for key, found in order.items()}, resamples, seed,
+                    float(level), baseline, comparison,
+                    tuple(m for m in metrics if curve_coordinate(m) is None),
+                    {key: r.seed for key, r in ranked.items() if r.draws},
+                    tuple(counts.classes),
+                    tuple(m for m in metrics if curve_coordinate(m) is not None))
+
+
+def _comparison(pairs: Sequence[tuple[tuple[str, str], tuple[str, str]]],
+                drawn: Mapping[tuple[str, str], tuple[np.ndarray, np.ndarray | None]],
+                counts: ResampledCounts, ranked: Mapping[tuple[str, str], Ranking],
+                metrics: Sequence[str], resamples: int, seed: int, level: float
+                ) -> dict[tuple[str, str], dict[str, dict[str, Interval]]]:
+    """Each system minus its baseline, paired: the guard coordinates and logic per mode from
+    the same draws (both drawn in the baseline's order when the rows name the clips in
+    another), and the ranking metrics from the audits' own draws."""
+    k, names = len(counts.guard), (*counts.guard, "logic")
     comparison: dict[tuple[str, str], dict[str, dict[str, Interval]]] = {}
     for key, base in pairs:
         (mine, my_values), (theirs, their_values) = drawn[key], drawn[base]
         if counts.sequence[key] != counts.sequence[base] and resamples:
-            # the same clips named in another order: both drawn in the baseline's order
             clips = counts.sequence[base]
             both = counts.array(clips, [key, base])[..., :4 * k].reshape(
                 len(clips), 2, 2, 2, k, 1)
@@ -160,13 +179,7 @@ def overview(rows: SourceRows | Sequence[dict[str, Any]], *, resamples: int = 10
             if key in ranked and base in ranked and (iv := paired_ranking(
                     ranked[key], ranked[base], metric, level, same)) is not None:
                 comparison[key].setdefault("typed", {})[metric] = iv
-    return Overview(tuple(counts.guard), tuple(counts.scores), cells,
-                    {key: len(found) for key, found in order.items()}, resamples, seed,
-                    float(level), baseline, comparison,
-                    tuple(m for m in metrics if curve_coordinate(m) is None),
-                    {key: r.seed for key, r in ranked.items() if r.draws},
-                    tuple(counts.classes),
-                    tuple(m for m in metrics if curve_coordinate(m) is not None))
+    return comparison
 
 
 def _cells(names: Sequence[str], points: Sequence[float], values: np.ndarray | None,
