@@ -223,23 +223,10 @@ def _fast(text: str, path: Path) -> FileRows | None:
         ranking = codes["role"] == columns.index["role"].get(RANKING, -1)
         setting = codes["role"] == columns.index["role"].get(SETTING, -1)
         kept = (~(ranking | setting)).tolist()
-        parts = []
-        for name in ("satisfied", "obligations"):
-            texts = flat[at[name]::width]
-            counted = list(compress(texts, kept))
-            joined = "".join(counted)
-            if counted and not (joined.isascii() and joined.isdigit()
-                                and min(map(len, counted)) >= 1
-                                and max(map(len, counted)) <= 18):
-                return None
-            if any(compress(texts, (ranking | setting).tolist())):
-                return None  # a ranking or setting row holds a value, no counts
-            numbers = np.zeros(len(chunk), dtype=np.int64)
-            numbers[~(ranking | setting)] = np.array(counted, dtype=np.int64) if counted else 0
-            parts.append(numbers)
-        if np.any(parts[0] > parts[1]):
+        chunk_counts = _chunk_counts(flat, at, width, ranking | setting)
+        if chunk_counts is None:
             return None
-        counts.append((parts[0], parts[1]))
+        counts.append(chunk_counts)
         value = np.full(len(chunk), math.nan)
         if VALUE_FIELD in at:
             texts = flat[at[VALUE_FIELD]::width]
@@ -265,6 +252,39 @@ def _fast(text: str, path: Path) -> FileRows | None:
     line = np.arange(2, len(rows) + 2, dtype=np.int64)
     if not texts_of_settings:
         return FileRows(rows, line, {})
+    return _with_settings(rows, line, texts_of_settings)
+
+
+def _chunk_counts(flat: list[str], at: dict[str, int], width: int, uncounted: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray] | None:
+    """A chunk's satisfied and obligations as digits of at most 18, satisfied <= obligations,
+    and blank on the ``uncounted`` (ranking and setting) rows; None for anything else."""
+    kept = (~uncounted).tolist()
+    parts = []
+    for name in ("satisfied", "obligations"):
+        texts = flat[at[name]::width]
+        counted = list(compress(texts, kept))
+        joined = "".join(counted)
+        if counted and not (joined.isascii() and joined.isdigit()
+                            and min(map(len, counted)) >= 1
+                            and max(map(len, counted)) <= 18):
+            return None
+        if any(compress(texts, uncounted.tolist())):
+            return None  # a ranking or setting row holds a value, no counts
+        numbers = np.zeros(len(uncounted), dtype=np.int64)
+        numbers[~uncounted] = np.array(counted, dtype=np.int64) if counted else 0
+        parts.append(numbers)
+    if np.any(parts[0] > parts[1]):
+        return None
+    return parts[0], parts[1]
+
+
+def _with_settings(rows: SourceRows, line: np.ndarray, texts_of_settings: list[tuple[int, str]]
+                   ) -> FileRows | None:
+    """The rows without their setting rows, whose values (``texts_of_settings``: row, text)
+    become the rows' settings, each with its line; None when one is refused (the slow path
+    names it with its row)."""
+    vocab, codes = rows.vocab, rows.codes
     settings: dict[tuple[str, str], dict[str, str]] = {}
     where: dict[tuple[str, str, str], int] = {}
     for i, text in texts_of_settings:
@@ -272,7 +292,7 @@ def _fast(text: str, path: Path) -> FileRows | None:
         try:
             _setting(settings, row | {VALUE_FIELD: text}, again=False)
         except SedContractError:
-            return None  # named with its row by the slow path
+            return None
         where[(row["system"], row["policy"], row["coordinate"])] = i + 2
     counted = codes["role"] != vocab["role"].index(SETTING)
     rows = rows.take(counted).compact()
