@@ -218,7 +218,6 @@ MAX_FILE_LINES, MAX_FUNCTION_LINES = 600, 80
 # files and functions still over the limits, each at most its present length: they may shrink,
 # never grow, and no other joins them
 STILL_OVER = {"cli/audit.py": 933,
-              "guard/curve_changes.py:row_changes": 106,
               "cli/audit.py:check": 85}
 
 

@@ -304,9 +304,18 @@ def row_changes(counts: Mapping[str, CurveChanges], seg: _Segments, row_key: np.
                  edges: str) -> None:
     """Every coordinate of rows of grid scores (``seg``) against their reference runs
     (``[run_a, run_b)`` of row ``run_row``, sorted, maximal), added to ``counts``."""
+    _boundary_changes(counts, seg, row_key, run_row, run_a, run_b, eps, edges)
+    _silence_changes(counts, seg, row_key, run_row, run_a, run_b, eps)
+    _coverage_changes(counts, seg, row_key[run_row], run_a, run_b)
+    _false_and_merge_changes(counts, seg, row_key, run_row, run_a, run_b)
+
+
+def _boundary_changes(counts: Mapping[str, CurveChanges], seg: _Segments, row_key: np.ndarray,
+                      run_row: np.ndarray, run_a: np.ndarray, run_b: np.ndarray, eps: int,
+                      edges: str) -> None:
+    """Onset and offset with their directional diagnostics: predicted boundaries within
+    ``eps`` of each reference boundary, as intervals of the threshold."""
     row_first, row_end = seg.row_start[:-1], seg.row_start[1:]
-    run_key = row_key[run_row]
-    # predicted onsets and offsets within eps of each reference boundary, as intervals of t
     on_keep = run_a > row_first[run_row] if edges == "open" else np.ones(len(run_a), bool)
     off_at = run_b.copy()
     at_end = run_b == row_end[run_row]
@@ -334,7 +343,13 @@ def row_changes(counts: Mapping[str, CurveChanges], seg: _Segments, row_key: np.
             _window_changes(counts, seg, kind, names, positions[part], rows[part], lo[part],
                             hi[part], j0[part], count[part], row_key, edges)
             first = stop
-    # silence far from reference activity, leakage next to it: frames of each segment
+
+
+def _silence_changes(counts: Mapping[str, CurveChanges], seg: _Segments, row_key: np.ndarray,
+                     run_row: np.ndarray, run_a: np.ndarray, run_b: np.ndarray, eps: int) -> None:
+    """Silence far from reference activity and leakage next to it, the frames of each
+    segment."""
+    row_first, row_end = seg.row_start[:-1], seg.row_start[1:]
     near_a = np.maximum(row_first[run_row], run_a - eps)
     near_b = np.minimum(row_end[run_row], run_b + eps)
     new = np.r_[True, (run_row[1:] != run_row[:-1]) | (near_a[1:] > near_b[:-1])] \
@@ -349,7 +364,11 @@ def row_changes(counts: Mapping[str, CurveChanges], seg: _Segments, row_key: np.
         c = counts[name]
         c.add_base(seg_key, frames, frames)
         c.add(seg_key, seg.val, -frames, 0)
-    # missed and fragmentation, per reference run
+
+
+def _coverage_changes(counts: Mapping[str, CurveChanges], seg: _Segments, run_key: np.ndarray,
+                      run_a: np.ndarray, run_b: np.ndarray) -> None:
+    """Missed and fragmentation, per reference run (``run_key``: each run's key)."""
     top = seg.reduce(np.maximum, run_a, run_b)
     counts["missed"].add_base(run_key, 0, 1)
     counts["missed"].add(run_key, top, 1, 0)
@@ -357,8 +376,15 @@ def row_changes(counts: Mapping[str, CurveChanges], seg: _Segments, row_key: np.
     frag.add(run_key, top, 0, 1)
     held_group, held_value, change = _grouped_indicator(*seg.starts(run_a, run_b), True)
     frag.add(run_key[held_group], held_value, change, 0)
-    # false and merge: every run of g > t, less those wholly in a stretch without reference
-    # activity (inclusion and exclusion at the stretch's two ends)
+
+
+def _false_and_merge_changes(counts: Mapping[str, CurveChanges], seg: _Segments,
+                             row_key: np.ndarray, run_row: np.ndarray, run_a: np.ndarray,
+                             run_b: np.ndarray) -> None:
+    """False and merge: every run of g > t, less those wholly in a stretch without
+    reference activity (inclusion and exclusion at the stretch's two ends)."""
+    row_first, row_end = seg.row_start[:-1], seg.row_start[1:]
+    run_key, seg_key = row_key[run_row], row_key[seg.row]
     false, merge = counts["false"], counts["merge"]
     false.interval(seg_key, seg.prev, seg.val, 1, 1)
     merge.interval(seg_key, seg.prev, seg.val, 1, 1)
