@@ -26,11 +26,11 @@ from sedcontract.errors import SedContractError
 from sedcontract.guard.curve_changes import Curve
 from sedcontract.guard.curves import ClipChanges, GuardCurves
 from sedcontract.guard.rows import curve_metric
-from sedcontract.traces.decision import DecisionPolicy
+from sedcontract.traces.decision import DecisionPolicy, decision_yaml
 from sedcontract.traces.grid import SECONDS_PER_HOUR
 
 __all__ = ["BudgetCurve", "area_draws", "budget_areas", "budget_curve", "curve_metrics",
-           "curve_summary", "curves_png",
+           "curve_summary", "curves_png", "decision_file",
            "decision_of", "summary_dict", "summary_markdown", "target_ranges"]
 
 RATE = "false"  # the coordinate whose failures are the false activity
@@ -321,6 +321,20 @@ def _range_text(ranges: Sequence[tuple[float, float]]) -> str:
     if ranges == [(-math.inf, math.inf)]:
         return "every threshold"
     return ", ".join(f"{lo:.4g} ≤ t < {hi:.4g}" for lo, hi in ranges)
+
+
+def decision_file(summary: Mapping[str, Any]) -> str:
+    """The decision file (YAML) of a summary with targets: each class's threshold inside its
+    widest range, with a header saying which targets and which classes kept theirs."""
+    wanted = ", ".join(f"{n} >= {v:g}" for n, v in summary["targets"].items())
+    unserved, every = summary["unserved"], summary["any_threshold"]
+    return decision_yaml(summary["decision"], (
+        f"sedcontract audit --curves: each class's threshold inside its widest range where "
+        f"{wanted}"
+        + (f"\nno threshold serves {', '.join(unserved)}: its threshold kept"
+           if unserved else "")
+        + (f"\nevery threshold serves {', '.join(every)}: its threshold kept"
+           if every else "")))
 
 
 def summary_markdown(summary: Mapping[str, Any]) -> str:

@@ -4,13 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from sedcontract.cli.audit import (
-    RENDER,
-    SYSTEM_FORMATS,
-    curve_metrics,
-    curves_rendered,
-    write_curve_files,
-)
+from sedcontract.analysis.audited import FORMATS
+from sedcontract.cli.audit import merged, write_curve_files
 from sedcontract.cli.command import Command, emit, given
 from sedcontract.errors import SedContractError
 from sedcontract.guard.shards import merge_shard_files
@@ -22,27 +17,23 @@ def _run(args: argparse.Namespace, out: Outputs) -> int:
     if curves is None and (args.curves_figure or args.curves_decision):
         raise SedContractError("--curves-figure and --curves-decision read the shards' curves: "
                                "audit them with --curves")
-    render = RENDER[args.format]
-    if curves is None:
-        return emit(out, args.out, render(report, args.system) if args.format in SYSTEM_FORMATS
-                    else render(report))
-    from sedcontract.analysis.curve_summaries import curve_summary
+    summary = None
+    if curves is not None:
+        from sedcontract.analysis.curve_summaries import curve_summary
 
-    summary = curve_summary(curves["curves"], curves["hours"], **curves["settings"])
-    if args.curves_decision and "targets" not in summary:
-        raise SedContractError("--curves-decision writes the thresholds that meet the targets "
-                               "the shards were audited with (--curves-targets): they had none")
-    write_curve_files(out, summary, args.curves_figure, args.curves_decision)
-    if args.format in SYSTEM_FORMATS:
-        return emit(out, args.out, render(report, args.system,
-                                          curves=curve_metrics(summary)))
-    return emit(out, args.out, curves_rendered(render(report), args.format, summary))
+        summary = curve_summary(curves["curves"], curves["hours"], **curves["settings"])
+        if args.curves_decision and "targets" not in summary:
+            raise SedContractError("--curves-decision writes the thresholds that meet the "
+                                   "targets the shards were audited with (--curves-targets): "
+                                   "they had none")
+        write_curve_files(out, summary, args.curves_figure, args.curves_decision)
+    return emit(out, args.out, merged(report, summary, args.system).render(args.format))
 
 
 def _options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("shards", nargs="+", help="shard reports (audit --shard I/N --format "
                         "json), any order")
-    parser.add_argument("--format", choices=tuple(RENDER), default="json")
+    parser.add_argument("--format", choices=FORMATS["audit"], default="json")
     parser.add_argument("--out", default=None, help="output file (default: standard output)")
     parser.add_argument("--system", default="system",
                         help="the system's name in source rows (--format csv)")

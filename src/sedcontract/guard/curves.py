@@ -166,10 +166,10 @@ def _batch_runs(traces: TraceSet, index: np.ndarray, row_start: np.ndarray
 def _prepared(ref: Any, scores: Any, durations: Any, policy: AuditPolicy | None,
               decision: DecisionPolicy | None
               ) -> tuple[EventList, Any, dict[str, float], AuditPolicy, DecisionPolicy, Any]:
-    """The checked inputs of the curves: reference, table source, durations, policy, decision,
-    and the audit's corpus (its checks)."""
+    """The checked inputs of the curves: reference, table source, durations, policy, decision
+    (``decision``, else the policy's), and the audit's corpus (its checks)."""
     policy = policy or AuditPolicy()
-    decision = decision or DecisionPolicy()
+    decision = decision or policy.decision or DecisionPolicy()
     check_curves(policy, decision)
     ref = events_of(ref, "ground truth")
     given = durations_of(durations)
@@ -237,12 +237,13 @@ def guard_curves(ref: Any, scores: Any, durations: Any, policy: AuditPolicy | No
                  ) -> GuardCurves:
     """The standard contract's coordinates and diagnostics of score tables (a folder, a table
     source or clip → DataFrame) against ``ref`` as step functions of one threshold for every
-    class (:class:`Curve`, exact at every threshold); ``decision`` gives the median filter
-    (its threshold is what varies; hysteresis has two and is refused); ``duration`` is
-    audited at each of ``thresholds``. Durations are needed: predicted events are cut at
-    them, as the audit of thresholded events cuts them. ``executor`` (anything with
-    ``submit``) or ``jobs`` processes: ``blocks`` consecutive blocks of clips, each given only
-    its clips' tables, joined exactly (:func:`join_curves`): the same curves."""
+    class (:class:`Curve`, exact at every threshold); ``decision`` (default: the policy's)
+    gives the median filter (its threshold is what varies; hysteresis has two and is
+    refused); ``duration`` is audited at each of ``thresholds``. Durations are needed:
+    predicted events are cut at them, as the audit of thresholded events cuts them.
+    ``executor`` (anything with ``submit``) or ``jobs`` processes: ``blocks`` consecutive
+    blocks of clips, each given only its clips' tables, joined exactly
+    (:func:`join_curves`): the same curves."""
     check_jobs(jobs)
     if executor is None and jobs > 1:
         return on_processes(jobs, __name__, lambda pool: guard_curves(
