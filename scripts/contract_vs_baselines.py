@@ -24,7 +24,6 @@ import io
 import json
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import time
@@ -32,6 +31,8 @@ from collections import defaultdict
 from pathlib import Path
 
 from sedcontract.cli.command import reported
+from sedcontract.experiments.cells import cell
+from sedcontract.experiments.runs import best_checkpoint, check_finished
 
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = ("contract_aware", "dilated_cnn", "temporal_cnn")
@@ -59,23 +60,6 @@ def run(command: list[str], log: Path, threads: int | None = None) -> float:
     if code:
         sys.exit(f"failed ({code}): {' '.join(command)}; see {log}")
     return time.time() - start
-
-
-def best_checkpoint(run_dir: Path) -> Path:
-    kept = sorted((run_dir / "checkpoints").glob("epoch_*.ckpt"))
-    if not kept:
-        sys.exit(f"{run_dir}: no best checkpoint (epoch_*.ckpt)")
-    return kept[-1]
-
-
-def check_finished(where: Path) -> None:
-    """Refuse a run whose training did not reach its end (killed, the machine restarted):
-    ``last.ckpt`` is the best epoch's copy, so only the log's closing line says a run ended."""
-    log = where / "train.log"
-    text = log.read_text(encoding="utf-8", errors="replace") if log.is_file() else ""
-    if "best checkpoint (" not in text:
-        raise SystemExit(f"{where}: its training did not finish ({log} has no closing "
-                         "'best checkpoint' line); remove the run to train it again")
 
 
 def train_all(args: argparse.Namespace) -> dict[str, float]:
@@ -151,15 +135,6 @@ def logic(rows: list[dict[str, object]], name: str, seed: int, mode: str, family
               == (name, seed, mode, family) and r["coordinate"] in COORDINATES
               and r["value"] == r["value"]]
     return sum(values) / len(values) if values else float("nan")
-
-
-def cell(values: list[float]) -> str:
-    values = [v for v in values if v == v]
-    if not values:
-        return "—"
-    if len(values) == 1:
-        return f"{values[0]:.3f}"
-    return f"{statistics.mean(values):.3f} ± {statistics.stdev(values):.3f}"
 
 
 def tables(rows: list[dict[str, object]], seeds: list[int]) -> str:

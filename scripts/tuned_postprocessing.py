@@ -26,9 +26,11 @@ import time
 from pathlib import Path
 
 import numpy as np
-from contract_losses import ARMS, CONTROL, HELDOUT, benchmark, build, run_dir, train_and_evaluate
+from contract_losses import build, train_and_evaluate
 
 from sedcontract.analysis.tuning import DEFAULT_FILTERS, DEFAULT_THRESHOLDS, tune
+from sedcontract.experiments.contract_losses import ARMS, CONTROL, HELDOUT
+from sedcontract.experiments.runs import run_dir, split_files
 from sedcontract.guard import AuditPolicy, ScoreSettings, score
 from sedcontract.traces import read_durations, read_events
 from sedcontract.traces.decision import DecisionPolicy, decision_yaml
@@ -42,15 +44,10 @@ RESAMPLES = 10_000
 FAMILY = {"event": "event", "intersection": "intersection", "segment": "segment"}
 
 
-def split_files(args: argparse.Namespace, data_seed: int, split: str) -> tuple[Path, Path]:
-    folder = benchmark(args, data_seed) / "controlled"
-    return folder / f"{split}.tsv", folder / f"{split}_durations.tsv"
-
-
 def counts_on(args: argparse.Namespace, data_seed: int, where: Path, decision: DecisionPolicy,
               objective: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per clip × class counts (tp, ref, sys) of ``objective`` on the run's test scores."""
-    ref, durations = split_files(args, data_seed, "test")
+    ref, durations = split_files(args.data, data_seed, "test")
     scores = where / "test" / "test_report_scores"
     truth = with_clips(read_events(ref), read_durations(durations))  # clips without events too
     source = score_source(scores, truth.clips)
@@ -101,8 +98,8 @@ def main() -> None:
     for data_seed in HELDOUT:
         for seed in SEEDS:
             train_and_evaluate(args, data_seed, CONTROL, ARMS[CONTROL], seed, args.threads)
-            where = run_dir(args, data_seed, CONTROL, seed)
-            val_ref, val_durations = split_files(args, data_seed, "validation")
+            where = run_dir(args.runs, data_seed, CONTROL, seed)
+            val_ref, val_durations = split_files(args.data, data_seed, "validation")
             val_truth = with_clips(read_events(val_ref), read_durations(val_durations))
             tuning = tune(val_truth, where / "validation" / "validation_report_scores",
                           val_durations, args.objective, thresholds=DEFAULT_THRESHOLDS,

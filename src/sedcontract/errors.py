@@ -7,6 +7,13 @@ class SedContractError(Exception):
     """Base class for every error sedcontract raises on bad input."""
 
 
+class ProtocolError(SedContractError):
+    """A step of the held-out protocol is refused (a late choice, a missing lock, a run that
+    did not finish); scripts end with it as ``sys.exit(message)`` did: the message, status 1."""
+
+    status = 1
+
+
 class TraceFormatError(SedContractError, ValueError):
     """A trace file (tsv) or event list is malformed; names the file, row and column."""
 

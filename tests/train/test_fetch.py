@@ -508,12 +508,14 @@ def test_an_archive_that_is_a_pipe_is_refused_not_read(tmp_path, capsys):
 def test_every_script_ends_a_mistake_with_one_line_and_status_2(tmp_path, capsys):
     """Scripts report errors as the CLI does: ``name: message``, status 2, no traceback."""
     from sedcontract.cli.command import reported
+    from sedcontract.errors import ProtocolError
     from sedcontract.errors import SedContractError as Mistake
 
     def failing(kind: type[BaseException]) -> int:
         raise kind("bad input named here")
 
-    for kind, code in ((Mistake, 2), (FileNotFoundError, 2)):
+    # a refused step of the held-out protocol ends as its sys.exit("why") did: status 1
+    for kind, code in ((Mistake, 2), (FileNotFoundError, 2), (ProtocolError, 1)):
         assert reported("some_script", failing, kind) == code
         assert capsys.readouterr().err == "some_script: bad input named here\n"
     assert reported("some_script", failing, KeyboardInterrupt) == 130

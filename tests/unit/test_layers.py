@@ -1,11 +1,11 @@
 """Imports point down the floors of docs/architecture.md: traces → contracts → scores →
-audit → analysis → data / models → lightning → the Hydra edge and the CLI, and no module
-imports itself through others (no cycle, function-level imports included). The core needs numpy
-only (torch only in the torch backend of the monitor and in contracts/soft); the networks in
-``models`` never import Lightning; Lightning code never imports Hydra; Hydra only at the edge
-(``config``, ``training``, ``evaluation``); ``import sedcontract`` imports neither torch nor
-Lightning nor Hydra. Tests import helpers (``tests/helpers``), never another test module, and
-nothing outside ``tests/`` imports from it."""
+guard → analysis → experiments → data / models → lightning → the Hydra edge and the CLI, and
+no module imports itself through others (no cycle, function-level imports included). The core
+needs numpy only (torch only in the torch backend of the monitor and in contracts/soft); the
+networks in ``models`` never import Lightning; Lightning code never imports Hydra; Hydra only at
+the edge (``config``, ``training``, ``evaluation``); ``import sedcontract`` imports neither torch
+nor Lightning nor Hydra. Tests import helpers (``tests/helpers``), never another test module,
+and nothing outside ``tests/`` imports from it."""
 
 from __future__ import annotations
 
@@ -20,10 +20,10 @@ from tests.helpers.paths import REPO
 
 PACKAGE = REPO / "src" / "sedcontract"
 ORDER = ["renamed", "errors", "numbers", "requires", "outputs", "figures", "blocks",
-         "resampling", "traces", "contracts", "scores", "guard", "analysis", "data", "models",
-         "kernels", "lightning", "config", "training", "evaluation", "cli"]
+         "resampling", "traces", "contracts", "scores", "guard", "analysis", "experiments",
+         "data", "models", "kernels", "lightning", "config", "training", "evaluation", "cli"]
 CORE = ("renamed", "errors", "numbers", "requires", "outputs", "figures", "blocks", "resampling",
-        "traces", "contracts", "scores", "guard", "analysis")
+        "traces", "contracts", "scores", "guard", "analysis", "experiments")
 EDGE = {"config", "training", "evaluation"}
 HEAVY = {"torch", "torchaudio", "lightning", "torchmetrics", "hydra", "omegaconf", "wandb",
          "transformers"}
@@ -74,7 +74,9 @@ def test_the_layer_check_sees_real_imports():
 
 def test_importing_the_package_stays_light():
     code = ("import sys, sedcontract, sedcontract.guard, sedcontract.contracts, "
-            "sedcontract.scores, sedcontract.scores.psds, sedcontract.analysis; "
+            "sedcontract.scores, sedcontract.scores.psds, sedcontract.analysis, "
+            "sedcontract.experiments.losses_files, sedcontract.experiments.tradeoff_files, "
+            "sedcontract.experiments.tradeoff_readings; "
             "print(sorted(m for m in {'torch', 'lightning', 'hydra', 'omegaconf', 'wandb', "
             "'pandas'} "
             "if m in sys.modules))")

@@ -74,7 +74,7 @@ def reported(prog: str, run: Callable[..., int], *args: Any) -> int:
         return 1
     except (SedContractError, OSError) as exc:  # OSError: a path the user named
         print(f"{prog}: {exc}", file=sys.stderr)
-        return 2
+        return getattr(exc, "status", 2)
     except KeyboardInterrupt:  # outputs are put in place only on success
         print(f"{prog}: interrupted; no output was changed", file=sys.stderr)
         return 130
