@@ -33,14 +33,14 @@ demo: $(STAMP)             ## audit the shipped example, print the guard vector
 # environment, benchmark smoke runs); pytest-xdist spreads each over the machine's cores
 check: $(STAMP)            ## lint + the unit tier (about a minute)
 	$(BIN)/ruff check src tests benchmarks scripts
-	$(BIN)/python -m pytest tests/unit -m "not slow" -n auto
+	$(BIN)/python -m pytest tests/unit -m "not slow" -n auto --dist worksteal
 
 test: $(STAMP) $(ORACLE_STAMP)  ## lint + every tier but the slow checks (CI runs exactly this)
 	$(BIN)/ruff check src tests benchmarks scripts
-	$(BIN)/python -m pytest -m "not slow" -n auto
+	$(BIN)/python -m pytest -m "not slow" -n auto --dist worksteal
 
 test-slow: $(STAMP) $(ORACLE_STAMP)      ## the long checks (larger proof bounds, long fuzzing)
-	$(BIN)/python -m pytest -m slow -n auto
+	$(BIN)/python -m pytest -m slow -n auto --dist worksteal
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks scripts
