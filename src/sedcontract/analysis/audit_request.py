@@ -8,6 +8,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -15,7 +16,14 @@ from sedcontract.analysis.audited import Audited
 from sedcontract.analysis.curve_request import CurvesRequest
 from sedcontract.contracts.policy import AuditPolicy
 from sedcontract.errors import SedContractError
-from sedcontract.guard import GuardReport, ScoresReport, audit, score, score_intervals
+from sedcontract.guard import (
+    GuardReport,
+    ScoreSettings,
+    ScoresReport,
+    audit,
+    score,
+    score_intervals,
+)
 from sedcontract.scores.psds.operating_points import read_points
 from sedcontract.scores.psds.request import PsdsRequest, paired_psds
 from sedcontract.scores.psds.settings import PRESETS, PsdsSettings
@@ -31,6 +39,11 @@ from sedcontract.traces.tsv import with_clips
 __all__ = ["AuditRequest", "ScoresRequest", "say_on_stderr"]
 
 Say = Callable[[str], None]
+Names = Mapping[str, str] | None  # field -> how the caller calls it (the CLI: its options)
+
+
+def _namer(names: Names) -> Callable[[str], str]:
+    return lambda name: (names or {}).get(name, name)
 
 
 def say_on_stderr(text: str) -> None:
@@ -51,9 +64,11 @@ class ScoresRequest:
     """The standard scores of a system's output against the reference ``ref``: events
     (``pred``), score files (``pred_scores``: events under the policy's decision, PSDS, mAUC
     and mpAUC from their scores with ``with_scores``) or operating-point tables
-    (``pred_points``: PSDS by psds_eval's rule), all paths. ``bootstrap`` draws give
-    intervals; ``compare_scores`` a second system's score files for paired differences.
-    ``shown``: the Markdown report goes where ``say`` writes, so what it shows is not said."""
+    (``pred_points``: PSDS by psds_eval's rule), all paths. ``with_scores``: the standard
+    scores (the policy's settings, default ones when it has none), and PSDS, mAUC and mpAUC
+    of score files. ``bootstrap`` draws give intervals; ``compare_scores`` a second system's
+    score files for paired differences. ``shown``: the Markdown report goes where ``say``
+    writes, so what it shows is not said."""
 
     ref: str
     policy: AuditPolicy = field(default_factory=AuditPolicy)
@@ -76,8 +91,11 @@ class ScoresRequest:
     compare_scores: str | None = None
     shown: bool = False
 
-    def compute(self, say: Say = say_on_stderr) -> Audited:
-        """Read the inputs and compute what the request asks; ``say`` hears the warnings."""
+    def compute(self, say: Say = say_on_stderr, names: Names = None) -> Audited:
+        """Check the request, read the inputs and compute what it asks; ``say`` hears the
+        warnings; ``names``: how the caller calls the fields, in messages."""
+        self.check(names)
+        n = _namer(names)
         inputs = self._inputs()
         if self.pred is None and self.pred_scores is None:
             return self._points_alone(inputs, say)
@@ -89,9 +107,50 @@ class ScoresRequest:
         self._report_warnings(report, say)
         self._psds_warnings(report.psds, say)
         if self.bootstrap and self.pred_points:
-            say("warning: --bootstrap: PSDS from operating points (psds_eval's rule) gets no "
-                "interval; PSDS from score files (--pred-scores) does")
+            say(f"warning: {n('bootstrap')}: PSDS from operating points (psds_eval's rule) "
+                f"gets no interval; PSDS from score files ({n('pred_scores')}) does")
         return self._finish(inputs, report, pred, tables, folder, say)
+
+    def check(self, names: Names = None) -> None:
+        """Refuse contradicting inputs before any file is read (``names``: how the caller
+        calls each field; by default the fields' names)."""
+        self.check_inputs(names)
+        self.check_compare(names)
+
+    def check_inputs(self, names: Names = None) -> None:
+        """One system output, one PSDS source, the files the clips and windows need."""
+        n = _namer(names)
+        if self.pred is not None and self.pred_scores is not None:
+            raise SedContractError(f"give one of {n('pred')} (event tsv) or {n('pred_scores')} "
+                                   "(a directory of score tsv files), not both")
+        if self.pred_points and self.pred_scores is not None:
+            raise SedContractError(f"PSDS comes from {n('pred_scores')} or from "
+                                   f"{n('pred_points')}, not both")
+        if self.clips == "durations" and not self.durations:
+            raise SedContractError(f"{n('clips')} durations needs {n('durations')}")
+        if self.pred is None and self.pred_scores is None:
+            self._check_without_events(n)
+        if self.windows and self.pred_scores is None:
+            raise SedContractError(f"{n('windows')} merges score files ({n('pred_scores')}); "
+                                   "events of overlapping windows cannot be averaged")
+
+    def _check_without_events(self, n: Callable[[str], str]) -> None:
+        """PSDS of operating points alone needs the points and the clips' durations."""
+        if not self.pred_points:
+            raise SedContractError(f"give {n('pred')} (event tsv), {n('pred_scores')} (a "
+                                   f"directory of score tsv files) or {n('pred_points')} "
+                                   "(operating-point tables)")
+        if not self.durations:
+            raise SedContractError(f"PSDS needs clip durations: add {n('durations')}")
+
+    def check_compare(self, names: Names = None) -> None:
+        """A second system's score files are compared on the first one's, over durations."""
+        n = _namer(names)
+        if self.compare_scores is not None and not (self.pred_scores is not None
+                                                    and self.with_scores and self.durations):
+            raise SedContractError(f"{n('compare_scores')} compares PSDS, mAUC and mpAUC of "
+                                   f"two systems' score files: give {n('pred_scores')} (with "
+                                   f"{n('with_scores')} in audit) and {n('durations')}")
 
     def _inputs(self) -> _Inputs:
         """The reference events (with ``clips="durations"``, also the clips only the durations
@@ -106,9 +165,6 @@ class ScoresRequest:
 
     def _points_alone(self, inputs: _Inputs, say: Say) -> Audited:
         """PSDS of operating-point tables alone (no events at one threshold)."""
-        if not self.pred_points or not self.durations:
-            raise SedContractError("give pred (event tsv), pred_scores (a directory of score "
-                                   "tsv files) or pred_points with durations")
         durations = read_durations(self.durations)
         fit_to_durations(inputs.ref, durations, "ref",  # refused beyond the tolerance
                          tolerance=self.policy.duration_tolerance,
@@ -134,18 +190,23 @@ class ScoresRequest:
         if skipped:
             say(f"skipped {len(skipped)} score file(s) of clips the reference does not list "
                 f"(first: {Path(skipped[0]).name})")
-        pred = detections(folder, inputs.ref, self._policy().decision, self.pred_scores,
+        pred = detections(folder, inputs.ref, self._policy.decision, self.pred_scores,
                           declared=inputs.classes)
         if inputs.classes is not None:  # the declared classes' columns (PSDS scores each)
             folder = folder.only(inputs.classes)
         return pred, folder
 
+    @cached_property
     def _policy(self) -> AuditPolicy:
-        """The policy; score files are thresholded under its decision (the default one when
-        it has none), which the report names."""
-        if self.pred_scores is None or self.policy.decision is not None:
-            return self.policy
-        return self.policy.but(decision=DecisionPolicy())
+        """The policy, with the standard scores' default settings when ``with_scores`` and it
+        has none; score files are thresholded under its decision (the default one when it has
+        none), which the report names."""
+        policy = self.policy
+        if self.with_scores and policy.scores is None:
+            policy = policy.but(scores=ScoreSettings())
+        if self.pred_scores is not None and policy.decision is None:
+            policy = policy.but(decision=DecisionPolicy())
+        return policy
 
     def _psds_request(self, folder: ScoreFolder | None,
                       class_map: ClassMap | None) -> PsdsRequest | None:
@@ -175,7 +236,7 @@ class ScoresRequest:
     def _report(self, inputs: _Inputs, pred: Any, psds: PsdsRequest | None,
                 auroc: AurocRequest | None) -> GuardReport | ScoresReport:
         """The score functions alone: no contract runs."""
-        return score(inputs.ref, pred, self._policy(), durations=self.durations, psds=psds,
+        return score(inputs.ref, pred, self._policy, durations=self.durations, psds=psds,
                      auroc=auroc, classes=inputs.classes)
 
     def _report_warnings(self, report: GuardReport | ScoresReport, say: Say,
@@ -211,9 +272,6 @@ class ScoresRequest:
         both; ``bootstrap`` resamples, default 2000)."""
         if self.compare_scores is None:
             return None
-        if folder is None or not self.durations:
-            raise SedContractError("compare_scores compares PSDS, mAUC and mpAUC of two "
-                                   "systems' score files: give pred_scores and durations")
         other = ScoreFolder.open(self.compare_scores, inputs.ref.clips,
                                  class_map=inputs.class_map, windows=self.windows,
                                  durations=self.durations,
@@ -244,7 +302,7 @@ class ScoresRequest:
 
     @property
     def system_name(self) -> str:
-        """The system's name in source rows: the prediction's stem."""
+        """The system's name (in an audit's source rows): the prediction's stem."""
         source = self.pred if self.pred is not None else self.pred_scores
         return Path(source).stem if source else "system"
 
@@ -255,8 +313,10 @@ class AuditRequest(ScoresRequest):
     scores with ``with_scores``) in ``mode`` for ``coordinates``; ``soft`` labels add the
     table by annotation confidence; ``compare``: a second system's events for paired
     differences; ``curves``: the guard vector at every threshold of the score files;
-    ``shard`` (I, N): block I of N for ``sedcontract merge``; ``intervals``: the bootstrap
-    intervals of the coordinates (source rows leave them to ``sedcontract report``)."""
+    ``shard`` (I, N): block I of N for ``sedcontract merge``; ``bootstrap``, ``jobs`` and
+    ``shard`` apply to the curves too; ``intervals``: the bootstrap intervals and the
+    ``compare`` comparison, computed on the report (source rows leave both to ``sedcontract
+    report``)."""
 
     with_scores: bool = False
     mode: str = "both"
@@ -270,21 +330,31 @@ class AuditRequest(ScoresRequest):
     curves: CurvesRequest | None = None
     intervals: bool = True
 
-    def compute(self, say: Say = say_on_stderr) -> Audited:
-        if self.pred is None and self.pred_scores is None:
-            raise SedContractError("the guard vector needs one system output: give --pred or "
-                                   "--pred-scores (--pred-points adds PSDS)")
-        if self.curves is not None and not (self.pred_scores is not None and self.durations):
-            raise SedContractError("--curves follows the guard vector over every threshold of "
-                                   "score files: give --pred-scores and --durations")
-        return super().compute(say)
+    def check(self, names: Names = None) -> None:
+        super().check(names)
+        self.check_curves(names)
+
+    def _check_without_events(self, n: Callable[[str], str]) -> None:
+        raise SedContractError(f"the guard vector needs one system output: give {n('pred')} "
+                               f"or {n('pred_scores')} ({n('pred_points')} adds PSDS)")
+
+    def check_curves(self, names: Names = None) -> None:
+        """The curves need score files and their durations, and a policy they are exact for."""
+        if self.curves is None:
+            return
+        n = _namer(names)
+        if not (self.pred_scores is not None and self.durations):
+            raise SedContractError(f"{n('curves')} follows the guard vector over every "
+                                   f"threshold of score files: give {n('pred_scores')} and "
+                                   f"{n('durations')}")
+        self.curves.check(self._policy, names)
 
     def _auroc_request(self, folder: ScoreFolder | None) -> AurocRequest | None:
         return None if self.shard is not None else super()._auroc_request(folder)
 
     def _report(self, inputs: _Inputs, pred: Any, psds: PsdsRequest | None,
                 auroc: AurocRequest | None) -> GuardReport:
-        return audit(inputs.ref, pred, self._policy(), durations=self.durations,
+        return audit(inputs.ref, pred, self._policy, durations=self.durations,
                      mode=self.mode, coordinates=self.coordinates, psds=psds, auroc=auroc,
                      classes=inputs.classes, backend=self.backend, jobs=self.jobs,
                      shard=self.shard)
@@ -312,7 +382,7 @@ class AuditRequest(ScoresRequest):
         ranking = self._ranking(inputs, folder)
         soft = read_soft_tsv(self.soft) if self.soft else None
         confidence = None if soft is None else by_confidence(
-            inputs.ref, pred, self._policy(), soft, durations=self.durations,
+            inputs.ref, pred, self._policy, soft, durations=self.durations,
             classes=inputs.classes)
         sections = self._sections(report, inputs, say) if self.intervals else {}
         return Audited(report, report.psds, sections, soft, confidence, ranking=ranking,
@@ -323,7 +393,9 @@ class AuditRequest(ScoresRequest):
         if self.curves is None:
             return None
         return self.curves.compute(inputs.ref, tables, read_durations(self.durations),
-                                   self._policy())
+                                   self._policy, resamples=self.bootstrap,
+                                   seed=self.bootstrap_seed, level=self.level, jobs=self.jobs,
+                                   shard=self.shard)
 
     def _corpus(self, inputs: _Inputs, report: GuardReport, pred: Any) -> dict[str, Any]:
         from sedcontract.guard.shards import corpus_key
@@ -355,7 +427,7 @@ class AuditRequest(ScoresRequest):
                 sections["intervals"]["scores"] = score_intervals(
                     report.scores, resamples=resamples, seed=seed, level=level)
         if self.compare:
-            other = audit(inputs.ref, self.compare, self._policy(), durations=self.durations,
+            other = audit(inputs.ref, self.compare, self._policy, durations=self.durations,
                           mode=self.mode, coordinates=self.coordinates,
                           classes=inputs.classes or list(report.facts.classes),
                           backend=self.backend, jobs=self.jobs)

@@ -51,6 +51,13 @@ class Audited:
     titles: Mapping[str, str] = field(default_factory=dict)
     shard: tuple[int, int] | None = None
 
+    def __post_init__(self) -> None:
+        if self.report is None and self.psds is None:
+            raise SedContractError("a result holds a report, or PSDS of operating points")
+        if (self.corpus is None) != (self.shard is None):
+            raise SedContractError("a shard's result holds its corpus key and its shard (I, N), "
+                                   "both or neither")
+
     @property
     def kind(self) -> str:
         """``psds`` (of operating points alone), ``shard``, ``scores`` or ``audit``."""

@@ -12,10 +12,11 @@ from typing import Any
 
 from sedcontract.blocks import clip_range
 from sedcontract.contracts.policy import AuditPolicy
-from sedcontract.traces import EventList
+from sedcontract.errors import SedContractError
+from sedcontract.numbers import is_number
 from sedcontract.traces.decision import DecisionPolicy
+from sedcontract.traces.given import durations_of, events_of, score_source
 from sedcontract.traces.grid import SECONDS_PER_HOUR
-from sedcontract.traces.score_files import ScoreFolder
 
 __all__ = ["CurvesRequest"]
 
@@ -24,57 +25,68 @@ __all__ = ["CurvesRequest"]
 class CurvesRequest:
     """The curves' summary up to ``max_rate`` false events per hour (PSDS's max eFPR), each
     class's threshold ranges where every one of ``targets`` (coordinate → least score) holds,
-    ``duration`` audited at ``thresholds``; ``resamples`` bootstrap draws of the areas over
-    the clips (``seed``, ``level``); ``jobs`` processes share the clips; ``shard`` (I, N):
-    the section of block I of N for merging."""
+    and ``duration`` audited at ``thresholds``. How it runs (bootstrap draws, processes, a
+    shard) is said to :meth:`compute`, as an audit says it once for all it computes."""
 
     max_rate: float = 100.0
     targets: tuple[tuple[str, float], ...] | None = None
     thresholds: tuple[float, ...] = ()
-    resamples: int = 0
-    seed: int = 0
-    level: float = 0.95
-    jobs: int = 1
-    shard: tuple[int, int] | None = None
 
-    def check(self, policy: AuditPolicy) -> None:
-        """Refuse, before any file is read, what the curves are not exact for."""
+    def check(self, policy: AuditPolicy, names: Mapping[str, str] | None = None) -> None:
+        """Refuse, before any file is read, what the curves are not exact for (``names``: how
+        the caller calls ``max_rate``)."""
         from sedcontract.guard.curves import check_curves
 
+        if not (is_number(self.max_rate) and 0 < self.max_rate < math.inf):
+            name = (names or {}).get("max_rate", "max_rate")
+            raise SedContractError(f"{name} must be a positive number of false events per "
+                                   f"hour, got {self.max_rate!r}")
         check_curves(policy, policy.decision or DecisionPolicy(),
                      [name for name, _ in self.targets or ()])
 
     def settings(self, policy: AuditPolicy) -> dict[str, Any]:
         """What the summary is made under: the largest budget, the targets, the decision."""
-        return {"max_rate": self.max_rate,
+        return {"max_rate": float(self.max_rate),
                 "targets": dict(self.targets) if self.targets else None,
                 "decision": policy.decision or DecisionPolicy()}
 
-    def compute(self, ref: EventList, scores: ScoreFolder, durations: Mapping[str, float],
-                policy: AuditPolicy) -> dict[str, Any]:
+    def compute(self, ref: Any, scores: Any, durations: Any, policy: AuditPolicy | None = None,
+                *, resamples: int = 0, seed: int = 0, level: float = 0.95, jobs: int = 1,
+                shard: tuple[int, int] | None = None) -> dict[str, Any]:
         """The summary (:func:`~sedcontract.analysis.curve_summaries.curve_summary`) of the
-        curves of ``scores`` against ``ref``; with ``shard``, the shard's clips' ``curves``
-        section (:func:`~sedcontract.guard.shards.curves_section`)."""
+        curves of ``scores`` (a folder, a table source or clip → table) against ``ref``
+        (events or their file) over ``durations`` (a mapping or file) under ``policy`` (its
+        decision gives the median filter); ``resamples`` bootstrap draws of the areas over the
+        clips (``seed``, ``level``); ``jobs`` processes; ``shard`` (I, N): the ``curves``
+        section of block I of N (:func:`~sedcontract.guard.shards.curves_section`) that
+        ``sedcontract merge`` joins."""
         from sedcontract.analysis.curve_summaries import area_draws, curve_summary
         from sedcontract.guard.curves import clip_changes, guard_curves
         from sedcontract.guard.shards import curves_section
 
+        policy = policy or AuditPolicy()
+        self.check(policy)
+        ref, given = events_of(ref, "ground truth"), durations_of(durations)
+        if given is None:
+            raise SedContractError("curves need clip durations (predicted events are cut at "
+                                   "them)")
+        scores = score_source(scores, ref.clips)
         clips = list(ref.clips)
-        if self.shard is not None:  # the shard's clips, as the audit takes them
-            first, stop = clip_range(len(clips), *self.shard)
+        if shard is not None:  # the shard's clips, as the audit takes them
+            first, stop = clip_range(len(clips), *shard)
             clips = clips[first:stop]
             ref, scores = ref.select(clips=clips), scores.select(clips)
-        given = {c: durations[c] for c in clips}
+        seconds = [float(given[c]) for c in clips]
+        given = {c: given[c] for c in clips}
         settings = self.settings(policy)
-        seconds = [float(durations[c]) for c in clips]
         hours = math.fsum(seconds) / SECONDS_PER_HOUR
-        if self.resamples and self.shard is None:  # each clip's changes, to resample them
+        if resamples and shard is None:  # each clip's changes, to resample them
             changes = clip_changes(ref, scores, given, policy, thresholds=self.thresholds)
-            draws = area_draws(changes, self.max_rate, self.resamples, self.seed)
+            draws = area_draws(changes, self.max_rate, resamples, seed)
             return curve_summary(changes.total(), hours, **settings, draws=draws,
-                                 level=self.level, seed=self.seed)
+                                 level=level, seed=seed)
         curves = guard_curves(ref, scores, given, policy, thresholds=self.thresholds,
-                              jobs=self.jobs)
-        if self.shard is not None:
+                              jobs=jobs)
+        if shard is not None:
             return curves_section(curves, seconds, settings)
         return curve_summary(curves, hours, **settings)

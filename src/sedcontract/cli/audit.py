@@ -1,14 +1,13 @@
 """``sedcontract audit``, ``scores`` and ``demo``: the guard vector (and the standard scores)
 of a system's output against a reference. Each command turns its options into one
-:class:`Asked` (the library's request, checked as a whole: every option clash before any file
-is read), has the library compute it (:mod:`sedcontract.analysis.audit_request`) and writes
-what the result renders."""
+:class:`Asked` (the library's request with the format and the files written beside it, checked
+as a whole: every option clash before any file is read), has the library compute the request
+(:mod:`sedcontract.analysis.audit_request`) and writes what the result renders."""
 
 from __future__ import annotations
 
 import argparse
 import io
-import math
 import os
 import sys
 from collections.abc import Mapping
@@ -32,6 +31,9 @@ EXAMPLES = Path(__file__).parents[1] / "examples"
 SYSTEM_FORMATS = {"csv"}  # formats whose rows carry the system's name
 CURVE_READERS = ("--curves-targets", "--curves-decision", "--curves-figure",
                  "--curves-duration-at")  # options that read the curves
+OPTIONS = {name: "--" + name.replace("_", "-") for name in (  # request field -> its option
+    "pred", "pred_scores", "pred_points", "durations", "clips", "windows", "compare_scores",
+    "with_scores", "bootstrap", "curves")} | {"max_rate": "--curves-max-rate"}
 
 
 @dataclass(frozen=True)
@@ -101,38 +103,23 @@ class Asked:
         return self.request if isinstance(self.request, AuditRequest) else None
 
     def check(self) -> None:
-        """Every clash of options, in one place: inputs, then the curves, then the format."""
-        self._check_inputs()
-        self._check_curves()
-        self._check_format()
-
-    def _check_inputs(self) -> None:
+        """Every clash of options, in one place: the request's own checks (in its options'
+        names) and the options' that only the command line has, in the order a user meets
+        them."""
         r, given = self.request, self.given or {}
         if given.get("decision") and r.pred_scores is None:
             raise SedContractError(f"{' and '.join(given['decision'])} decide how score files "
                                    "(--pred-scores) become events; events given with --pred "
                                    "are taken as they are")
-        if r.pred is not None and r.pred_scores is not None:
-            raise SedContractError("give one of --pred (event tsv) or --pred-scores (a "
-                                   "directory of score tsv files), not both")
-        if r.pred_points and r.pred_scores is not None:
-            raise SedContractError("PSDS comes from --pred-scores or from --pred-points, not "
-                                   "both")
-        if r.clips == "durations" and not r.durations:
-            raise SedContractError("--clips durations needs --durations")
-        if r.pred is None and r.pred_scores is None:  # PSDS of operating points alone
-            if self.audit is not None:
-                raise SedContractError("the guard vector needs one system output: give --pred "
-                                       "or --pred-scores (--pred-points adds PSDS)")
-            if not r.pred_points:
-                raise SedContractError("give --pred (event tsv), --pred-scores (a directory of "
-                                       "score tsv files) or --pred-points (operating-point "
-                                       "tables)")
-            if not r.durations:
-                raise SedContractError("PSDS needs clip durations: add --durations")
-        if r.windows and r.pred_scores is None:
-            raise SedContractError("--windows merges score files (--pred-scores); events of "
-                                   "overlapping windows cannot be averaged")
+        r.check_inputs(OPTIONS)
+        self._check_asked()
+        r.check_compare(OPTIONS)
+        self._check_curves()
+        self._check_format()
+
+    def _check_asked(self) -> None:
+        """PSDS and AUROC options need what they set."""
+        r, given = self.request, self.given or {}
         scored = r.pred_scores is not None and r.with_scores
         if given.get("psds") and not r.pred_points and not scored:
             source = "--pred-scores (its frame scores: add --with-scores)" \
@@ -148,10 +135,6 @@ class Asked:
                                    f"AUROC, which comes from score files ({source}); events "
                                    "at one threshold and operating points have no segment "
                                    "scores")
-        if r.compare_scores is not None and not (scored and r.durations):
-            raise SedContractError("--compare-scores compares PSDS, mAUC and mpAUC of two "
-                                   "systems' score files: give --pred-scores (with "
-                                   "--with-scores in audit) and --durations")
 
     def _check_curves(self) -> None:
         r, flags = self.audit, (self.given or {}).get("curves", ())
@@ -168,13 +151,7 @@ class Asked:
         if self.curves_decision and not curves.targets:
             raise SedContractError("--curves-decision writes the thresholds that meet "
                                    "--curves-targets: give the targets")
-        if not (r.pred_scores is not None and r.durations):
-            raise SedContractError("--curves follows the guard vector over every threshold of "
-                                   "score files: give --pred-scores and --durations")
-        if not 0 < curves.max_rate < math.inf:
-            raise SedContractError(f"--curves-max-rate must be a positive number of false "
-                                   f"events per hour, got {curves.max_rate!r}")
-        curves.check(r.policy)
+        r.check_curves(OPTIONS)
 
     def _check_format(self) -> None:
         r, audit = self.request, self.audit
@@ -232,7 +209,7 @@ class Asked:
     def run(self, out: Outputs | None) -> str:
         """Compute and render the request; the PSD-ROC figure (``--psd-roc``), the curves'
         figure and decision file go to ``out``."""
-        done = replace(self.request, shown=self.shown()).compute()
+        done = replace(self.request, shown=self.shown()).compute(names=OPTIONS)
         if self.psd_roc and out is not None and done.psds is not None:
             from sedcontract.scores.psds.request import psd_roc_png
 
@@ -251,9 +228,7 @@ def _curves(args: argparse.Namespace) -> CurvesRequest | None:
         return None
     return CurvesRequest(
         max_rate=100.0 if args.curves_max_rate is None else args.curves_max_rate,
-        targets=targets, thresholds=thresholds, resamples=args.bootstrap,
-        seed=args.bootstrap_seed, level=args.level, jobs=args.jobs,
-        shard=parse_shard(args.shard) if args.shard is not None else None)
+        targets=targets, thresholds=thresholds)
 
 
 def write_curve_files(out: Outputs, summary: Mapping[str, Any], figure: str | None,

@@ -8,6 +8,7 @@ import math
 from dataclasses import replace
 from pathlib import Path
 
+from sedcontract.analysis.audited import FORMATS
 from sedcontract.cli import options
 from sedcontract.errors import SedContractError
 from sedcontract.guard import AuditPolicy, ScoreSettings
@@ -31,7 +32,6 @@ AUROC_PARAMETERS = {  # AurocSettings field -> help of its --auroc-* option
     "max_fpr": "segment-based AUROC: the FPR up to which the partial AUROC (mpAUC) is taken "
                "(default 0.1, DCASE 2024's)",
 }
-FORMATS = ("md", "json", "csv")
 
 
 def psds_settings(args: argparse.Namespace) -> dict[str, PsdsSettings]:
@@ -227,7 +227,7 @@ def add_audit_options(parser: argparse.ArgumentParser) -> None:
     options.add_monitor_options(parser)
     parser.add_argument("--coordinates", default=None,
                         help="comma-separated coordinates to report (default: all)")
-    parser.add_argument("--format", choices=FORMATS, default="md")
+    parser.add_argument("--format", choices=FORMATS["audit"], default="md")
     parser.add_argument("--system", default=None,
                         help="the system's name in source rows (--format csv; default: the "
                              "prediction file's stem)")
@@ -257,7 +257,7 @@ def add_audit_options(parser: argparse.ArgumentParser) -> None:
 
 def add_scores_options(parser: argparse.ArgumentParser) -> None:
     add_inputs(parser)
-    parser.add_argument("--format", choices=("md", "json"), default="md")
+    parser.add_argument("--format", choices=FORMATS["scores"], default="md")
     options.add_bootstrap_options(parser, default=0, what="each score's micro F1, and PSDS, "
                                   "mAUC and mpAUC of score files (md, json)")
 

@@ -5,6 +5,7 @@ curves' summary made by hand; the curves take the policy's decision."""
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -14,6 +15,7 @@ from sedcontract.analysis.audit_request import AuditRequest, ScoresRequest
 from sedcontract.analysis.audited import Audited
 from sedcontract.analysis.curve_request import CurvesRequest
 from sedcontract.analysis.curve_summaries import curve_summary, summary_dict
+from sedcontract.blocks import clip_range
 from sedcontract.cli import main
 from sedcontract.errors import SedContractError
 from sedcontract.guard import AuditPolicy, ScoreSettings
@@ -64,7 +66,7 @@ def test_an_audit_request_renders_the_bytes_the_command_writes(files, capsys):
          ["--threshold", "0.6", "--mode", "typed", "--curves", "--curves-targets",
           "missed=0.5", "--curves-max-rate", "40"], ("md", "json")),
         (AuditRequest(**common, policy=_policy(0.5), with_scores=True, bootstrap=20,
-                      system="s", intervals=False, curves=CurvesRequest(resamples=20)),
+                      system="s", intervals=False, curves=CurvesRequest()),
          ["--with-scores", "--bootstrap", "20", "--system", "s", "--curves"], ("csv",)),
     ]
     for request, options, formats in cases:
@@ -98,11 +100,13 @@ def test_the_curves_request_is_the_summary_of_the_curves_and_its_shards_join(fil
     want = curve_summary(guard_curves(ref, tables, durations, decision=policy.decision), hours,
                          60.0, {"missed": 0.5, "false": 0.5}, policy.decision)
     assert summary_dict(got) == summary_dict(want)
-    drawn = CurvesRequest(max_rate=60.0, resamples=30, seed=3).compute(ref, folder, durations,
-                                                                       policy)
+    from_files = request.compute(paths["ref"], paths["pred_scores"], paths["durations"], policy)
+    assert summary_dict(from_files) == summary_dict(got)
+    drawn = CurvesRequest(max_rate=60.0).compute(ref, folder, durations, policy, resamples=30,
+                                                 seed=3)
     assert drawn["areas"] == got["areas"] and drawn["seed"] == 3
     assert set(drawn["intervals"]) == set(got["areas"])
-    sections = [CurvesRequest(shard=(i, 2)).compute(ref, folder, durations, policy)
+    sections = [CurvesRequest().compute(ref, folder, durations, policy, shard=(i, 2))
                 for i in range(2)]
     assert sum(len(s["durations"]) for s in sections) == len(ref.clips)
     assert sections[0]["settings"]["decision"] == policy.decision.as_dict()
@@ -125,14 +129,56 @@ def test_the_curves_take_the_policys_decision_unless_one_is_given(files):
                for n in plain.typed)  # the filter changes the curves: the test can fail
 
 
-def test_an_audit_needs_a_system_output_and_each_result_names_its_kind(files):
+def test_a_request_refuses_contradictions_by_its_fields_names_before_reading(files):
     paths, *_ = files
-    with pytest.raises(SedContractError, match="needs one system output"):
-        AuditRequest(paths["ref"], durations=paths["durations"]).compute()
-    with pytest.raises(SedContractError, match="--curves follows the guard vector"):
-        AuditRequest(paths["ref"], pred_scores=paths["pred_scores"],
-                     curves=CurvesRequest()).compute()
+    refused = [
+        (AuditRequest(paths["ref"], durations=paths["durations"]),
+         "needs one system output: give pred or pred_scores"),
+        (AuditRequest(paths["ref"], pred_scores=paths["pred_scores"], curves=CurvesRequest()),
+         "curves follows the guard vector .* give pred_scores and durations"),
+        (AuditRequest(paths["ref"], pred="a.tsv", pred_scores=paths["pred_scores"]),
+         "give one of pred .* or pred_scores"),
+        (ScoresRequest(paths["ref"], pred="a.tsv", clips="durations"),
+         "clips durations needs durations"),
+        (ScoresRequest(paths["ref"], pred_points=("a.tsv",)), "add durations"),
+        (AuditRequest(paths["ref"], pred_scores=paths["pred_scores"],
+                      durations=paths["durations"], compare_scores=paths["compare_scores"]),
+         "give pred_scores \\(with with_scores in audit\\) and durations"),
+        (AuditRequest(paths["ref"], pred_scores=paths["pred_scores"],
+                      durations=paths["durations"], curves=CurvesRequest(max_rate=-1.0)),
+         "max_rate must be a positive number"),
+        (AuditRequest(paths["ref"], pred_scores=paths["pred_scores"],
+                      durations=paths["durations"],
+                      curves=CurvesRequest(targets=(("duration", 0.5),))),
+         "no curve of 'duration'"),
+    ]
+    for request, message in refused:
+        with pytest.raises(SedContractError, match=message):
+            request.compute()
+    with pytest.raises(SedContractError, match="clip durations"):
+        CurvesRequest().compute(paths["ref"], paths["pred_scores"], None)
+
+
+def test_with_scores_gives_the_standard_scores_and_the_curves_take_the_audits_draws(files):
+    paths, *_ = files
+    common = {"pred_scores": paths["pred_scores"], "durations": paths["durations"]}
+    assert AuditRequest(paths["ref"], **common).compute().report.scores is None
+    done = AuditRequest(paths["ref"], **common, with_scores=True, bootstrap=20,
+                        curves=CurvesRequest()).compute()
+    assert set(done.report.scores) >= {"event", "segment"} and done.report.psds is not None
+    assert done.curves["seed"] == 0 and set(done.curves["intervals"]) == set(done.curves["areas"])
+    shard = AuditRequest(paths["ref"], **common, shard=(1, 2), curves=CurvesRequest()).compute()
+    first, stop = clip_range(5, 1, 2)  # the audit's own block of the clips
+    assert json.loads(shard.render("json"))["shard"]["curves"]["durations"] == \
+        shard.curves["durations"] and len(shard.curves["durations"]) == stop - first
+
+
+def test_each_result_names_its_kind_and_refuses_what_it_cannot_render():
     assert Audited(None, {"note": "x"}).kind == "psds"
     assert Audited(None, {"note": "x"}).render("md") == "PSDS: not computed (x)\n"
     with pytest.raises(SedContractError, match="renders as md, json"):
         Audited(None, {"note": "x"}).render("csv")
+    with pytest.raises(SedContractError, match="a report, or PSDS"):
+        Audited(None)
+    with pytest.raises(SedContractError, match="both or neither"):
+        Audited(None, {"note": "x"}, corpus={"clips": []})
