@@ -1,5 +1,6 @@
 """Peak memory of the audit on inputs that used to exhaust it: one clip with 50,000 events
-per side, 100 clips × 200 classes, and one score file of 10⁷ frames (0.23 GB of text). Each
+per side, 100 clips × 200 classes, and one score file of 10⁷ frames (0.23 GB of text); and of
+the safe reader of user YAML and JSON files at its limits (1 MiB, 32 levels deep). Each
 case runs in a fresh process (its peak RSS is its own); ``--case`` runs one case here,
 optionally under an address-space limit (the memory test does that). Run:
 ``.venv/bin/python benchmarks/hostile_memory.py``."""
@@ -17,7 +18,7 @@ import numpy as np
 
 from _rows import record
 
-CASES = ("events", "classes", "scores")
+CASES = ("events", "classes", "scores", "documents")
 
 
 def workload(case: str, size: int, seed: int = 0):
@@ -61,6 +62,8 @@ def run_case(case: str, size: int, limit_mb: int | None) -> int:
     import sedcontract
     from sedcontract.guard import ScoreSettings
 
+    if case == "documents":
+        return read_documents(size)
     if case == "scores":
         import tempfile
 
@@ -97,18 +100,45 @@ def run_case(case: str, size: int, limit_mb: int | None) -> int:
     return 0
 
 
+def read_documents(size: int) -> int:
+    """A YAML and a JSON file of ``size`` bytes at the reader's depth limit (a list of numbers
+    inside 31 lists), each read in this process; print the time and the peak."""
+    import tempfile
+    from pathlib import Path
+
+    from sedcontract.traces.documents import MAX_DEPTH, read_json, read_yaml
+
+    inner = ", ".join(["1234567"] * (size // 9))
+    nested = "[" * (MAX_DEPTH - 1) + inner + "]" * (MAX_DEPTH - 1)
+    with tempfile.TemporaryDirectory() as folder:
+        for kind, text, read in (("YAML", f"a: {nested}\n", read_yaml),
+                                 ("JSON", f'{{"a": {nested}}}', read_json)):
+            path = Path(folder) / f"file.{kind.lower()}"
+            path.write_text(text)
+            start = time.perf_counter()
+            read(path, "benchmark file", max_bytes=None)
+            elapsed = time.perf_counter() - start
+            peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+            print(f"documents: a {kind} file of {len(text):,} bytes, {MAX_DEPTH} levels deep, "
+                  f"read in {elapsed:.2f} s, peak RSS {peak:.0f} MB")
+            record("hostile_memory.py", f"a {kind} user file of {len(text):,} bytes at the "
+                   f"reader's depth limit", f"{elapsed:.2f} s", memory=f"{peak:.0f} MB")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--case", choices=CASES, default=None, help="run one case here")
     parser.add_argument("--size", type=int, default=None,
-                        help="events per side (events), classes (classes) or frames (scores)")
+                        help="events per side (events), classes (classes), frames (scores) or "
+                             "bytes (documents)")
     parser.add_argument("--limit-mb", type=int, default=None,
                         help="address-space limit for --case (MiB)")
     parser.add_argument("--smoke", action="store_true",
                         help="tiny sizes that only check the script works (tests use it)")
     args = parser.parse_args(argv)
-    sizes = {"events": 200, "classes": 5, "scores": 5000} if args.smoke else \
-        {"events": 50_000, "classes": 200, "scores": 10_000_000}
+    sizes = {"events": 200, "classes": 5, "scores": 5000, "documents": 10_000} if args.smoke \
+        else {"events": 50_000, "classes": 200, "scores": 10_000_000, "documents": 1_000_000}
     if args.case is not None:
         return run_case(args.case, args.size or sizes[args.case], args.limit_mb)
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}

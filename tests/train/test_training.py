@@ -557,6 +557,25 @@ def test_a_key_no_part_takes_is_named_before_anything_is_built(base, capsys, ove
     assert message in err and "Traceback" not in err and err.count("\n") == 1
 
 
+def test_a_decision_file_that_is_a_folder_or_aliases_ends_in_one_line(base, tmp_path, capsys):
+    """``contract.decision.file`` is read by the safe reader of user files: a folder once
+    ended in Hydra's "Error in call to target" (IsADirectoryError), a 400-byte file of YAML
+    aliases in a MemoryError."""
+    (tmp_path / "folder").mkdir()
+    laughs = tmp_path / "laughs.yaml"
+    laughs.write_text("a: &a [x, x, x, x, x, x, x, x, x]\n"
+                      "b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\nthreshold: *b\n")
+    for path, message in ((tmp_path / "folder", "folder: not a regular file"),
+                          (laughs, "laughs.yaml, row 2: an alias (*a) is not read in a "
+                                   "decision file")):
+        cfg = compose_config("train", [*base, f"contract.decision.file={path}"])
+        with pytest.raises(SystemExit) as stop:
+            report_errors(train)(cfg)
+        assert stop.value.code == 2
+        err = capsys.readouterr().err
+        assert message in err and "Traceback" not in err and "Error in call" not in err
+
+
 def test_a_renamed_key_on_the_command_line_is_refused_with_its_new_name(monkeypatch, capsys):
     """Without ``+``, Hydra's own message would suggest appending the old key."""
     from sedcontract import evaluation, training

@@ -27,7 +27,7 @@ from sedcontract.contracts.printer import format_contract
 from sedcontract.contracts.syntax import Contract, EventClause, FrameClause, Match
 from sedcontract.errors import SedContractError, TraceFormatError
 from sedcontract.guard.report import GuardReport
-from sedcontract.traces.csv_files import read_text
+from sedcontract.traces.documents import compose_yaml
 from sedcontract.traces.tsv import clip_id, read_fields
 
 __all__ = ["Case", "RiskOrder", "Selection", "read_labels", "read_risk_order", "select",
@@ -67,15 +67,7 @@ def read_risk_order(path: str | Path, known: Sequence[str]) -> RiskOrder:
     read as written (a bare ``false`` is the kind, not a Boolean). Every kind must be a known
     pathology or coordinate; errors name the file and line."""
     where = str(path)
-    try:
-        root = yaml.compose(read_text(path))
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise TraceFormatError(f"not YAML: {exc}", path=where,
-                               row=mark.line + 1 if mark else None) from None
-    except RecursionError:
-        raise TraceFormatError("nested too deeply for a risk order (a mapping of two lists)",
-                               path=where) from None
+    root = compose_yaml(path, "risk order")
     nodes: dict[str, yaml.Node] = {}
     lines: dict[str, int] = {}
     for key, value in root.value if isinstance(root, yaml.MappingNode) else ():

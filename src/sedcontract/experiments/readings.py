@@ -5,7 +5,6 @@ made of."""
 from __future__ import annotations
 
 import itertools
-import json
 import math
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -26,6 +25,7 @@ from sedcontract.guard import AuditPolicy, GuardReport, ScoreSettings, audit
 from sedcontract.scores.psds.request import psds
 from sedcontract.scores.psds.settings import PRESETS
 from sedcontract.traces.decision import DecisionPolicy
+from sedcontract.traces.documents import read_json
 from sedcontract.traces.score_files import read_score_dir, tables_to_events
 from sedcontract.traces.tsv import read_durations, read_events
 
@@ -72,7 +72,7 @@ def as_decided(data: Path, data_seed: int, where: Path, split: str) -> GuardRepo
     against the vector evaluate.py reported."""
     folder = where / split
     report = audited(data, data_seed, folder / f"{split}_report_pred.tsv", split)
-    stored = json.loads((folder / f"{split}_report.json").read_text())
+    stored = read_json(folder / f"{split}_report.json", "guard report", max_bytes=None)
     for mode in MODES:
         mine, theirs = report.logic(mode), stored["modes"][mode]["logic"]
         if not math.isclose(mine, theirs, abs_tol=1e-9):

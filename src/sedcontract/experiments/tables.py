@@ -11,8 +11,9 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from sedcontract.errors import ProtocolError
+from sedcontract.errors import ProtocolError, TraceFormatError
 from sedcontract.outputs import Outputs, atomic_write
+from sedcontract.traces import documents
 from sedcontract.traces.csv_files import read_csv
 
 Tables = dict[str, list[dict[str, str]]]
@@ -20,11 +21,12 @@ Render = Callable[[Tables, Mapping[str, Any]], str]
 
 
 def read_json(path: Path, what: str) -> dict[str, Any]:
-    """A JSON object from a file, or one line naming the file."""
+    """A JSON object from a file (read safely: :mod:`~sedcontract.traces.documents`), or one
+    line naming the file."""
     try:
-        value = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ProtocolError(f"{path}: cannot read {what} ({exc})") from None
+        value = documents.read_json(path, "protocol file")
+    except TraceFormatError as exc:
+        raise ProtocolError(f"{path}: cannot read {what} ({exc.message})") from None
     if not isinstance(value, dict):
         raise ProtocolError(f"{path}: {what} must be a JSON object, not {type(value).__name__}")
     return value

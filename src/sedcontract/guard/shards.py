@@ -28,8 +28,8 @@ from sedcontract.numbers import is_count
 from sedcontract.scores.counts import MetricResult
 from sedcontract.traces import EventList
 from sedcontract.traces.decision import DecisionPolicy, decision_of_data
+from sedcontract.traces.documents import read_json
 from sedcontract.traces.grid import SECONDS_PER_HOUR
-from sedcontract.traces.tsv import regular_file
 
 __all__ = ["audit_shard", "corpus_key", "curves_section", "merge_shard_files", "merge_shards",
            "parse_shard", "read_shard", "shard_json"]
@@ -190,17 +190,6 @@ def _skeleton(data: dict[str, Any], path: str) -> GuardReport:
                        scores, data.get("psds"))
 
 
-def _depth(data: Any) -> int:
-    """How deep lists and mappings nest in ``data`` (a loop, no recursion)."""
-    deepest, stack = 0, [(data, 1)]
-    while stack:
-        value, depth = stack.pop()
-        deepest = max(deepest, depth)
-        inner = value.values() if isinstance(value, dict) else value
-        stack += [(v, depth + 1) for v in inner if isinstance(v, dict | list)]
-    return deepest if isinstance(data, dict | list) else 0
-
-
 def _arrays(shard: dict[str, Any], clips: Sequence[str], path: str) -> dict[str, np.ndarray]:
     """The per-clip counts, each ``len(clips) × width`` whole numbers as written: memory grows
     with the numbers the file holds, never with one it states."""
@@ -247,15 +236,7 @@ def read_shard(path: str | Path) -> tuple[GuardReport, dict[str, Any]]:
     """A shard report and its ``shard`` section (index, count, corpus), checked: nesting, the
     shard's numbers and every count against its clips and report."""
     where = str(path)
-    try:
-        data = json.loads(regular_file(Path(path)).read_text(encoding="utf-8"))
-    except RecursionError:
-        raise SedContractError(f"{path}: nested too deeply for a shard report") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise SedContractError(f"{path}: cannot read a JSON shard report ({exc})") from exc
-    if _depth(data) > MAX_DEPTH:
-        raise SedContractError(f"{path}: nested too deeply for a shard report (more than "
-                               f"{MAX_DEPTH} levels)")
+    data = read_json(path, "shard report", max_bytes=None, max_depth=MAX_DEPTH)  # its counts
     shard = _need(data, where, "shard")
     info = {k: _need(shard, where, k) for k in ("index", "count", "corpus")}
     if not is_count(info["count"], MAX_COUNT) or not info["count"]:

@@ -203,17 +203,14 @@ def _rule(threshold: float, median_filter: float, low: float | None) -> str:
 
 
 def read_decision(path: str | Path) -> DecisionPolicy:
-    """A decision file (YAML, the module's layout); errors name the file and the key."""
-    import yaml
+    """A decision file (YAML, the module's layout, read safely:
+    :mod:`~sedcontract.traces.documents`); errors name the file and the key."""
+    from sedcontract.traces.documents import read_yaml
 
     path = Path(path)
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise TraceFormatError("no such decision file", path=str(path)) from None
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        raise TraceFormatError(f"not a YAML decision file: {exc}", path=str(path)) from None
-    return decision_of_data(data, str(path))
+    if not path.exists():
+        raise TraceFormatError("no such decision file", path=str(path))
+    return decision_of_data(read_yaml(path, "decision file"), str(path))
 
 
 def decision_of_data(data: Any, where: str) -> DecisionPolicy:
