@@ -390,7 +390,7 @@ def test_fetch_desed_exits_2_with_one_message(tmp_path, monkeypatch, capsys, cas
               "unreachable URL": "cannot download http://127.0.0.1:9/",
               "HTTP error": "cannot download", "non-hex sha256": "64 hexadecimal digits",
               "short sha256": "64 hexadecimal digits",
-              "malformed checksums.json": "checksums.json, line 2, column 1"}[case]
+              "malformed checksums.json": "checksums.json, row 2: not a JSON download record"}[case]
     if case == "truncated tar.gz":
         tarball(write_corpus(tmp_path / "src"), served)
         served.write_bytes(served.read_bytes()[:3000])
@@ -529,3 +529,18 @@ def test_every_script_ends_a_mistake_with_one_line_and_status_2(tmp_path, capsys
                  "relaxation_properties", "reproduce"):
         text = (SCRIPTS / f"{name}.py").read_text()
         assert f'reported("{name}", ' in text, name
+
+
+def test_a_record_or_manifest_nested_deeply_is_refused_or_rebuilt_not_a_traceback(tmp_path):
+    """The download record and the build manifest are read by the safe reader of user files:
+    nested 100,000 deep they once ended in RecursionError."""
+    from sedcontract.data.build import _read_manifest
+
+    deep = tmp_path / "checksums.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(SedContractError, match=r"checksums\.json: nested too deeply for a "
+                                               r"download record .*; fix or delete it"):
+        fetch.read_record(deep)
+    notes: list[str] = []
+    assert _read_manifest(deep, notes.append) is None
+    assert notes and "not a manifest of this build (corrupt or foreign): rebuilding" in notes[0]

@@ -26,6 +26,7 @@ from sedcontract.data.scenes import SceneConfig, SpeechSource, make_scene, synth
 from sedcontract.errors import SedContractError
 from sedcontract.numbers import is_whole
 from sedcontract.outputs import atomic_write
+from sedcontract.traces.documents import read_json
 from sedcontract.traces.tsv import regular_file
 
 FORMAT_VERSION = 1
@@ -189,8 +190,8 @@ def _read_manifest(path: Path, log: Callable[[str], None]) -> dict | None:
     if not path.exists():
         return None
     try:
-        data = json.loads(regular_file(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):
+        data = read_json(path, "build manifest", max_bytes=None)
+    except (OSError, SedContractError):
         data = None
     fields = {"config_hash": str, "manifest_hash": str, "splits": dict, "files": dict}
     if not isinstance(data, dict) or not all(isinstance(data.get(k), t)

@@ -45,6 +45,7 @@ from typing import IO
 from sedcontract.errors import SedContractError, TraceFormatError
 from sedcontract.numbers import is_number, is_whole
 from sedcontract.outputs import atomic_write, check_output, current_umask
+from sedcontract.traces.documents import read_json
 from sedcontract.traces.tsv import regular_file
 
 CHECKSUMS = "checksums.json"
@@ -150,18 +151,11 @@ def read_record(path: Path) -> dict:
     if not os.path.lexists(path):
         return {}
     try:
-        text = regular_file(path).read_bytes()  # a pipe would block the reader
+        value = read_json(path, "download record", max_bytes=None)
     except TraceFormatError as exc:
-        raise SedContractError(f"cannot read {path}: {exc.message}") from None
+        raise SedContractError(f"{exc}; fix or delete it") from None
     except OSError as exc:
         raise SedContractError(f"cannot read {path}: {exc.strerror}") from None
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise SedContractError(f"{path}, line {exc.lineno}, column {exc.colno}: not valid "
-                               f"JSON ({exc.msg}); fix or delete it") from None
-    except ValueError as exc:  # not UTF-8
-        raise SedContractError(f"{path}: not UTF-8 JSON ({exc}); fix or delete it") from None
     if not isinstance(value, dict):
         raise SedContractError(f"{path}: expected a JSON object; fix or delete it")
     return value
