@@ -23,11 +23,16 @@ def _thresholds(text: str) -> tuple[float, ...]:
     try:
         if ":" in text:
             start, stop, step = (float(v) for v in text.split(":"))
+            if not all(math.isfinite(v) for v in (start, stop, step)):
+                raise argparse.ArgumentTypeError(f"{text!r}: START, STOP and STEP must be "
+                                                 "finite numbers (0.05:0.95:0.05)")
             if step <= 0 or stop < start:
                 raise ValueError
-            count = math.floor((stop - start) / step + 1e-9) + 1  # never past STOP
-            if count > 1000:
-                raise argparse.ArgumentTypeError(f"{count} thresholds: at most 1000")
+            steps = (stop - start) / step  # bounded before any threshold is made
+            count = math.floor(steps + 1e-9) + 1 if steps < 1000 else math.inf  # never past STOP
+            if count > 1000:  # infinite too: 0:1e300:1e-300
+                raise argparse.ArgumentTypeError(f"{text!r} makes more than 1000 thresholds: "
+                                                 "at most 1000")
             return tuple(round(start + k * step, 10) for k in range(count))
         return tuple(float(v) for v in text.split(","))
     except ValueError:

@@ -189,3 +189,18 @@ def test_tune_some_classes_and_a_threshold_range_that_stops_at_its_end(tmp_path)
     assert _thresholds("0:1.1:0.4") == (0.0, 0.4, 0.8)
     assert _thresholds("0.2:0.9:0.4") == (0.2, 0.6)
     assert _thresholds("0.1:0.9:0.1")[-1] == 0.9 and len(_thresholds("0.1:0.9:0.1")) == 9
+
+
+def test_an_infinite_or_huge_threshold_range_is_refused_before_allocation(capsys):
+    """``-inf:inf:1`` and ``0:inf:1`` once ended in OverflowError; a finite range of more than
+    1000 thresholds is refused by its count, before any is made."""
+    from sedcontract.cli import main
+
+    for grid, message in (("-inf:inf:1", "START, STOP and STEP must be finite numbers"),
+                          ("0:inf:1", "START, STOP and STEP must be finite numbers"),
+                          ("0:1:nan", "START, STOP and STEP must be finite numbers"),
+                          ("0:1e300:1e-300", "thresholds: at most 1000")):
+        assert main(["tune", "--ref", "r.tsv", "--pred-scores", "s", "--durations", "d.tsv",
+                     f"--thresholds={grid}", "--out", "o.yaml"]) == 2
+        err = capsys.readouterr().err
+        assert message in err and "Traceback" not in err
