@@ -15,6 +15,7 @@ from sedcontract.guard import AuditPolicy, ScoreSettings
 from sedcontract.scores.psds.settings import PRESETS, PsdsSettings
 from sedcontract.scores.segment_roc import AurocSettings
 from sedcontract.traces import MODES
+from sedcontract.traces.times import seconds
 from sedcontract.traces.tsv import CLIP_LISTS
 
 PSDS_PARAMETERS = {  # PsdsSettings field -> help of its --psds-* option
@@ -27,8 +28,8 @@ PSDS_PARAMETERS = {  # PsdsSettings field -> help of its --psds-* option
 }
 DEFAULT_PSDS = "psds1,psds2"
 AUROC_PARAMETERS = {  # AurocSettings field -> help of its --auroc-* option
-    "segment_length": "segment-based AUROC: segment length in seconds (default 1, DCASE 2024's "
-                      "for MAESTRO)",
+    "segment_length": "segment-based AUROC: segment length with its unit, e.g. 1s or 500ms "
+                      "(default 1s, DCASE 2024's for MAESTRO)",
     "max_fpr": "segment-based AUROC: the FPR up to which the partial AUROC (mpAUC) is taken "
                "(default 0.1, DCASE 2024's)",
 }
@@ -185,8 +186,10 @@ def add_inputs(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--psd-roc", default=None, metavar="PNG",
                         help="write the PSD-ROC of each scenario here (a PNG)")
     for name, text in AUROC_PARAMETERS.items():
-        parser.add_argument(f"--auroc-{name.replace('_', '-')}", dest=f"auroc_{name}",
-                            type=float, default=None, help=text)
+        flag = f"--auroc-{name.replace('_', '-')}"
+        parser.add_argument(flag, dest=f"auroc_{name}", default=None, help=text,
+                            type=options.time_type(seconds, flag) if name == "segment_length"
+                            else float)
     parser.add_argument("--compare-scores", default=None, metavar="DIR",
                         help="a second system's score files of the same clips: adds PSDS, mAUC "
                              "and mpAUC of --pred-scores minus this system's, each with its "

@@ -261,8 +261,12 @@ def test_auroc_options_without_score_files_are_refused(tmp_path, capsys):
     assert "--auroc-max-fpr set the segment-based AUROC, which comes from score files" in \
         capsys.readouterr().err
     assert main(["audit", "--ref", str(ref), "--pred-scores", str(tmp_path / "none"),
-                 "--auroc-segment-length", "0.5"]) == 2
+                 "--auroc-segment-length", "500ms"]) == 2
     assert "its frame scores: add --with-scores" in capsys.readouterr().err
+    assert main(["scores", "--ref", str(ref), "--pred-scores", str(tmp_path / "none"),
+                 "--auroc-segment-length", "0.5"]) == 2  # a time wants its unit
+    assert "--auroc-segment-length: '0.5' has no unit; write 0.5ms, 0.5s" in \
+        capsys.readouterr().err
 
 
 def test_an_audit_with_scores_carries_the_auroc_of_its_score_files(tmp_path, capsys):
