@@ -333,10 +333,24 @@ class AuditRequest(ScoresRequest):
     def check(self, names: Names = None) -> None:
         super().check(names)
         self.check_curves(names)
+        self.check_shard(names)
 
     def _check_without_events(self, n: Callable[[str], str]) -> None:
         raise SedContractError(f"the guard vector needs one system output: give {n('pred')} "
                                f"or {n('pred_scores')} ({n('pred_points')} adds PSDS)")
+
+    def check_shard(self, names: Names = None) -> None:
+        """A shard carries counts that merge into the corpus's; what needs the whole corpus
+        (intervals over its clips, paired differences) is refused, not dropped."""
+        n = _namer(names)
+        whole = [n(name) for name, value in (("bootstrap", self.bootstrap),
+                                             ("compare", self.compare),
+                                             ("compare_scores", self.compare_scores)) if value]
+        if self.shard is not None and whole:
+            raise SedContractError(f"{' and '.join(whole)} resample or pair the whole corpus, "
+                                   f"which a shard ({n('shard')}) does not hold: audit the "
+                                   f"corpus without {n('shard')} ({n('jobs')} shares its clips "
+                                   "between processes)")
 
     def check_curves(self, names: Names = None) -> None:
         """The curves need score files and their durations, and a policy they are exact for."""

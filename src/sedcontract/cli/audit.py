@@ -33,7 +33,8 @@ CURVE_READERS = ("--curves-targets", "--curves-decision", "--curves-figure",
                  "--curves-duration-at")  # options that read the curves
 OPTIONS = {name: "--" + name.replace("_", "-") for name in (  # request field -> its option
     "pred", "pred_scores", "pred_points", "durations", "clips", "windows", "compare_scores",
-    "with_scores", "bootstrap", "curves")} | {"max_rate": "--curves-max-rate"}
+    "with_scores", "bootstrap", "curves", "shard", "compare", "jobs")} | \
+    {"max_rate": "--curves-max-rate"}
 
 
 @dataclass(frozen=True)
@@ -116,6 +117,8 @@ class Asked:
         r.check_compare(OPTIONS)
         self._check_curves()
         self._check_format()
+        if self.audit is not None:
+            self.audit.check_shard(OPTIONS)
 
     def _check_asked(self) -> None:
         """PSDS and AUROC options need what they set."""

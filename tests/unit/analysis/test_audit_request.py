@@ -182,3 +182,22 @@ def test_each_result_names_its_kind_and_refuses_what_it_cannot_render():
         Audited(None)
     with pytest.raises(SedContractError, match="both or neither"):
         Audited(None, {"note": "x"}, corpus={"clips": []})
+
+
+def test_a_shard_refuses_what_needs_the_whole_corpus_instead_of_dropping_it(files, capsys):
+    """``--shard … --bootstrap`` once wrote a shard whose merge silently had no intervals; the
+    same for ``--compare`` and ``--compare-scores``."""
+    paths, *_ = files
+    base = ["audit", *_command(paths), "--shard", "0/2", "--format", "json"]
+    for extra, named in ((["--bootstrap", "50"], "--bootstrap"),
+                         (["--compare", paths["ref"]], "--compare"),
+                         (["--with-scores", "--compare-scores", paths["compare_scores"]],
+                          "--compare-scores")):
+        assert main([*base, *extra]) == 2
+        err = capsys.readouterr().err
+        assert f"{named} resample or pair the whole corpus, which a shard (--shard) does not " \
+               "hold: audit the corpus without --shard (--jobs shares" in err, err
+    with pytest.raises(SedContractError, match="bootstrap resample or pair the whole corpus"):
+        AuditRequest(paths["ref"], pred_scores=paths["pred_scores"], shard=(0, 2),
+                     bootstrap=10).compute()
+    assert main([*base]) == 0  # the shard alone is written
