@@ -276,3 +276,23 @@ def test_every_example_of_the_api_page_runs(index, tmp_path, monkeypatch, capsys
     finally:
         tempfile.tempdir = None
     assert capsys.readouterr().out.strip(), "an example prints what it computed"
+
+
+def test_durations_naming_a_clip_twice_are_refused_as_the_file_reader_refuses_them():
+    """``a`` and ``a.wav`` are one clip; given two lengths (in a mapping or in DataFrame rows)
+    the last one once won silently. The same length twice is one clip's duration."""
+    from sedcontract.traces.given import durations_of
+
+    truth = {"a": [(0.5, 1.5, "x")]}
+    points = [pd.DataFrame({"filename": ["a.wav"], "onset": [0.5], "offset": [1.5],
+                            "event_label": ["x"]})]
+    for durations, where in (({"a": 10.0, "a.wav": 12.0}, "durations['a.wav']"),
+                             (pd.DataFrame({"filename": ["a.wav", "a.wav"],
+                                            "duration": [10.0, 12.0]}), "durations row 2")):
+        with pytest.raises(TraceFormatError, match=f"{re.escape(where)}: clip 'a' listed twice "
+                                                   "with different durations \\(10 s and 12 s\\)"):
+            sedcontract.psds_of_points(points, truth, durations)
+    assert durations_of({"a": 10.0, "a.wav": 10.0}) == {"a": 10.0}
+    with pytest.raises(TraceFormatError, match=r"durations\['a'\] is 1e\+308, not a number of "
+                                               r"seconds in \[0, 1e\+09\]"):
+        durations_of({"a": 1e308})

@@ -21,6 +21,7 @@ from sedcontract.errors import TraceFormatError
 from sedcontract.numbers import is_number
 from sedcontract.traces.decision import DecisionPolicy
 from sedcontract.traces.events import EventList
+from sedcontract.traces.grid import MAX_SECONDS
 from sedcontract.traces.score_files import (
     ScoreFolder,
     ScoreTable,
@@ -160,18 +161,24 @@ def durations_of(value: Mapping[str, float] | PathLike | Any | None
     if is_frame(value):
         _needs(value, ("filename", "duration"), "durations")
         seconds = _times(value, "duration", "durations")
-        value = dict(zip((clip_id(str(n)) for n in value["filename"].to_numpy()),
-                         seconds.tolist(), strict=True))
-    if not isinstance(value, Mapping):
+        pairs = [(str(n), t, f"durations row {k + 1}") for k, (n, t) in
+                 enumerate(zip(value["filename"].to_numpy(), seconds.tolist(), strict=True))]
+    elif isinstance(value, Mapping):
+        pairs = [(str(clip), t, f"durations[{clip!r}]") for clip, t in value.items()]
+    else:
         raise TraceFormatError(f"durations must map clips to seconds or be the path of a "
                                f"durations tsv, got {type(value).__name__}")
-    out = {}
-    for clip, seconds in value.items():
+    out: dict[str, float] = {}
+    for name, seconds, where in pairs:
         if not is_number(seconds, numpy=True) \
-                or not math.isfinite(seconds) or seconds < 0:
-            raise TraceFormatError(f"durations[{clip!r}] is {seconds!r}, not a number of "
-                                   "seconds >= 0")
-        out[str(clip)] = float(seconds)
+                or not math.isfinite(seconds) or not 0 <= seconds <= MAX_SECONDS:
+            raise TraceFormatError(f"{where} is {seconds!r}, not a number of seconds in "
+                                   f"[0, {MAX_SECONDS:g}]")
+        clip = clip_id(name)  # a.wav and a are one clip, as the durations file reads them
+        if clip in out and out[clip] != float(seconds):
+            raise TraceFormatError(f"{where}: clip {clip!r} listed twice with different "
+                                   f"durations ({out[clip]:g} s and {float(seconds):g} s)")
+        out[clip] = float(seconds)
     return out
 
 
