@@ -76,24 +76,24 @@ def heldout_tables(out: Path, onset: tuple[float, float, float]) -> list[dict]:
 
 
 def development_tables(out: Path) -> str:
-    """Round 1's development source files in ``out``: two candidates, ``wide`` ahead pooled
-    and ``narrow`` ahead on benchmark 0 only; the page's stem."""
+    """Round 1's development source files in ``out``: two candidates, ``rise_w1`` ahead pooled
+    and ``rise_boundary`` ahead on benchmark 0 only; the page's stem."""
     rows = []
-    for system, base in (("bce_only", 80), ("wide", 81), ("narrow", 84)):
+    for system, base in (("bce_only", 80), ("rise_w1", 81), ("rise_boundary", 84)):
         for post in ("none", "tuned"):
             rows += rows_of(0, system, post, 0, base + (post == "tuned"))
     stem = "contract_losses_development"
     write(out / f"{stem}.csv", rows)
     write(out / f"{stem}_psds.csv", [{"benchmark": 0, "system": s, "seed": 0, "psds1": 0.5}
-                                     for s in ("bce_only", "wide", "narrow")])
-    write(out / f"{stem}_post.csv", [{"benchmark": 0, "system": "wide", "seed": 0,
+                                     for s in ("bce_only", "rise_w1", "rise_boundary")])
+    write(out / f"{stem}_post.csv", [{"benchmark": 0, "system": "rise_w1", "seed": 0,
                                       "median_filter": 0, "threshold": 0.5, "low": 0.3,
                                       "validation_logic": 0.8}])
     ivs = []
-    for system, point in (("wide", 0.002), ("narrow", 0.004)):
+    for system, point in (("rise_w1", 0.002), ("rise_boundary", 0.004)):
         ivs += [{**interval(where, system, "tuned", "tuned", "typed", "logic", point, -0.01,
                             0.02), "benchmark": where} for where in ("0", "pooled")]
-    ivs[-1]["point"] = -0.001  # narrow: ahead on benchmark 0, behind pooled
+    ivs[-1]["point"] = -0.001  # rise_boundary: ahead on benchmark 0, behind pooled
     write(out / f"{stem}_intervals.csv", ivs)
     (out / f"{stem}_run.json").write_text(json.dumps({
         "command": "python scripts/contract_losses.py develop", "split": "validation",

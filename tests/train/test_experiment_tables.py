@@ -51,7 +51,7 @@ def test_render_writes_the_page_from_the_rows_and_names_a_missing_source_file(tm
     stem = development_tables(tmp_path)
     done = render(tmp_path, "--development")
     assert done.returncode == 0, done.stderr
-    assert "Chosen: `wide`" in (tmp_path / f"{stem}.md").read_text()
+    assert "Chosen: `rise_w1`" in (tmp_path / f"{stem}.md").read_text()
 
 
 def test_the_held_out_command_takes_the_locked_choices_and_nothing_else(tmp_path):

@@ -10,7 +10,7 @@ from typing import Any
 
 from sedcontract.errors import ProtocolError
 from sedcontract.experiments import losses_page
-from sedcontract.experiments.contract_losses import HELDOUT, choices_now
+from sedcontract.experiments.contract_losses import ARMS, HELDOUT, choices_now
 from sedcontract.experiments.locks import CodeState, read_lock, write_lock
 from sedcontract.experiments.runs import heldout_runs
 from sedcontract.experiments.tables import (
@@ -24,6 +24,7 @@ from sedcontract.experiments.tables import (
 HELDOUT_STEM = "contract_losses"
 DEVELOPMENT_STEM = "contract_losses_development"
 SOURCE = "scripts/contract_losses.py"
+SYSTEMS = (*ARMS, "contract")  # the candidates, and the locked one on the held-out page
 # the columns of each source file
 COLUMNS = {"rows": ("benchmark", "system", "seed", "post", "mode", "coordinate", "satisfied",
                     "obligations"),
@@ -43,7 +44,7 @@ def paths_of(out: Path, stem: str) -> dict[str, Path]:
 
 def read_all_tables(out: Path, stem: str) -> Tables:
     """A page's source rows, each file checked (one line naming the file and row)."""
-    return read_tables(paths_of(out, stem), COLUMNS, "the table", SOURCE)
+    return read_tables(paths_of(out, stem), COLUMNS, "the table", SOURCE, SYSTEMS)
 
 
 def write_all(out: Path, stem: str, tables: Mapping[str, Sequence[Mapping[str, Any]]],

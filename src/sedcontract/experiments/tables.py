@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from sedcontract.errors import ProtocolError, TraceFormatError
+from sedcontract.experiments.row_checks import check_rows
 from sedcontract.outputs import Outputs, atomic_write
 from sedcontract.traces import documents
 from sedcontract.traces.csv_files import read_csv
@@ -43,14 +44,17 @@ def csv_text(rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> str:
 
 
 def read_tables(paths: Mapping[str, Path], columns: Mapping[str, Sequence[str]], page: str,
-                source: str) -> Tables:
-    """Each source file's records (``columns``: key → its columns); a missing file is named as
-    the key's part of ``page``, a bad row as the rows of ``source`` (the script writing them)."""
+                source: str, systems: Sequence[str]) -> Tables:
+    """Each source file's records (``columns``: key → its columns), checked
+    (:func:`~sedcontract.experiments.row_checks.check_rows`: ``systems`` are the round's); a
+    missing file is named as the key's part of ``page``, a bad row as the rows of ``source``
+    (the script writing them)."""
     found = {}
     for key, names in columns.items():
         if not paths[key].is_file():
             raise ProtocolError(f"{paths[key]} does not exist (the {key} of {page})")
-        found[key] = [r for _, r in read_csv(paths[key], names, f"the {key} of {source}")]
+        found[key] = check_rows(paths[key], read_csv(paths[key], names,
+                                                     f"the {key} of {source}"), systems, source)
     return found
 
 

@@ -20,11 +20,12 @@ from sedcontract.experiments.tables import (
     run_record,
     write_tables,
 )
-from sedcontract.experiments.tradeoff import HELDOUT, choices_of, rules
+from sedcontract.experiments.tradeoff import FINETUNE_EPOCHS, HELDOUT, arms_of, choices_of, rules
 
 DEVELOPMENT_STEM = "contract_tradeoff_development"
 HELDOUT_STEM = "contract_tradeoff"
 SOURCE = "scripts/contract_tradeoff.py"
+SYSTEMS = tuple(arms_of(FINETUNE_EPOCHS, targets=True))  # every arm either round 2 page names
 COLUMNS = {
     "rows": ("benchmark", "system", "seed", "post", "mode", "coordinate", "satisfied",
              "obligations"),
@@ -53,7 +54,7 @@ def stem_of(data_seed: int) -> str:
 
 def read_all_tables(out: Path, stem: str) -> Tables:
     """A page's source rows, each file checked (one line naming the file and row)."""
-    return read_tables(paths_of(out, stem), COLUMNS, f"{stem}.md", SOURCE)
+    return read_tables(paths_of(out, stem), COLUMNS, f"{stem}.md", SOURCE, SYSTEMS)
 
 
 def write_all(out: Path, stem: str, tables: Mapping[str, Sequence[Mapping[str, Any]]],

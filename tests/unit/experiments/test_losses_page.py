@@ -65,5 +65,5 @@ def test_the_development_page_ranks_the_candidates_by_the_pooled_tuned_differenc
     text = (tmp_path / f"{stem}.md").read_text()
     assert "on the development benchmarks (validation splits)" in text
     assert "it makes no claim" in text and "The goal" not in text
-    assert "Ranked: `wide` +0.002 [-0.010, +0.020]; `narrow` -0.001 [-0.010, +0.020]. " \
-           "Chosen: `wide` (`python scripts/contract_losses.py lock wide`)." in text
+    assert "Ranked: `rise_w1` +0.002 [-0.010, +0.020]; `rise_boundary` -0.001 [-0.010, +0.020]. " \
+           "Chosen: `rise_w1` (`python scripts/contract_losses.py lock rise_w1`)." in text
