@@ -29,7 +29,7 @@ from sedcontract.scores.counts import MetricResult
 from sedcontract.traces import EventList
 from sedcontract.traces.decision import DecisionPolicy, decision_of_data
 from sedcontract.traces.documents import read_json
-from sedcontract.traces.grid import SECONDS_PER_HOUR
+from sedcontract.traces.grid import MAX_SECONDS, SECONDS_PER_HOUR
 
 __all__ = ["audit_shard", "corpus_key", "curves_section", "merge_shard_files", "merge_shards",
            "parse_shard", "read_shard", "shard_json"]
@@ -113,8 +113,9 @@ def _joined_curves(sections: Sequence[tuple[Any, str]]) -> dict[str, Any] | None
                                    "data")
         found = section["durations"]
         if not isinstance(found, list) or not all(
-                (x := number(d)) is not None and x >= 0 for d in found):
-            raise SedContractError(f"{path}: the shard's curve durations must be seconds")
+                (x := number(d)) is not None and 0 <= x <= MAX_SECONDS for d in found):
+            raise SedContractError(f"{path}: the shard's curve durations must be seconds in "
+                                   f"[0, {MAX_SECONDS:g}]")
         found = [float(d) for d in found]
         if settings is None:
             settings = section["settings"]

@@ -486,6 +486,9 @@ def test_shards_with_curves_merge_to_the_unsharded_audit(tmp_path, capsys):
             (lambda d: d["curves"]["data"]["curves"]["onset"]["*"]["values"].__setitem__(
                 0, 10**400), "finite number", False),
             (lambda d: d["curves"]["durations"].__setitem__(0, 10**400), "seconds", False),
+            (lambda d: d["curves"]["durations"].__setitem__(  # once an OverflowError in fsum
+                slice(None), [1e308] * len(d["curves"]["durations"])),
+             "seconds in [0, 1e+09]", False),
             (lambda d: d["curves"]["settings"].__setitem__("max_rate", 10**400),
              "other settings", False),
             (lambda d: d["curves"]["settings"].__setitem__("max_rate", 10**400),
