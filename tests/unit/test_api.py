@@ -296,3 +296,32 @@ def test_durations_naming_a_clip_twice_are_refused_as_the_file_reader_refuses_th
     with pytest.raises(TraceFormatError, match=r"durations\['a'\] is 1e\+308, not a number of "
                                                r"seconds in \[0, 1e\+09\]"):
         durations_of({"a": 1e308})
+
+
+def test_a_score_that_is_no_number_is_named_by_clip_row_and_class():
+    """A ``'0.9x'`` in an object column, or ``pd.NA`` in a Float64 column, once gave "a score
+    that is not a number" without the row and class the docs promise."""
+    onsets = np.arange(3) * 0.1
+    truth = {"clip1": [(0.0, 0.2, "Speech")]}
+    for column, shown in ((pd.Series(["0.1", "0.9x", "0.2"], dtype=object), "'0.9x'"),
+                          (pd.array([0.1, pd.NA, 0.3], dtype="Float64"), "<NA>")):
+        frame = pd.DataFrame({"onset": onsets, "offset": onsets + 0.1, "Speech": 0.1,
+                              "Dog": column})
+        with pytest.raises(TraceFormatError, match=re.escape(
+                f"scores['clip1'], row 2, column 'Dog': score {shown} is not a number")) as info:
+            sedcontract.scores.collar_based.fscore({"clip1": frame}, truth, threshold=0.5,
+                                                   onset_collar=0.2, offset_collar=0.2)
+        assert isinstance(info.value, ValueError)
+
+
+def test_a_mapping_with_one_table_names_the_clip_that_is_no_table():
+    """``{clip1: <list>, clip2: DataFrame}`` with a threshold was refused as detections ("a
+    threshold is for score tables"), blaming the wrong thing; clip1 is named now."""
+    onsets = np.arange(3) * 0.1
+    frame = pd.DataFrame({"onset": onsets, "offset": onsets + 0.1, "Speech": 0.9})
+    truth = {"clip1": [(0.0, 0.2, "Speech")], "clip2": [(0.0, 0.2, "Speech")]}
+    with pytest.raises(TraceFormatError, match=re.escape("scores['clip1'] is list; a score "
+                                                         "table is a DataFrame")):
+        sedcontract.scores.collar_based.fscore({"clip1": [1, 2], "clip2": frame}, truth,
+                                               threshold=0.5, onset_collar=0.2,
+                                               offset_collar=0.2)

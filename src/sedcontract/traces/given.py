@@ -182,6 +182,19 @@ def durations_of(value: Mapping[str, float] | PathLike | Any | None
     return out
 
 
+def _first_text(frame: Any, classes: Sequence[str]) -> tuple[int, str, Any]:
+    """The first score cell that is no number (row from 1, its class, its value): the error
+    path only, so a cell at a time is fine."""
+    for k in range(len(frame)):
+        for c, cls in enumerate(classes):
+            value = frame.iat[k, c + 2]
+            try:
+                float(value)
+            except (TypeError, ValueError):
+                return k + 1, cls, value
+    return 0, classes[0], None  # numpy refused the whole block, not a cell
+
+
 def table_of_frame(frame: Any, where: str) -> ScoreTable:
     """One clip's score table from a DataFrame in sed_scores_eval's layout: ``onset``,
     ``offset``, then one column per class."""
@@ -197,7 +210,9 @@ def table_of_frame(frame: Any, where: str) -> ScoreTable:
     try:
         scores = np.asarray(frame[list(frame.columns[2:])].to_numpy(), dtype=np.float64)
     except (TypeError, ValueError):
-        raise TraceFormatError("a score that is not a number", path=where) from None
+        row, cls, value = _first_text(frame, classes)
+        raise TraceFormatError(f"score {value!r} is not a number", path=where, row=row,
+                               column=cls) from None
     scores = scores.reshape(len(onset), len(classes))
     rows = np.arange(len(onset), dtype=np.int64) + 1  # the DataFrame's positions, from 1
     bad = np.argwhere(bad_scores(scores))
@@ -307,11 +322,10 @@ def is_score_tables(value: Any) -> bool:
         return True
     if isinstance(value, str | os.PathLike):
         return Path(value).is_dir()
-    if isinstance(value, Mapping) and not is_frame(value):
-        first = next(iter(value.values()), None)
-        if isinstance(first, tuple) and first:
-            first = first[0]
-        return is_frame(first) or isinstance(first, ScoreTable)
+    if isinstance(value, Mapping) and not is_frame(value):  # one table makes them tables:
+        return any(is_frame(v) or isinstance(v, ScoreTable)  # the others are named as not
+                   for v in (v[0] if isinstance(v, tuple) and v else v
+                             for v in value.values()))
     return False
 
 
