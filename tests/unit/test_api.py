@@ -325,3 +325,18 @@ def test_a_mapping_with_one_table_names_the_clip_that_is_no_table():
         sedcontract.scores.collar_based.fscore({"clip1": [1, 2], "clip2": frame}, truth,
                                                threshold=0.5, onset_collar=0.2,
                                                offset_collar=0.2)
+
+
+def test_operating_points_as_threshold_to_table_or_a_list_and_one_table_refused():
+    """``psds_of_points({'0.5': df}, …)`` once read the key '0.5' as a file name ("0.5: file
+    not found"); a mapping of threshold → table is the points, and one table is refused."""
+    truth = {"a": [(0.5, 1.5, "x")]}
+    table = pd.DataFrame({"filename": ["a.wav"], "onset": [0.5], "offset": [1.5],
+                          "event_label": ["x"]})
+    by_threshold = sedcontract.psds_of_points({"0.5": table}, truth, {"a": 4.0})
+    assert by_threshold["psds1"]["value"] == \
+        sedcontract.psds_of_points([table], truth, {"a": 4.0})["psds1"]["value"] == 1.0
+    for one in (table, truth, "points.tsv"):
+        with pytest.raises(TraceFormatError, match=r"points are a list of operating-point "
+                                                   r"tables .*; got one table"):
+            sedcontract.psds_of_points(one, truth, {"a": 4.0})

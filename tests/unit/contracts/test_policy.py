@@ -126,3 +126,14 @@ def test_the_shipped_standard_policy_restates_the_dataclass_defaults():
 
 def to_json_policy(policy: AuditPolicy) -> dict:
     return policy.report(policy.conversions())
+
+
+def test_eps_as_text_wants_its_unit_as_the_options_and_configs_do():
+    """``AuditPolicy(eps='200')`` once read 200 frames silently; the options and configs
+    refuse a bare number. ``'5f'`` is 5 frames and ``'0'`` needs no unit, as there."""
+    from sedcontract.traces.times import TimeError
+
+    with pytest.raises(TimeError, match=r"eps '200' has no unit; write 200ms, 200s or 200f"):
+        AuditPolicy(eps="200")
+    assert AuditPolicy(eps="5f").eps == 5 and AuditPolicy(eps="0").eps == 0
+    assert AuditPolicy(eps="200ms").eps == "200ms" and AuditPolicy(eps=7).eps == 7

@@ -27,7 +27,7 @@ from sedcontract.errors import SedContractError, TraceFormatError
 from sedcontract.scores.psds.roc import staircase_area, staircase_at
 from sedcontract.scores.psds.settings import PRESETS, PsdsSettings, PsdsUnavailable, audio_seconds
 from sedcontract.traces import EventList, read_events
-from sedcontract.traces.given import durations_of, events_of
+from sedcontract.traces.given import durations_of, events_of, is_frame
 from sedcontract.traces.grid import SECONDS_PER_HOUR
 from sedcontract.traces.intervals import Intervals, distinct, expand_ranges, overlap_ranges
 from sedcontract.traces.overrun import cut_at_durations
@@ -427,6 +427,13 @@ def psds_of_points(points: Sequence[Any], ref: Any, durations: Mapping[str, floa
     durations = durations_of(durations)
     if durations is None:
         raise PsdsUnavailable("PSDS needs clip durations (--durations)")
+    tables = (EventList, str, os.PathLike)
+    if isinstance(points, Mapping) and not is_frame(points) and all(
+            is_frame(t) or isinstance(t, tables) for t in points.values()):  # threshold -> table
+        points = [events_of(table, f"operating point {key!r}") for key, table in points.items()]
+    elif isinstance(points, Mapping | EventList | str | os.PathLike) or is_frame(points):
+        raise TraceFormatError("points are a list of operating-point tables (or a mapping of "
+                               "threshold → table), one per threshold; got one table")
     points = [events_of(table, f"operating point {k + 1}") for k, table in enumerate(points)]
     counted = None
     if cut:
