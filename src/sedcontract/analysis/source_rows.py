@@ -483,8 +483,9 @@ def _check_ranking(rows: SourceRows, where: Callable[[int], tuple[Path, int]]) -
     """Each ranking row spelled as the audit writes it (:mod:`sedcontract.guard.
     summary_rows`), else refused by file, row and column: ``ranking:<metric>`` with a name of
     letters, digits and underscores, typed; a value at clip ``*``; a draw at clip
-    ``resample:<r>`` (class ``*``, ``r`` below the system's ``draws.resamples``); a staircase
-    point at clip ``point:<k>`` of part ``efpr`` or ``tpr``."""
+    ``resample:<r>`` (class ``*``, ``r`` below the system's ``draws.resamples``), in [0, 1]
+    (PSDS, mAUC, mpAUC and the curves' areas all are); a staircase point at clip
+    ``point:<k>`` of part ``efpr`` or ``tpr``."""
     v = rows.vocab
     if RANKING not in v["role"]:
         return
@@ -500,6 +501,9 @@ def _check_ranking(rows: SourceRows, where: Callable[[int], tuple[Path, int]]) -
                        " (letters, digits, _) or ranking:<metric>/efpr or /tpr")
         elif v["mode"][rows.codes["mode"][i]] != "typed":
             problem, column = "a ranking row is of mode typed (the metric's own classes)", "mode"
+        elif not kind.part and not 0 <= rows.value[i] <= 1:  # PSDS, AUROC, curve areas
+            problem, column = (f"{coordinate} {rows.value[i]:g}: a ranking metric lies in "
+                               "[0, 1]", VALUE_FIELD)
         elif kind.part:
             if numbered(clip, "point") is None:
                 problem, column = (f"clip {clip!r} of a PSD-ROC point: expected point:<k>",

@@ -187,6 +187,9 @@ def test_bad_ranking_and_setting_rows_are_named(scored, tmp_path):
     setting = next(line for line in lines if ",setting:eps," in line)
     cases = {
         "inf": (ranking.rsplit(",", 1)[0] + ",inf", "not a finite number", "value"),
+        "above one": (ranking.rsplit(",", 1)[0] + ",7.5",  # a curve area of 7.5 once passed
+                      r"ranking:psds1 7\.5: a ranking metric lies in \[0, 1\]", "value"),
+        "below zero": (ranking.rsplit(",", 1)[0] + ",-0.1", "lies in", "value"),
         "counted": (ranking.replace(",ranking,corpus,,,", ",ranking,corpus,1,2,"),
                     "holds its number in value", "satisfied"),
         "valued": (count.rstrip(",") + ",0.5", "value is for ranking rows", "value"),
