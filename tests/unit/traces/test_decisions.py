@@ -237,3 +237,21 @@ def test_declared_classes_keep_their_own_settings_and_a_name_not_in_the_scores_i
     with pytest.raises(TraceFormatError, match="sets class 'Zebra'"):
         detections(source, ref, DecisionPolicy(classes={"Zebra": {"threshold": 0.2}}), "x",
                    declared=["Dog"])
+
+
+def test_the_median_filter_repeats_the_edge_rounds_its_length_and_may_span_the_clip():
+    """Blind spots a planted change survived: the edge rule (edges repeated, scipy's
+    ``nearest``: not ``reflect``, ``mirror`` or a constant), the length in frames rounded to
+    the nearest frame (not floored), and a filter exactly as long as the clip (allowed; one
+    frame longer is refused)."""
+    from sedcontract.traces.decision import filter_frames, filtered
+
+    first = np.array([1.0, 0, 0, 0, 0, 0, 0])[:, None]  # 5 frames: [1 1 1 0 0] -> 1 nearest
+    assert filtered(first, np.array([0.05]), 0.01)[0, 0] == 1.0  # reflect [0 1 1 0 0] -> 0
+    assert filtered(first[::-1], np.array([0.05]), 0.01)[-1, 0] == 1.0  # the other edge
+    assert filter_frames(0.029, 0.01, 100) == 3  # 2.9 frames: rounded, not floored to 2
+    assert filter_frames(0.024, 0.01, 100) == 2 and filter_frames(0.0, 0.01, 5) == 1
+    assert filter_frames(0.07, 0.01, 7) == 7  # exactly the clip
+    assert filtered(first, np.array([0.07]), 0.01)[:, 0].tolist() == [1.0] + [0.0] * 6
+    with pytest.raises(TraceFormatError, match=r"8 frames of 0\.01 s, longer than the clip"):
+        filter_frames(0.08, 0.01, 7)
