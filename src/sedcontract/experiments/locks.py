@@ -55,6 +55,9 @@ def read_lock(choices_path: Path, lock_path: Path,
         if not path.is_file():
             raise ProtocolError(f"{path} does not exist: lock the choices first ({how})")
     recorded = read_json(lock_path, "the lock").get("sha256")
+    if not isinstance(recorded, str):
+        raise ProtocolError(f"{lock_path}: the lock holds no sha256 of the choices; lock them "
+                            f"again ({how})")
     digest = digest_of(choices_path.read_bytes())
     if digest != recorded:
         raise ProtocolError(f"{choices_path} has sha256 {digest}, the lock {recorded}: the "

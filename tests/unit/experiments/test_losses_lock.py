@@ -69,6 +69,11 @@ def test_the_lock_freezes_the_choices_and_refuses_late_ones(where, monkeypatch):
     lock.write_text("{not json")
     with pytest.raises(ProtocolError, match=r"heldout_lock\.json: cannot read the lock"):
         losses_files.locked(out)
+    for held in ({"choices": path.name}, {"sha256": None}):  # a lock without its digest
+        lock.write_text(json.dumps(held))
+        with pytest.raises(ProtocolError, match=r"heldout_lock\.json: the lock holds no sha256 "
+                                                r"of the choices; lock them again"):
+            losses_files.locked(out)
 
 
 def test_no_lock_after_held_out_results_over_a_file_or_on_uncommitted_code(where):

@@ -50,6 +50,8 @@ def test_interval_rows_label_each_contrast_and_pool_the_benchmarks_with_their_ow
     got = row("pooled", contrast, "onset")
     assert (float(got["lo"]), float(got["hi"])) == pytest.approx((pooled.lo, pooled.hi),
                                                                  abs=1e-6)
+    one = interval_rows(reports, (2,), CONTRASTS, 50)  # one benchmark: nothing is pooled
+    assert {r["benchmark"] for r in one} == {"2"}
 
 
 def test_the_post_processing_search_keeps_the_first_best_and_skips_vacuous_points(
