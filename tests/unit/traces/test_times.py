@@ -130,3 +130,28 @@ def test_a_policy_mapping_of_the_python_api_keeps_frames_as_whole_numbers():
 
     assert policy_of({"eps": 10}).eps == 10 and policy_of(eps=10).eps == 10
     assert policy_of({"eps": "200ms", "hop": "20ms"}).hop == 0.02
+
+
+def test_the_largest_time_and_frame_count_are_taken_and_one_more_is_refused():
+    """Blind spots: exactly ``MAX_FRAMES`` frames and exactly ``MAX_SECONDS`` are read (the
+    limits are inclusive); one frame, or one microsecond, more is refused."""
+    from sedcontract.traces.grid import MAX_FRAMES, MAX_SECONDS
+    from sedcontract.traces.times import TimeError, parse_time
+
+    assert parse_time(f"{MAX_FRAMES}f", "x", frames=True).frames == MAX_FRAMES
+    assert parse_time(f"{MAX_SECONDS:.0f}s", "x").seconds == MAX_SECONDS
+    with pytest.raises(TimeError, match="more frames than the largest supported"):
+        parse_time(f"{MAX_FRAMES + 1}f", "x", frames=True)
+    with pytest.raises(TimeError, match="longer than"):
+        parse_time(f"{MAX_SECONDS:.0f}.000001s", "x")
+
+
+def test_an_event_ending_exactly_at_the_duration_is_not_counted_as_cut():
+    """Blind spot of PSDS's cut rule: only what ends past the clip's duration is cut."""
+    from sedcontract.traces import EventList
+    from sedcontract.traces.overrun import cut_at_durations
+
+    events = EventList.from_rows([("a", 1.0, 4.0, "x"), ("b", 1.0, 4.001, "x")])
+    cut, count = cut_at_durations(events, {"a": 4.0, "b": 4.0})
+    assert count == 1 and cut.to_rows() == [("a", 1.0, 4.0, "x"), ("b", 1.0, 4.0, "x")]
+    assert cut_at_durations(events.select(clips=["a"]), {"a": 4.0})[1] == 0
