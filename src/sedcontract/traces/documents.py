@@ -63,34 +63,30 @@ def _yaml_error(exc: Exception, path: str | Path, what: str) -> TraceFormatError
                             row=mark.line + 1 if mark else None)
 
 
-def compose_yaml(path: str | Path, what: str, *, max_bytes: int | None = MAX_BYTES,
-                 max_depth: int = MAX_DEPTH) -> Any:
-    """The YAML file's node tree (lines and columns kept for messages); None when empty."""
+def _yaml(path: str | Path, what: str, max_bytes: int | None, max_depth: int,
+          nodes: bool) -> Any:
+    """The YAML file's node tree (``nodes``) or data, read by the safe loader."""
     import yaml
 
-    text = _text(path, what, max_bytes)
-    loader = _loader(path, what, max_depth)(text)
+    loader = _loader(path, what, max_depth)(_text(path, what, max_bytes))
     try:
-        return loader.get_single_node()
+        return loader.get_single_node() if nodes else loader.get_single_data()
     except yaml.YAMLError as exc:
         raise _yaml_error(exc, path, what) from None
     finally:
         loader.dispose()
+
+
+def compose_yaml(path: str | Path, what: str, *, max_bytes: int | None = MAX_BYTES,
+                 max_depth: int = MAX_DEPTH) -> Any:
+    """The YAML file's node tree (lines and columns kept for messages); None when empty."""
+    return _yaml(path, what, max_bytes, max_depth, nodes=True)
 
 
 def read_yaml(path: str | Path, what: str, *, max_bytes: int | None = MAX_BYTES,
               max_depth: int = MAX_DEPTH) -> Any:
     """The YAML file's data (mappings, lists, scalars), read safely."""
-    import yaml
-
-    text = _text(path, what, max_bytes)
-    loader = _loader(path, what, max_depth)(text)
-    try:
-        return loader.get_single_data()
-    except yaml.YAMLError as exc:
-        raise _yaml_error(exc, path, what) from None
-    finally:
-        loader.dispose()
+    return _yaml(path, what, max_bytes, max_depth, nodes=False)
 
 
 def read_json(path: str | Path, what: str, *, max_bytes: int | None = MAX_BYTES,
