@@ -21,6 +21,7 @@ from sedcontract.scores.segment_roc import (
     AurocSettings,
     clip_segments,
     corpus_auroc_counts,
+    paired_auroc,
     segment_auroc,
 )
 from sedcontract.traces import EventList, read_durations, write_durations, write_events
@@ -288,3 +289,27 @@ def test_an_audit_with_scores_carries_the_auroc_of_its_score_files(tmp_path, cap
         segment_auroc(folder, ref, durations)["mpauc"], abs=1e-15)
     assert main(args) == 0
     assert "mAUC 0.5417, mpAUC (max_fpr 0.1) 0.3333" in capsys.readouterr().out
+
+
+def test_roc_points_tied_in_fpr_are_ordered_by_tpr():
+    """Blind spot: the points are sorted by FPR, then TPR (sed_scores_eval's order); two
+    points of one FPR come lower TPR first."""
+    from sedcontract.scores.segment_roc import class_roc
+
+    tpr, fpr, thresholds = class_roc(np.array([0.2, 0.5, 0.8]), np.array([1, 0, 1]),
+                                     np.array([1, 1, 1]))
+    assert fpr.tolist() == [0.0, 0.0, 1.0, 1.0] and tpr.tolist() == [0.0, 0.5, 0.5, 1.0]
+    assert thresholds.tolist() == [np.inf, 0.8, 0.5, 0.2]
+
+
+def test_paired_auroc_refuses_systems_of_other_classes_even_of_the_same_count():
+    """Blind spot: two systems scoring the same number of classes under other names, or in
+    another order, are not compared column by column."""
+    ref, tables, durations, _ = corpus(3, clips=3, n_classes=3)
+    for other_classes, message in ((("c0", "c1", "zebra"), "has no score column"),
+                                   (("c1", "c0", "c2"), "the two systems score different "
+                                                        "classes")):
+        other = {clip: ScoreTable(t.onset, t.offset, other_classes, t.scores, t.lines)
+                 for clip, t in tables.items()}
+        with pytest.raises(SedContractError, match=message):
+            paired_auroc(tables, other, ref, durations, resamples=10)
