@@ -307,3 +307,21 @@ def test_macro_f1_is_the_mean_over_classes_with_references_and_resamples_like_it
         known = [v for v in values if not math.isnan(v)]
         lo, hi = np.quantile(known, (0.025, 0.975))
         assert iv.lo == pytest.approx(lo, abs=1e-12) and iv.hi == pytest.approx(hi, abs=1e-12)
+
+
+def test_a_count_above_its_obligations_is_refused_by_the_fast_reader_too(scored, tmp_path):
+    """Blind spot: a file the fast reader takes whole (plain counts, no blank cell) with one
+    ``satisfied`` above its ``obligations`` is refused by row and column, not read."""
+    root, *_ = scored
+    header, *body = (root / "a.csv").read_text().splitlines()
+    columns = header.split(",")
+    k = next(i for i, line in enumerate(body)
+             if (cells := line.split(","))[columns.index("obligations")] not in ("", "0"))
+    cells = body[k].split(",")
+    cells[columns.index("satisfied")] = str(int(cells[columns.index("obligations")]) + 1)
+    body[k] = ",".join(cells)
+    path = tmp_path / "over.csv"
+    path.write_text("\n".join([header, *body]) + "\n")
+    with pytest.raises(TraceFormatError, match="satisfied") as info:
+        read_rows([path])
+    assert (info.value.path, info.value.row) == (str(path), k + 2)

@@ -189,6 +189,9 @@ def test_tune_some_classes_and_a_threshold_range_that_stops_at_its_end(tmp_path)
     assert _thresholds("0:1.1:0.4") == (0.0, 0.4, 0.8)
     assert _thresholds("0.2:0.9:0.4") == (0.2, 0.6)
     assert _thresholds("0.1:0.9:0.1")[-1] == 0.9 and len(_thresholds("0.1:0.9:0.1")) == 9
+    # STOP kept where the float division falls just short of a whole number of steps
+    assert (0.3 - 0.1) / 0.1 < 2 and _thresholds("0.1:0.3:0.1") == (0.1, 0.2, 0.3)
+    assert _thresholds("0.7:0.9:0.1") == (0.7, 0.8, 0.9)  # and a hair past: not one more
 
 
 def test_an_infinite_or_huge_threshold_range_is_refused_before_allocation(capsys):

@@ -605,3 +605,16 @@ def test_a_selected_list_keeps_codes_of_only_what_it_holds():
     assert block.positions("label", {"x": 0, "y": 1, "z": 2}).tolist() == [1, 2, 0]
     assert block.among("clip", ["c", "q"]).tolist() == [False, True, False]
     assert events.among("label", {"x"}).tolist() == [True, False, False, True]
+
+
+def test_the_line_by_line_score_reader_takes_infinite_scores_as_the_fast_one_does(tmp_path):
+    """Blind spot: ``-inf``/``inf`` scores are scores on both paths of ``read_scores``; a
+    blank line sends a file to the line-by-line reader, whose table equals the fast one's."""
+    from sedcontract.traces.score_files import read_scores
+
+    rows = ["onset\toffset\tx", "0.0\t0.5\t-inf", "0.5\t1.0\tinf", "1.0\t1.5\t0.25"]
+    (tmp_path / "fast.tsv").write_text("\n".join(rows) + "\n")
+    (tmp_path / "lines.tsv").write_text("\n".join([*rows[:2], "", *rows[2:]]) + "\n")
+    fast, lines = read_scores(tmp_path / "fast.tsv"), read_scores(tmp_path / "lines.tsv")
+    assert lines.scores[:, 0].tolist() == fast.scores[:, 0].tolist() == [-np.inf, np.inf, 0.25]
+    assert lines.lines.tolist() == [2, 4, 5] and fast.lines.tolist() == [2, 3, 4]
