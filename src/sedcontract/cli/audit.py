@@ -11,12 +11,11 @@ import io
 import os
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from sedcontract.analysis.audit_request import AuditRequest, ScoresRequest
-from sedcontract.analysis.audited import Audited
 from sedcontract.analysis.curve_request import CurvesRequest
 from sedcontract.cli import audit_options as opt
 from sedcontract.cli import options
@@ -52,7 +51,7 @@ class Asked:
     targets_file: str | None = None  # --curves-targets naming a risk order: read
     curves_decision: str | None = None
     curves_figure: str | None = None
-    given: Mapping[str, tuple[str, ...]] | None = None
+    given: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, args: argparse.Namespace, *, audit: bool) -> Asked:
@@ -107,7 +106,7 @@ class Asked:
         """Every clash of options, in one place: the request's own checks (in its options'
         names) and the options' that only the command line has, in the order a user meets
         them."""
-        r, given = self.request, self.given or {}
+        r, given = self.request, self.given
         if given.get("decision") and r.pred_scores is None:
             raise SedContractError(f"{' and '.join(given['decision'])} decide how score files "
                                    "(--pred-scores) become events; events given with --pred "
@@ -122,7 +121,7 @@ class Asked:
 
     def _check_asked(self) -> None:
         """PSDS and AUROC options need what they set."""
-        r, given = self.request, self.given or {}
+        r, given = self.request, self.given
         scored = r.pred_scores is not None and r.with_scores
         if given.get("psds") and not r.pred_points and not scored:
             source = "--pred-scores (its frame scores: add --with-scores)" \
@@ -140,7 +139,7 @@ class Asked:
                                    "scores")
 
     def _check_curves(self) -> None:
-        r, flags = self.audit, (self.given or {}).get("curves", ())
+        r, flags = self.audit, self.given.get("curves", ())
         curves = None if r is None else r.curves
         if curves is None:
             if set(flags) & set(CURVE_READERS):
@@ -279,11 +278,6 @@ def _run_demo(args: argparse.Namespace, out: Outputs) -> int:
     print(f"Reference:  {audit_args.ref}\nPrediction: {audit_args.pred}\n")
     sys.stdout.write(Asked.of(audit_args, audit=True).run(None))
     return 0
-
-
-def merged(report: Any, curves: Mapping[str, Any] | None, system: str) -> Audited:
-    """A merged report (``sedcontract merge``) with its curves' summary, to render."""
-    return Audited(report, report.psds, curves=curves, system=system)
 
 
 COMMANDS = [_command(audit=True), _command(audit=False),

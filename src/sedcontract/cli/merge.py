@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from sedcontract.analysis.audited import FORMATS
-from sedcontract.cli.audit import merged, write_curve_files
+from sedcontract.analysis.audited import FORMATS, Audited
+from sedcontract.cli.audit import write_curve_files
 from sedcontract.cli.command import Command, emit, given
 from sedcontract.errors import SedContractError
 from sedcontract.guard.shards import merge_shard_files
@@ -27,7 +27,8 @@ def _run(args: argparse.Namespace, out: Outputs) -> int:
                                    "targets the shards were audited with (--curves-targets): "
                                    "they had none")
         write_curve_files(out, summary, args.curves_figure, args.curves_decision)
-    return emit(out, args.out, merged(report, summary, args.system).render(args.format))
+    merged = Audited(report, report.psds, curves=summary, system=args.system)
+    return emit(out, args.out, merged.render(args.format))
 
 
 def _options(parser: argparse.ArgumentParser) -> None:

@@ -7,7 +7,6 @@ report, whose ``policy`` section it writes."""
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields, replace
 from functools import cached_property
@@ -34,8 +33,6 @@ EVENT_MATCHINGS: tuple[str, ...] = ("optimal", "greedy")  # sed_eval's names
 TIME_COMPARISONS: tuple[str, ...] = ("sed_scores_eval", "sed_eval")
 LOGIC = "mean of the non-vacuous coordinates"
 
-
-FRAMES_OR_BARE = re.compile(r"\s*[0-9.]+f?\s*")  # eps texts read as frames before
 
 @dataclass(frozen=True)
 class ScoreSettings:
@@ -117,8 +114,7 @@ class AuditPolicy:
         _choice("matching method", self.matching, METHODS, optional=True)
         _choice("aggregation", self.aggregation, AGGREGATIONS)
         if self.eps is not None:
-            if isinstance(self.eps, str) and FRAMES_OR_BARE.fullmatch(self.eps):
-                # a bare number is refused as options and configs refuse it; 5f is 5 frames
+            if isinstance(self.eps, str):  # read as options and configs read it: 5f, 200ms
                 object.__setattr__(self, "eps", bound(self.eps, "eps"))
             coerce_binding("eps", self.eps)  # frames, or a time such as '100ms'
         for name, kind in (("decision", DecisionPolicy), ("scores", ScoreSettings)):

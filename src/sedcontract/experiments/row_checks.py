@@ -15,7 +15,7 @@ COUNTS = ("benchmark", "seed", "satisfied", "obligations", "defined", "resamples
 NUMBERS = ("psds1", "median_filter", "threshold", "validation_logic", "level")  # finite
 UNDEFINED_OK = ("point", "lo", "hi", "value")  # finite, or nan where nothing was defined
 OPTIONAL = ("low",)  # finite, or empty: no hysteresis
-SYSTEMS = ("system", "control")
+SYSTEM_COLUMNS = ("system", "control")
 
 
 def _number(text: str, column: str) -> float | None:
@@ -41,7 +41,7 @@ def check_rows(path: Path, rows: Iterable[tuple[int, Mapping[str, str]]],
         where = f"{path}, row {line}"
         values = {}
         for column, text in row.items():
-            if column in SYSTEMS and text not in systems:
+            if column in SYSTEM_COLUMNS and text not in systems:
                 raise ProtocolError(f"{where}, column {column!r}: no system {text!r} in this "
                                     f"round (its systems: {', '.join(systems)})")
             if column in (*COUNTS, *NUMBERS, *UNDEFINED_OK, *OPTIONAL):

@@ -28,7 +28,7 @@ DURATIONS = {"c": 4.0}
     ({"matching": "best"}, "unknown matching method 'best'"),
     ({"aggregation": "mean"}, "unknown aggregation 'mean'"),
     ({"eps": 0.2}, "binding 'eps' must be frames"),
-    ({"eps": "fast"}, "binding 'eps' = 'fast' is not a bound"),
+    ({"eps": "fast"}, "eps 'fast' is not a time; write it with its unit"),
     ({"decision": {"threshold": 0.5}}, "decision must be a DecisionPolicy or None"),
     ({"scores": {"t_collar": 0.2}}, "scores must be a ScoreSettings or None"),
     ({"max_frames": 0}, "max_frames must be a positive integer"),

@@ -259,7 +259,8 @@ def test_a_bound_too_large_to_run_is_refused_at_check_time_with_a_caret(text, fr
 
 
 def test_a_huge_binding_is_refused_naming_it_and_the_largest_bound_still_runs():
-    with pytest.raises(sedcontract.SedContractError, match=f"'eps' = '{HUGE}s'.*longer"):
+    with pytest.raises(sedcontract.SedContractError,
+                       match=f"eps '{HUGE}s' is longer than the longest supported time"):
         sedcontract.AuditPolicy(eps=f"{HUGE}s")
     with pytest.raises(sedcontract.SedContractError, match="'eps' = 1000000000000001 "
                                                             "frames"):
