@@ -2,9 +2,38 @@
 
 from __future__ import annotations
 
+import re
+from typing import Any
 
-class SedContractError(Exception):
-    """Base class for every error sedcontract raises on bad input."""
+LONGEST = 300  # characters of one name (a clip id, a path, a value) a message shows whole
+_LONG = re.compile(rf"\S{{{LONGEST + 1},}}")
+
+
+def shortened(text: str) -> str:
+    """``text`` with every run of non-space characters longer than :data:`LONGEST` cut in its
+    middle, saying how long it was: a 100,000-character clip id is named, not printed."""
+    return _LONG.sub(lambda m: f"{m[0][:200]}…[{len(m[0]):,} characters]…{m[0][-60:]}", text)
+
+
+class SedContractError(ValueError):
+    """Base class for every error sedcontract raises on bad input: a ``ValueError``, so a
+    caller catching the standard exception for a bad argument value catches these too. Its
+    text shows long names :func:`shortened`."""
+
+    def __str__(self) -> str:
+        return shortened(super().__str__())
+
+
+def of_kind(name: str, value: Any, kind: type | tuple[type, ...], *,
+            optional: bool = False) -> Any:
+    """``value`` when it is a ``kind`` (or None, ``optional``), else an error naming ``name``:
+    a wrong object is refused where it is given, not met later as a missing attribute."""
+    if (optional and value is None) or isinstance(value, kind):
+        return value
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    wanted = " or ".join(k.__name__ for k in kinds) + (" or None" if optional else "")
+    article = "an" if wanted[0] in "AEIOU" else "a"
+    raise SedContractError(f"{name} must be {article} {wanted}, got {type(value).__name__}")
 
 
 class ProtocolError(SedContractError):
@@ -14,7 +43,7 @@ class ProtocolError(SedContractError):
     status = 1
 
 
-class TraceFormatError(SedContractError, ValueError):
+class TraceFormatError(SedContractError):
     """A trace file (tsv) or event list is malformed; names the file, row and column."""
 
     def __init__(self, message: str, *, path: str | None = None, row: int | None = None,
@@ -30,11 +59,11 @@ class TraceFormatError(SedContractError, ValueError):
         super().__init__(f"{', '.join(where)}: {message}" if where else message)
 
 
-class SignalError(SedContractError, ValueError):
+class SignalError(SedContractError):
     """Signals handed to the monitor are inconsistent (shape, dtype, missing atoms)."""
 
 
-class ContractError(SedContractError, ValueError):
+class ContractError(SedContractError):
     """A contract problem at a known position of its source text; renders a caret line."""
 
     kind = "contract error"

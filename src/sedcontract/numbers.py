@@ -10,6 +10,8 @@ from typing import Any
 
 import numpy as np
 
+from sedcontract.errors import SedContractError
+
 
 def is_number(value: Any, *, finite: bool = False, numpy: bool = False) -> bool:
     """Whether ``value`` is a number (and, with ``finite``, neither NaN nor infinite)."""
@@ -29,3 +31,12 @@ def is_count(value: Any, most: int, *, signed: bool = False) -> bool:
     """Whether ``value`` is a count a file may state: a whole number in ``[0, most]``
     (``[-most, most]`` when ``signed``, as a change of a count)."""
     return is_whole(value) and (-most if signed else 0) <= value <= most
+
+
+def number_in(name: str, value: Any, low: float, high: float = math.inf) -> float:
+    """``value`` as a float when it is a finite number in ``[low, high]``, else an error naming
+    the keyword ``name``: a function's numeric keyword checked where it is taken."""
+    if not (is_number(value, finite=True, numpy=True) and low <= value <= high):
+        where = f">= {low:g}" if high == math.inf else f"in [{low:g}, {high:g}]"
+        raise SedContractError(f"{name} must be a finite number {where}, got {value!r}")
+    return float(value)

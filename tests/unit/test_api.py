@@ -340,3 +340,138 @@ def test_operating_points_as_threshold_to_table_or_a_list_and_one_table_refused(
         with pytest.raises(TraceFormatError, match=r"points are a list of operating-point "
                                                    r"tables .*; got one table"):
             sedcontract.psds_of_points(one, truth, {"a": 4.0})
+
+
+def test_dataframe_rows_are_numbered_from_one_and_a_row_with_only_an_offset_is_refused():
+    """Rows are the DataFrame's positions from 1, whatever its index: a row with a filename
+    only declares a clip without events, but one with an offset and no onset or label is a
+    broken event, named by its row and column; a later error (offset before onset) names the
+    row too."""
+    frame = pd.DataFrame({"filename": ["a.wav", "b.wav", "c.wav"],
+                          "onset": [0.5, np.nan, np.nan], "offset": [1.5, np.nan, 2.0],
+                          "event_label": ["x", np.nan, np.nan]}, index=[10, 11, 12])
+    with pytest.raises(TraceFormatError, match=r"^ref, row 3, column 'onset': missing value$"):
+        sedcontract.score(frame, frame)
+    declared = frame.iloc[:2]  # b.wav: a clip without events
+    events = sedcontract.traces.given.events_of(declared, "ref")
+    assert events.clips == ("a", "b") and len(events) == 1
+    backwards = pd.DataFrame({"filename": ["a.wav"] * 3, "onset": [0.0, 1.0, 3.0],
+                              "offset": [0.5, 2.0, 2.5], "event_label": ["x"] * 3})
+    with pytest.raises(TraceFormatError, match=r"^ref, row 3, column 'offset'"):
+        sedcontract.score(backwards, backwards)
+    durations = pd.DataFrame({"filename": ["a.wav", "b.wav"], "duration": [4.0, -1.0]})
+    with pytest.raises(TraceFormatError, match=r"^durations row 2 is -1\.0"):
+        sedcontract.traces.given.durations_of(durations)
+    scores = pd.DataFrame({"onset": [0.0, 0.1], "offset": [0.1, 0.2], "x": [0.2, np.nan]})
+    with pytest.raises(TraceFormatError, match=r"^scores\['a'\], row 2, column 'x'"):
+        sedcontract.scores.collar_based.fscore({"a": scores}, {"a": []}, 0.5, **COLLARS)
+
+
+def test_psd_roc_gives_the_roc_and_each_classs_curve_as_sed_scores_eval(field):
+    """``intersection_based.psd_roc``: ``((etpr, efpr), {class: (tpr, efpr, …)})`` as
+    sed_scores_eval's — the effective TPR first, and each class's TPR before its eFPR — and
+    the same curves ``psds`` returns."""
+    frames, truth, durations, _, _ = field
+    keywords = dict(dtc_threshold=0.7, gtc_threshold=0.7, alpha_st=1.0, max_efpr=100.0)
+    (etpr, efpr), classes = sedcontract.scores.intersection_based.psd_roc(
+        frames, merged(truth), durations, **keywords)
+    (their_etpr, their_efpr), theirs = sse().intersection_based.psd_roc(
+        frames, merged(truth), durations, **keywords)
+    np.testing.assert_allclose(etpr, their_etpr, rtol=1e-12)
+    np.testing.assert_allclose(efpr, their_efpr, rtol=1e-12)
+    assert list(classes) == list(theirs) == list(CLASSES)
+    for name in CLASSES:
+        tpr, class_efpr = classes[name][:2]
+        np.testing.assert_allclose(tpr, theirs[name][0], rtol=1e-12)
+        np.testing.assert_allclose(class_efpr, theirs[name][1], rtol=1e-12)
+        assert tpr.max() <= 1.0 < class_efpr.max()  # rates, then per-hour rates
+    psds = sedcontract.scores.intersection_based.psds(frames, merged(truth), durations,
+                                                      **keywords)
+    np.testing.assert_array_equal(psds[2][0], etpr)
+    for name in CLASSES:
+        np.testing.assert_array_equal(psds[3][name][0], classes[name][0])
+
+
+def _tiny():
+    """Two clips of score DataFrames, their ground truth and durations."""
+    k = np.arange(20)
+    frames = {clip: pd.DataFrame({"onset": k * 0.1, "offset": (k + 1) * 0.1,
+                                  "Speech": np.linspace(0, 1, 20), "Dog": v})
+              for clip, v in (("a", 0.3), ("b", 0.7))}
+    return frames, {"a": [(0.2, 1.0, "Speech")], "b": [(0.5, 1.5, "Dog")]}, {"a": 2.0, "b": 2.0}
+
+
+def _bad_calls():
+    """(what, call, message) of API calls with one bad value or object each."""
+    frames, truth, durations = _tiny()
+    collar, segment = sedcontract.scores.collar_based, sedcontract.scores.segment_based
+    intersection = sedcontract.scores.intersection_based
+    report = sedcontract.audit(truth, truth, durations=durations)
+    c = dict(onset_collar=0.2, offset_collar=0.2)
+    return [
+        ("negative collar", lambda: collar.fscore(frames, truth, 0.5, onset_collar=-1,
+                                                  offset_collar=0.2),
+         r"onset_collar must be a finite number in \[0, 1e\+09\], got -1"),
+        ("collar as text", lambda: collar.fscore(frames, truth, 0.5, onset_collar=0.2,
+                                                 offset_collar="0.2"),
+         r"offset_collar must be a finite number .*got '0.2'"),
+        ("NaN collar", lambda: collar.fscore(frames, truth, 0.5, onset_collar=np.nan,
+                                             offset_collar=0.2), r"onset_collar .* got nan"),
+        ("negative rate", lambda: collar.fscore(frames, truth, 0.5, offset_collar_rate=-1, **c),
+         r"offset_collar_rate must be a finite number >= 0, got -1"),
+        ("segment of 0 s", lambda: segment.fscore(frames, truth, durations, 0.5,
+                                                  segment_length=0),
+         r"segment_length must be a finite number in \[1e-06, 1e\+09\], got 0"),
+        ("segment of 1e300 s", lambda: segment.fscore(frames, truth, durations, 0.5,
+                                                      segment_length=1e300),
+         r"segment_length .* got 1e\+300"),
+        ("dtc above 1", lambda: intersection.fscore(frames, truth, 0.5, dtc_threshold=2,
+                                                    gtc_threshold=0.5),
+         r"dtc_threshold must be a finite number in \[0, 1\], got 2"),
+        ("PSDS settings a list", lambda: sedcontract.psds(frames, truth, durations, ["psds1"]),
+         r"PSDS settings are a mapping of scenario name → PsdsSettings .*got list"),
+        ("PSDS scenario no settings", lambda: sedcontract.psds(frames, truth, durations,
+                                                               {"x": "dtc=0.5"}),
+         r"PSDS scenario 'x' is str, not PsdsSettings"),
+        ("AUROC settings text", lambda: sedcontract.segment_auroc(frames, truth, durations,
+                                                                  "x"),
+         r"AUROC settings are an AurocSettings, got str"),
+        ("audit psds a name", lambda: sedcontract.audit(truth, truth, durations=durations,
+                                                        psds="psds1"),
+         r"psds must be a PsdsRequest or None, got str"),
+        ("score auroc a number", lambda: sedcontract.score(truth, truth, durations=durations,
+                                                           auroc=3),
+         r"auroc must be an AurocRequest or None, got int"),
+        ("shard as text", lambda: sedcontract.audit(truth, truth, durations=durations,
+                                                    shard="1/2"),
+         r"shard must be a pair \(index, count\), got '1/2'"),
+        ("bootstrap of a dict", lambda: sedcontract.bootstrap_intervals({"a": 1}),
+         r"report must be a GuardReport, got dict"),
+        ("bootstrap scores as text", lambda: sedcontract.bootstrap_intervals(
+            report, scores="yes", resamples=10), r"scores must be a bool, got str"),
+        ("paired with a list inside", lambda: sedcontract.paired_bootstrap([report, [1]],
+                                                                           report),
+         r"each report must be a GuardReport, got list"),
+        ("write a mapping", lambda: sedcontract.write_events("never.tsv", truth),
+         r"events must be an EventList, got dict"),
+        ("check a text", lambda: sedcontract.check_contract("G ref.active"),
+         r"contract must be a Contract, got str"),
+        ("rows of a number", lambda: sedcontract.to_csv(3), r"report must be a GuardReport"),
+    ]
+
+
+@pytest.mark.parametrize("index", range(19))
+def test_a_bad_value_or_object_is_a_valueerror_naming_the_keyword(index, tmp_path,
+                                                                   monkeypatch):
+    """Each once ended in a numpy error, an AttributeError or a TypeError from deep inside
+    (a negative collar: "repeats may not contain negative values"), or was taken (a NaN
+    collar, a dtc of 2, a segment of 0 s): now a ``ValueError`` naming the keyword, and
+    nothing written."""
+    monkeypatch.chdir(tmp_path)
+    calls = _bad_calls()
+    assert len(calls) == 19  # one test each
+    what, call, message = calls[index]
+    with pytest.raises(SedContractError, match=message) as info:
+        call()
+    assert isinstance(info.value, ValueError), what
+    assert list(tmp_path.iterdir()) == [], what

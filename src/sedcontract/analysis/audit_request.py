@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 from sedcontract.analysis.audited import Audited
 from sedcontract.analysis.curve_request import CurvesRequest
 from sedcontract.contracts.policy import AuditPolicy
-from sedcontract.errors import SedContractError
+from sedcontract.errors import SedContractError, shortened
 from sedcontract.guard import (
     GuardReport,
     ScoreSettings,
@@ -48,7 +48,7 @@ def _namer(names: Names) -> Callable[[str], str]:
 
 def say_on_stderr(text: str) -> None:
     """What a request says while it computes (warnings, skipped files), as the CLI says it."""
-    print(f"sedcontract: {text}", file=sys.stderr)
+    print(f"sedcontract: {shortened(text)}", file=sys.stderr)
 
 
 class _Inputs(NamedTuple):

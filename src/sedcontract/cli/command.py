@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from sedcontract.contracts import contract_file
-from sedcontract.errors import SedContractError
+from sedcontract.errors import SedContractError, shortened
 from sedcontract.outputs import Named, Outputs
 
 Paths = Callable[[argparse.Namespace], Named]
@@ -73,7 +73,7 @@ def reported(prog: str, run: Callable[..., int], *args: Any) -> int:
         print(f"{prog}: {exc.code}", file=sys.stderr)  # sys.exit("why"): said, status 1
         return 1
     except (SedContractError, OSError) as exc:  # OSError: a path the user named
-        print(f"{prog}: {exc}", file=sys.stderr)
+        print(f"{prog}: {shortened(str(exc))}", file=sys.stderr)
         return getattr(exc, "status", 2)
     except KeyboardInterrupt:  # outputs are put in place only on success
         print(f"{prog}: interrupted; no output was changed", file=sys.stderr)

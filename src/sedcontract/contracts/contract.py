@@ -52,7 +52,7 @@ from sedcontract.contracts.syntax import (
     structure,
 )
 from sedcontract.contracts.typecheck import BOOL, infer
-from sedcontract.errors import ContractCheckError, SignalError
+from sedcontract.errors import ContractCheckError, SignalError, of_kind
 from sedcontract.traces.activity import Edges
 from sedcontract.traces.intervals import Intervals
 from sedcontract.traces.tsv import regular_file
@@ -133,6 +133,7 @@ def check_contract(contract: Contract, *, hop: float | None = None,
 
     Returns the time → frame conversions (empty when ``hop`` is None and no time is used).
     """
+    of_kind("contract", contract, Contract)
     seen: set[str] = set()
     defined: dict[str, Bound] = {}
     matches: set[str] = set()

@@ -16,7 +16,7 @@ from sedcontract.contracts.bounds import ROUNDINGS, BoundResolver, Conversion, c
 from sedcontract.contracts.contract import check_contract, contract_hash, load_contract, prepare
 from sedcontract.contracts.matching import METHODS
 from sedcontract.contracts.syntax import Bound, Contract
-from sedcontract.errors import SedContractError
+from sedcontract.errors import SedContractError, of_kind
 from sedcontract.numbers import is_number, is_whole
 from sedcontract.traces.activity import EDGES
 from sedcontract.traces.decision import DecisionPolicy, read_decision
@@ -118,10 +118,7 @@ class AuditPolicy:
                 object.__setattr__(self, "eps", bound(self.eps, "eps"))
             coerce_binding("eps", self.eps)  # frames, or a time such as '100ms'
         for name, kind in (("decision", DecisionPolicy), ("scores", ScoreSettings)):
-            value = getattr(self, name)
-            if value is not None and not isinstance(value, kind):
-                raise SedContractError(f"{name} must be a {kind.__name__} or None, got "
-                                       f"{type(value).__name__}")
+            of_kind(name, getattr(self, name), kind, optional=True)
         if not is_number(self.duration_tolerance) \
                 or not 0 <= self.duration_tolerance <= MAX_SECONDS:
             raise SedContractError(f"duration_tolerance must be a number of seconds in "

@@ -18,7 +18,7 @@ from collections.abc import Iterator, Mapping, Sequence
 
 import numpy as np
 
-from sedcontract.errors import SedContractError
+from sedcontract.errors import SedContractError, of_kind
 from sedcontract.guard.report import GuardReport
 from sedcontract.resampling import (
     CHUNK_CELLS,
@@ -188,6 +188,8 @@ def paired_bootstrap(a: GuardReport | Sequence[GuardReport],
     runs_b = [b] if isinstance(b, GuardReport) else list(b)
     if not runs_a or not runs_b:
         raise SedContractError("each system needs at least one report")
+    for run in (*runs_a, *runs_b):
+        of_kind("each report", run, GuardReport)
     for other in (*runs_a[1:], *runs_b):
         _check_paired(runs_a[0], other, mode)
     pooled = len(runs_a) > 1 or len(runs_b) > 1
@@ -277,6 +279,8 @@ def _hierarchical(a: Sequence[GuardReport], b: Sequence[GuardReport], mode: str,
         raise SedContractError(f"a hierarchical bootstrap pairs the systems' runs seed by "
                                f"seed: give both the same number of runs (>= 1), got "
                                f"{len(runs_a)} and {len(runs_b)}")
+    for run in (*runs_a, *runs_b):
+        of_kind("each run", run, GuardReport)
     for other in (*runs_a[1:], *runs_b):
         _check_paired(runs_a[0], other, mode)
     first = runs_a[0]
@@ -376,6 +380,8 @@ def bootstrap_intervals(report: GuardReport, *, mode: str = "typed", resamples: 
     same clips and seed) and recomputes every score from the per-clip counts under the
     report's aggregation. What the interval means: the spread of the score over test sets like
     this one (clips drawn from the same population), not over retrainings of the system."""
+    of_kind("report", report, GuardReport)
+    of_kind("scores", scores, bool)
     if not isinstance(mode, str) or mode not in report.modes:
         raise SedContractError(f"report has no {mode!r} trace mode (it has "
                                f"{', '.join(report.modes) or 'none'})")

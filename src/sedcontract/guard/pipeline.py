@@ -30,7 +30,7 @@ from sedcontract.contracts.monitor import SignalTable
 from sedcontract.contracts.policy import AuditPolicy, ScoreSettings, policy_of
 from sedcontract.contracts.runs import BACKENDS, RunTable
 from sedcontract.contracts.syntax import Contract, EventClause
-from sedcontract.errors import ContractCheckError
+from sedcontract.errors import ContractCheckError, of_kind
 from sedcontract.guard.facts import TraceFacts, refuse_unseen
 from sedcontract.guard.report import GuardReport, MatchingCounts, ModeReport, ScoresReport
 from sedcontract.numbers import is_whole
@@ -249,6 +249,10 @@ def audit(ref: EventList | str | Path | Any, pred: EventList | str | Path | Any,
         raise ContractCheckError(f"unknown monitor backend {backend!r}; choose one of "
                                  f"{', '.join(BACKENDS)}")
     check_jobs(jobs)
+    of_kind("psds", psds, PsdsRequest, optional=True)
+    of_kind("auroc", auroc, AurocRequest, optional=True)
+    if shard is not None and not (isinstance(shard, tuple | list) and len(shard) == 2):
+        raise ContractCheckError(f"shard must be a pair (index, count), got {shard!r}")
     if mode not in (*MODES, "both"):
         raise ContractCheckError(f"unknown mode {mode!r}; choose typed, union or both")
     if executor is not None and shard is not None:
@@ -448,6 +452,8 @@ def score(ref: EventList | str | Path | Any, pred: EventList | str | Path | Any,
     traces, without running the contract; the policy section is the guard report's. The
     inputs are taken in every form :func:`audit` takes."""
     policy = policy_of(policy, **settings)
+    of_kind("psds", psds, PsdsRequest, optional=True)
+    of_kind("auroc", auroc, AurocRequest, optional=True)
     if policy.scores is None:
         policy = policy.but(scores=ScoreSettings())
     ref = events_of(ref, "ref")

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from sedcontract.errors import TraceFormatError
+from sedcontract.errors import TraceFormatError, of_kind
 from sedcontract.guard.report import Cell, GuardReport, ModeReport, ScoresReport
 from sedcontract.guard.rows import matching_row, score_row
 from sedcontract.guard.summary_rows import ranking_rows, setting_rows
@@ -80,6 +80,7 @@ def vector_rows(report: GuardReport) -> list[list[Any]]:
 
 def to_dict(report: GuardReport) -> dict[str, Any]:
     """The report as plain data (the JSON schema of docs/guard-report.md)."""
+    of_kind("report", report, GuardReport)
     modes = {}
     for name, mode in report.modes.items():
         entries = {}
@@ -290,6 +291,7 @@ def to_rows(report: GuardReport, system: str = "system",
     A row whose counts are both 0 adds nothing to any sum and is left out (most rows of a
     many-class corpus), except on each mode's first coordinate, so every clip and class keeps
     its row in order, and on the first clip, so every coordinate is named."""
+    of_kind("report", report, GuardReport)
     rows = []
     policy = policy_id(report.policy)
     first_clip = report.clips[0] if report.clips else None
@@ -448,6 +450,7 @@ def _class_list(classes: Sequence[str]) -> str:
 def to_markdown(report: GuardReport) -> str:
     """Warnings first, then the guard vector (typed and union side by side), logic,
     diagnostics, per-class table, matching audit and policy."""
+    of_kind("report", report, GuardReport)
     modes = list(report.modes)
     out = [f"> warning: {markdown_text(w)}" for w in report.traces.get("warnings", [])]
     out += [""] if out else []

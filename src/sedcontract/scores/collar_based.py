@@ -12,11 +12,12 @@ import numpy as np
 from sedcontract.contracts.matching import exact, greedy
 from sedcontract.contracts.policy import EVENT_MATCHINGS, TIME_COMPARISONS
 from sedcontract.errors import SedContractError
+from sedcontract.numbers import number_in
 from sedcontract.scores.counts import MetricResult, by_row, event_rows, row_sums
 from sedcontract.scores.fscores import Thresholds, fscore_dicts, system_output
 from sedcontract.traces import EventList
 from sedcontract.traces.given import events_of
-from sedcontract.traces.grid import to_us
+from sedcontract.traces.grid import MAX_SECONDS, to_us
 from sedcontract.traces.intervals import MAX_PAIRS, expand_ranges, row_keys
 
 
@@ -200,6 +201,10 @@ def fscore(scores: Any, ground_truth: Any, threshold: Thresholds | None = None, 
     ``max(offset_collar, offset_collar_rate · length)`` s: keywords and defaults as
     sed_scores_eval's (DCASE: 0.2, 0.2, 0.2). See :mod:`sedcontract.scores.fscores` for the
     one declared deviation."""
+    onset_collar, offset_collar = (number_in(name, value, 0.0, MAX_SECONDS) for name, value in
+                                   (("onset_collar", onset_collar),
+                                    ("offset_collar", offset_collar)))
+    offset_collar_rate = number_in("offset_collar_rate", offset_collar_rate, 0.0)
     truth = events_of(ground_truth, "ground truth")
     detections, names = system_output(scores, threshold, truth, classes)
     return fscore_dicts(event_metrics(

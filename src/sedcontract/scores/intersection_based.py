@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from sedcontract.errors import SedContractError
+from sedcontract.numbers import number_in
 from sedcontract.scores.counts import MetricResult, event_rows, overlapping, row_sums
 from sedcontract.scores.fscores import Thresholds, fscore_dicts, system_output
 from sedcontract.scores.psds.request import psds as psds_of_scenarios
@@ -62,6 +63,8 @@ def fscore(scores: Any, ground_truth: Any, threshold: Thresholds | None = None, 
     (threshold None): the inputs as :func:`sedcontract.scores.collar_based.fscore` takes
     them; ``dtc_threshold``, ``gtc_threshold`` as in PSDS (DCASE: 0.5, 0.5), required as
     sed_scores_eval requires them."""
+    dtc_threshold = number_in("dtc_threshold", dtc_threshold, 0.0, 1.0)
+    gtc_threshold = number_in("gtc_threshold", gtc_threshold, 0.0, 1.0)
     truth = events_of(ground_truth, "ground truth")
     detections, names = system_output(scores, threshold, truth, classes)
     return fscore_dicts(intersection_metrics(truth, detections, classes=names,

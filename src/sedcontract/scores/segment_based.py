@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from sedcontract.numbers import number_in
 from sedcontract.scores.counts import (
     MetricResult,
     by_row,
@@ -26,7 +27,7 @@ from sedcontract.scores.segment_roc import (
 )
 from sedcontract.traces import EventList
 from sedcontract.traces.given import durations_of, events_of
-from sedcontract.traces.grid import to_us
+from sedcontract.traces.grid import MAX_SECONDS, to_us
 from sedcontract.traces.intervals import Intervals
 
 
@@ -85,6 +86,7 @@ def fscore(scores: Any, ground_truth: Any, audio_durations: Any,
     ``ceil(duration / segment_length)`` segments (``audio_durations``: clip → seconds, a
     durations file or DataFrame). The system output as
     :func:`sedcontract.scores.collar_based.fscore` takes it."""
+    segment_length = number_in("segment_length", segment_length, 1e-6, MAX_SECONDS)  # >= 1 µs
     truth = events_of(ground_truth, "ground truth")
     detections, names = system_output(scores, threshold, truth, classes)
     return fscore_dicts(segment_metrics(truth, detections, classes=names,

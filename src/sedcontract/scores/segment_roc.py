@@ -66,6 +66,16 @@ class AurocSettings:
     def as_dict(self) -> dict[str, float]:
         return {"segment_length": float(self.segment_length), "max_fpr": float(self.max_fpr)}
 
+    @classmethod
+    def given(cls, settings: AurocSettings | None) -> AurocSettings:
+        """The settings a function is given (None: DCASE's), anything else refused by name."""
+        if settings is None:
+            return cls()
+        if not isinstance(settings, cls):
+            raise SedContractError(f"AUROC settings are an AurocSettings, got "
+                                   f"{type(settings).__name__}")
+        return settings
+
 
 @dataclass(frozen=True)
 class SegmentRuns:
@@ -288,7 +298,7 @@ def segment_auroc(scores: Any, ref: Any, durations: Any,
     ``{"mauc", "mpauc", "classes", "per_class": {class: {"auc", "pauc"}}, "settings",
     "durations", "rule"}``; with ``resamples``, ``"intervals"``: each one's percentile
     bootstrap interval over the clips (:func:`auroc_draws`)."""
-    settings = settings or AurocSettings()
+    settings = AurocSettings.given(settings)
     counts, classes = corpus_auroc_counts(scores, ref, durations, settings)
     result = auroc_result(counts, classes, settings,
                           "given" if durations is not None else NO_DURATIONS)
@@ -309,7 +319,7 @@ def paired_auroc(scores: Any, other: Any, ref: Any, durations: Any,
     """The differences ``scores`` − ``other`` (two systems' tables of the same clips) of mAUC
     and mpAUC, each with its paired percentile bootstrap interval: every resample draws the
     same clips for both systems."""
-    settings = settings or AurocSettings()
+    settings = AurocSettings.given(settings)
     a, classes = corpus_auroc_counts(scores, ref, durations, settings)
     b, other_classes = corpus_auroc_counts(other, ref, durations, settings)
     if classes != other_classes:

@@ -19,7 +19,7 @@ _US_PER = {"s": US_PER_SECOND, "ms": 1000}
 SPELLING = "200ms, 0.2s or 10f (frames)"
 
 
-class TimeError(SedContractError, ValueError):
+class TimeError(SedContractError):
     """A time option without a unit, with an unknown one, or out of range."""
 
 

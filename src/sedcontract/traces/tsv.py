@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sedcontract.errors import SedContractError, TraceFormatError
+from sedcontract.errors import SedContractError, TraceFormatError, of_kind
 from sedcontract.outputs import atomic_write
 from sedcontract.traces.events import EventList
 from sedcontract.traces.grid import MAX_SECONDS
@@ -395,6 +395,7 @@ def with_clips(events: EventList, clips: Iterable[str]) -> EventList:
 def events_tsv(events: EventList, *, extension: str = ".wav") -> str:
     """The text of a DCASE event tsv with a header; clips without events get a filename-only
     row."""
+    of_kind("events", events, EventList)
     with_events = set(events.clip.tolist())
     lines = ["\t".join(EVENT_COLUMNS)]
     lines += [f"{_quote(clip + extension)}\t{onset!r}\t{offset!r}\t{_quote(label)}"

@@ -157,6 +157,31 @@ def test_zero_rows_are_left_out_and_no_number_changes(tmp_path):
         overview(full, resamples=40).cells
 
 
+
+def test_a_coordinate_zero_everywhere_keeps_its_rows_on_the_first_clip(tmp_path):
+    """A system that detects nothing owes no ``false`` or ``merge`` obligation anywhere: those
+    coordinates are 0 of 0 on every clip, yet each keeps its rows on the first clip, so the
+    report still names them (as NaN of 0) rather than dropping them."""
+    ref = random_reference(4, 6)
+    nothing = EventList.from_rows([], clips=ref.clips)
+    report = sedcontract.audit(ref, nothing, durations=dict.fromkeys(ref.clips, 10.0))
+    full = full_rows(report, "s")
+    zero = {c for c in {r["coordinate"] for r in full}
+            if all(r["satisfied"] == r["obligations"] == 0 for r in full
+                   if r["coordinate"] == c)}
+    assert {"false", "merge"} <= zero and report.coordinates[0] not in zero
+    (tmp_path / "rows.csv").write_text(to_csv(report, "s"))
+    sparse = read_rows([tmp_path / "rows.csv"])
+    for coordinate in zero:
+        kept = [(r["mode"], r["clip"], r["class"]) for r in sparse
+                if r["coordinate"] == coordinate]
+        assert kept == [(r["mode"], r["clip"], r["class"]) for r in full
+                        if r["coordinate"] == coordinate and r["clip"] == report.clips[0]]
+    ours = {t.name: t.markdown() for t in report_tables(SourceRows.of(
+        [r for r in sparse if r["role"] in ("guard", "diagnostic")]))}
+    theirs = {t.name: t.markdown() for t in report_tables(SourceRows.of(full))}
+    assert ours["vectors"] == theirs["vectors"] and "false" in ours["vectors"]
+
 def test_the_fast_reader_and_the_csv_module_read_the_same_rows(tmp_path):
     """The file as written (fast path), with CRLF line ends and with a class name holding a
     comma and quotes (the csv module) give the same rows, settings and error-free read."""

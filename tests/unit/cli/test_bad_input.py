@@ -212,3 +212,24 @@ def test_a_pipe_given_as_any_other_input_is_refused_not_read(tmp_path, command):
     assert result.stdout.strip() == "2"
     expected = "no such rows file or run folder" if command == "rows" else "not a regular file"
     assert expected in result.stderr and "Traceback" not in result.stderr
+
+
+def test_a_clip_name_of_100000_characters_is_named_not_printed(tmp_path, capsys):
+    """A message names a long clip id by its start, its length and its end (at most 300
+    characters of one name shown whole), on the command line and in the API's exception; a
+    name of 300 characters is shown whole."""
+    name = "x" * 99_990 + "_the_end"
+    write(tmp_path, "ref.tsv", HEADER + f"{name}.wav\t0.0\t1.0\tSpeech\nb.wav\t0.0\t1.0\tSpeech\n")
+    write(tmp_path, "pred.tsv", HEADER + "b.wav\t0.0\t1.0\tSpeech\n")
+    write(tmp_path, "durations.tsv", "filename\tduration\nb.wav\t10\n")
+    assert main(["audit", "--ref", str(tmp_path / "ref.tsv"), "--pred",
+                 str(tmp_path / "pred.tsv"), "--durations", str(tmp_path / "durations.tsv")]) == 2
+    err = capsys.readouterr().err
+    assert len(err) < 500 and "…[99,998 characters]…" in err and err.rstrip().endswith("_the_end")
+    with pytest.raises(TraceFormatError) as info:
+        sedcontract.audit({name: [(0.0, 1.0, "Speech")]}, {name: []}, durations={"b": 10.0})
+    assert len(str(info.value)) < 500 and "characters]…" in str(info.value)
+    assert len(info.value.args[0]) > 99_990  # the whole text is kept for a program that asks
+    short = "y" * 300
+    assert short in str(TraceFormatError(f"clip {short} has no duration"))
+    assert "y" * 301 not in str(TraceFormatError(f"clip {short}y has no duration"))

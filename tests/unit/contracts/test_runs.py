@@ -15,7 +15,7 @@ from sedcontract.contracts.contract import clause_outcomes, parse_contract, run_
 from sedcontract.contracts.monitor import SignalTable, evaluate_formula
 from sedcontract.contracts.parser import parse_formula
 from sedcontract.contracts.printer import format_formula
-from sedcontract.contracts.runs import RunTable, evaluate_runs, evaluate_runs_at
+from sedcontract.contracts.runs import RunOps, RunTable, evaluate_runs, evaluate_runs_at
 from sedcontract.errors import ContractCheckError
 from sedcontract.traces import EventList
 from sedcontract.traces.intervals import Intervals
@@ -133,6 +133,36 @@ def test_touching_and_edge_runs():
             for lengths in (np.array([10]), np.array([9]), np.array([1])):
                 runs, dense = both(parse_formula(text), signals, lengths, edges)
                 np.testing.assert_array_equal(runs, dense, err_msg=f"{text} {edges} {lengths}")
+
+
+
+def test_the_complement_of_runs_whose_rows_come_out_of_order_or_empty():
+    """``not_`` of maximal runs whose row blocks come in any order (each row's runs sorted),
+    or with an empty run among them, is the maximal runs of the frames of each row's
+    ``[0, length)`` they leave: the in-place layout is only for rows in order, and beside an
+    empty run it would leave two gaps that touch."""
+    rng = np.random.default_rng(0)
+    lengths = np.array([12, 0, 9, 15, 7])
+    ops = RunOps(lengths)
+    active = (rng.random((5, 15)) < 0.45) & (np.arange(15) < lengths[:, None])
+    runs = Intervals.of(active, lengths)
+    want = Intervals.of(~active & (np.arange(15) < lengths[:, None]), lengths)
+
+    def assert_complement(x):
+        got = ops.not_(x)
+        for name in ("row", "start", "end"):
+            np.testing.assert_array_equal(getattr(got, name), getattr(want, name), name)
+
+    for order in ([3, 0, 4, 2], [4, 3, 2, 0], [2, 0, 3, 4]):
+        block = np.concatenate([np.flatnonzero(runs.row == r) for r in order])
+        shuffled = Intervals(runs.row[block], runs.start[block], runs.end[block])
+        assert np.any(shuffled.row[1:] < shuffled.row[:-1])
+        assert_complement(shuffled)
+    at = 1  # an empty run [7, 7) of row 0, in its place between [1, 4) and [11, 12)
+    assert runs.row[0] == 0 and runs.end[0] < 7 < runs.start[at]
+    empty = Intervals(np.insert(runs.row, at, 0), np.insert(runs.start, at, 7),
+                      np.insert(runs.end, at, 7))
+    assert_complement(empty)
 
 
 def random_events(rng, clips: int, hop: float) -> tuple[EventList, EventList, dict]:

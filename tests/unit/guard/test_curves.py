@@ -88,6 +88,15 @@ def test_the_curves_equal_an_audit_at_every_threshold(case):
     ref, tables, durations, classes = scored_corpus(case, levels, gaps, infs)
     policy = AuditPolicy(edges=edges, projection=projection, eps=eps, hop=hop)
     decision = DecisionPolicy(median_filter=median)
+    changing = assert_curves_are_audits(ref, tables, durations, policy, decision, classes)
+    # the counts do move with the threshold: the oracle compares something
+    assert len(changing) > len(CURVE_COORDINATES) + 3
+
+
+def assert_curves_are_audits(ref, tables, durations, policy, decision, classes) -> set:
+    """The curves read at every score, every midpoint and outside them equal ``audit`` of the
+    events thresholded there, every coordinate typed and union; the (coordinate, counts)
+    pairs of the first class seen, to show the counts moved."""
     curves = guard_curves(ref, tables, durations, policy, decision=decision)
     finite = np.concatenate([t.scores.ravel() for t in tables.values()])
     values = np.unique(finite[np.isfinite(finite)])
@@ -106,8 +115,45 @@ def test_the_curves_equal_an_audit_at_every_threshold(case):
             cell = report.modes["union"].micro(name)
             assert union[name]["*"] == (cell.satisfied, cell.obligations), (t, name)
             changing.add((name, typed[name][classes[0]]))
-    # the counts do move with the threshold: the oracle compares something
-    assert len(changing) > len(CURVE_COORDINATES) + 3
+    return changing
+
+
+def table(scores) -> ScoreTable:
+    """One clip's table of one class ``c0`` on a 0.1 s grid."""
+    k = np.arange(len(scores))
+    return ScoreTable(np.round(k * 0.1, 6), np.round((k + 1) * 0.1, 6), ("c0",),
+                      np.asarray(scores, dtype=float)[:, None], k + 2)
+
+
+def test_a_quiet_stretch_at_a_rows_start_has_no_left_neighbour():
+    """A row (clip b) that starts without reference activity: its first frame has no left
+    neighbour, so the score that ends the previous row (clip a's high 0.9) must not be read
+    as one. Read, it would close a run of clip a into clip b at thresholds below 0.9."""
+    tables = {"a": table([0.1, 0.2, 0.9, 0.9]), "b": table([0.6, 0.3, 0.2, 0.8, 0.8, 0.1])}
+    ref = EventList.from_rows([("a", 0.2, 0.4, "c0"), ("b", 0.3, 0.5, "c0")], clips=("a", "b"))
+    durations = {"a": 0.4, "b": 0.6}
+    for projection in ("center", "any_overlap"):
+        policy = AuditPolicy(projection=projection, eps=0, hop=0.1)
+        seen = assert_curves_are_audits(ref, tables, durations, policy, DecisionPolicy(),
+                                        ("c0",))
+        at = guard_curves(ref, tables, durations, policy).at(0.5)  # b's 0.6 alone is false
+        assert at["false"]["c0"] == (2, 3) and at["merge"]["c0"] == (2, 2)
+        assert len(seen) > len(CURVE_COORDINATES)
+
+
+def test_a_run_only_over_the_gap_between_two_reference_runs_is_false_not_a_merge():
+    """A predicted run wholly inside the gap between two reference runs touches neither: it
+    is one false run and no merge, though the gap scores above the runs' inner ends; lowered
+    below those ends, one run covers both and merges them."""
+    tables = {"a": table([0.9, 0.5, 0.6, 0.6, 0.5, 0.9])}
+    ref = EventList.from_rows([("a", 0.0, 0.2, "c0"), ("a", 0.4, 0.6, "c0")], clips=("a",))
+    policy = AuditPolicy(eps=0, hop=0.1)
+    seen = assert_curves_are_audits(ref, tables, {"a": 0.6}, policy, DecisionPolicy(), ("c0",))
+    curves = guard_curves(ref, tables, {"a": 0.6}, policy)
+    assert curves.at(0.55)["false"]["c0"] == (2, 3)  # the gap's run is the false one
+    assert curves.at(0.55)["merge"]["c0"] == (2, 2)  # and merges nothing
+    assert curves.at(0.45)["merge"]["c0"] == (0, 1) and curves.at(0.45)["false"]["c0"] == (1, 1)
+    assert len(seen) > len(CURVE_COORDINATES)
 
 
 def test_duration_is_audited_at_the_thresholds_given():

@@ -195,3 +195,56 @@ def test_compare_scores_gives_paired_differences_of_psds_and_mpauc(teacher_score
     assert main([*base[:3], "--pred-scores", str(teacher_scores), "--compare-scores",
                  str(noisy)]) == 2  # no durations
     assert "--compare-scores compares PSDS" in capsys.readouterr().err
+
+
+def cut_corpus(tmp_path):
+    """Two systems' tables running 0.6 s past their clips' durations, and reference events
+    past them too, so cutting at the durations (``--psds-cut``) changes PSDS; written as files
+    with the start of an ``audit`` command line reading them."""
+    from tests.helpers.score_tables import write_tables
+
+    ref, tables, durations, classes = corpus(3, clips=6, levels=5)
+    rng = np.random.default_rng(3)
+    other = {c: type(t)(t.onset, t.offset, t.classes, t.scores * rng.uniform(0.2, 1.0,
+                                                                             t.scores.shape),
+                        t.lines) for c, t in tables.items()}
+    short = {c: round(d - 0.6, 3) for c, d in durations.items()}
+    late = [(c, round(short[c] - 0.1, 3), round(short[c] + 0.4, 3), classes[k % len(classes)])
+            for k, c in enumerate(ref.clips)]
+    ref = EventList.from_rows([*ref.to_rows(), *late], clips=ref.clips)
+    write_events(tmp_path / "ref.tsv", ref)
+    write_durations(tmp_path / "durations.tsv", short)
+    mine, theirs = write_tables(tmp_path / "a", tables), write_tables(tmp_path / "b", other)
+    base = ["audit", "--ref", str(tmp_path / "ref.tsv"), "--durations",
+            str(tmp_path / "durations.tsv"), "--pred-scores", str(mine), "--with-scores",
+            "--duration-tolerance", "1s"]
+    return ref, tables, other, short, base, theirs
+
+
+def test_the_psds_cut_holds_with_resamples_and_in_paired_differences(tmp_path, capsys):
+    """``psds(…, cut=True, resamples=N)`` is the cut corpus's PSDS with intervals from cut
+    resamples, and ``audit --compare-scores --psds-cut`` the difference of the two cut
+    PSDS: neither falls back to the tables as they come. (psds_eval's defaults up to an eFPR
+    of 20,000 per hour: the corpus is 7 s of audio.)"""
+    from sedcontract.scores.psds.request import paired_psds
+
+    ref, tables, other, short, base, theirs = cut_corpus(tmp_path)
+    wide = {"custom": PsdsSettings(max_efpr=20000.0)}
+
+    def value(system, **keywords):
+        return psds(system, ref, short, wide, **keywords)["custom"]
+
+    whole, cut = value(tables)["value"], value(tables, cut=True)["value"]
+    assert abs(whole - cut) > 1e-3  # the cut changes the number the checks read
+    drawn = value(tables, cut=True, resamples=30)
+    assert drawn["value"] == cut and drawn["cut"] == value(tables, cut=True)["cut"]
+    assert drawn["interval"]["lo"] <= cut <= drawn["interval"]["hi"]
+    other_whole, other_cut = value(other)["value"], value(other, cut=True)["value"]
+    paired = paired_psds(tables, other, ref, short, wide, cut=True, resamples=30)["custom"]
+    assert paired["point"] == pytest.approx(cut - other_cut, abs=1e-12)
+    command = [*base, "--psds", "custom", "--psds-max-efpr", "20000", "--compare-scores",
+               str(theirs), "--bootstrap", "30", "--format", "json"]
+    for flag, a, b in (([], whole, other_whole), (["--psds-cut"], cut, other_cut)):
+        assert main([*command, *flag]) == 0
+        shown = json.loads(capsys.readouterr().out)["ranking_comparison"]["custom"]["point"]
+        assert shown == pytest.approx(a - b, abs=1e-12), flag

@@ -313,3 +313,22 @@ def test_paired_auroc_refuses_systems_of_other_classes_even_of_the_same_count():
                  for clip, t in tables.items()}
         with pytest.raises(SedContractError, match=message):
             paired_auroc(tables, other, ref, durations, resamples=10)
+
+
+def test_without_durations_a_reference_event_after_the_scores_extends_its_clip():
+    """With no durations a clip lasts to the end of its scores or of its last reference
+    event, whichever is later (sed_scores_eval's default): an event of class a at 5.0–6.2 s,
+    past the scores' 4 s, adds two positive segments no frame scores, so a's AUROC falls from
+    5/6. Read as the scores' end, the event would be dropped and a kept at 5/6."""
+    tables, ref, _ = hand_clip()
+    later = EventList.from_rows([*ref.to_rows(), ("x", 5.0, 6.2, "a")], clips=("x",))
+    ours, curves = segment_based.auroc(tables, later, None, segment_length=1.0)
+    theirs, their_curves = sse_auroc(frames_of(tables), ground_truth(later), None, 1.0, None)
+    assert ours["a"] == pytest.approx(theirs["a"], abs=1e-12)
+    assert ours["b"] == pytest.approx(theirs["b"], abs=1e-12)
+    # segments 0..6: a's positives 0, 1, 2 (0.9, 0.8, 0.3) and 5, 6 (unscored, 0);
+    # negatives 3 (0.6) and 4 (0): thresholds 0.9, 0.8, 0.6, 0.3, 0 give TPR 1/5, 2/5, 2/5,
+    # 3/5, 1 at FPR 0, 0, 1/2, 1/2, 1
+    assert ours["a"] == pytest.approx(0.5 * 2 / 5 + 0.5 * 3 / 5, abs=1e-12)
+    np.testing.assert_allclose(curves["a"][1], their_curves["a"][1], atol=1e-12)
+    assert segment_auroc(tables, later, None)["durations"].startswith("the end of each clip")

@@ -25,7 +25,12 @@ import numpy as np
 from sedcontract.blocks import EXECUTOR_BLOCKS, block_results
 from sedcontract.errors import SedContractError, TraceFormatError
 from sedcontract.scores.psds.roc import staircase_area, staircase_at
-from sedcontract.scores.psds.settings import PRESETS, PsdsSettings, PsdsUnavailable, audio_seconds
+from sedcontract.scores.psds.settings import (
+    PsdsSettings,
+    PsdsUnavailable,
+    audio_seconds,
+    scenarios,
+)
 from sedcontract.traces import EventList, read_events
 from sedcontract.traces.given import durations_of, events_of, is_frame
 from sedcontract.traces.grid import SECONDS_PER_HOUR
@@ -442,7 +447,7 @@ def psds_of_points(points: Sequence[Any], ref: Any, durations: Mapping[str, floa
         points = [table for table, _ in fitted]
         counted = {"ref": ref_cut, "pred": sum(n for _, n in fitted)}
     out: dict[str, Any] = {}
-    for name, chosen in (settings or PRESETS).items():
+    for name, chosen in scenarios(settings).items():
         rates, joined = point_rates(points, ref, durations, chosen, classes, executor=executor,
                                     blocks=blocks)
         roc = psd_roc(rates, chosen)

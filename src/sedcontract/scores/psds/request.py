@@ -18,7 +18,7 @@ from sedcontract.resampling import interval_dicts, percentile_intervals, resampl
 from sedcontract.scores.psds.of_scores import psds_of_scores
 from sedcontract.scores.psds.operating_points import psds_of_points
 from sedcontract.scores.psds.resampled import psds_and_draws, psds_with_intervals
-from sedcontract.scores.psds.settings import PRESETS, PsdsSettings, PsdsUnavailable
+from sedcontract.scores.psds.settings import PRESETS, PsdsSettings, PsdsUnavailable, scenarios
 from sedcontract.traces import EventList
 from sedcontract.traces.given import durations_of, events_of, score_source
 from sedcontract.traces.score_files import ScoreFolder
@@ -90,10 +90,10 @@ def psds(scores: str | Path | ScoreFolder | Mapping[str, Any], ref: Any,
         raise PsdsUnavailable("PSDS needs clip durations (--durations)")
     scores = score_source(scores, ref.clips)
     if resamples:  # counted clip by clip in this process, then resampled
-        return psds_with_intervals(scores, ref, durations, settings or PRESETS,
+        return psds_with_intervals(scores, ref, durations, scenarios(settings),
                                    tuple(scores.columns), cut=cut, resamples=resamples,
                                    seed=seed, level=level)
-    return psds_of_scores(scores, ref, durations, settings or PRESETS, tuple(scores.columns),
+    return psds_of_scores(scores, ref, durations, scenarios(settings), tuple(scores.columns),
                           executor=executor, blocks=blocks, cut=cut, floors=floors)
 
 
@@ -109,7 +109,7 @@ def paired_psds(scores: Any, other: Any, ref: Any, durations: Any,
     durations = durations_of(durations)
     if durations is None:
         raise PsdsUnavailable("PSDS needs clip durations")
-    settings = settings or PRESETS
+    settings = scenarios(settings)
     resamples, seed = resampling(resamples, seed, level, max(len(ref.clips), 1))
     done = []
     for tables in (scores, other):

@@ -62,6 +62,22 @@ PRESETS: dict[str, PsdsSettings] = {
 }
 
 
+def scenarios(settings: Mapping[str, PsdsSettings] | None) -> Mapping[str, PsdsSettings]:
+    """The scenarios a PSDS function is given: name → :class:`PsdsSettings` (None: the DCASE
+    presets); anything else is refused by name, not met later as a missing attribute."""
+    if settings is None:
+        return PRESETS
+    if not isinstance(settings, Mapping) or not settings:
+        raise SedContractError(f"PSDS settings are a mapping of scenario name → PsdsSettings "
+                               f"(e.g. sedcontract.PRESETS), got {type(settings).__name__}"
+                               f"{' (empty)' if isinstance(settings, Mapping) else ''}")
+    for name, chosen in settings.items():
+        if not isinstance(name, str) or not isinstance(chosen, PsdsSettings):
+            raise SedContractError(f"PSDS scenario {name!r} is {type(chosen).__name__}, not "
+                                   "PsdsSettings (its name a string)")
+    return settings
+
+
 def audio_seconds(durations: Mapping[str, float], clips: Sequence[str]) -> float:
     """The clips' total duration, the time false-positive rates are per; refused when it is 0
     (a rate per hour of no audio is undefined)."""
