@@ -428,6 +428,7 @@ def psds_of_points(points: Sequence[Any], ref: Any, durations: Mapping[str, floa
     ``blocks``: as :func:`point_rates` (the same result). Each point, ``ref`` and
     ``durations`` may be a file, an event list or mapping, or a DataFrame (psds_eval's
     ``filename onset offset event_label`` and ``filename duration`` tables)."""
+    settings = scenarios(settings)
     ref = events_of(ref, "ground truth")
     durations = durations_of(durations)
     if durations is None:
@@ -447,7 +448,7 @@ def psds_of_points(points: Sequence[Any], ref: Any, durations: Mapping[str, floa
         points = [table for table, _ in fitted]
         counted = {"ref": ref_cut, "pred": sum(n for _, n in fitted)}
     out: dict[str, Any] = {}
-    for name, chosen in scenarios(settings).items():
+    for name, chosen in settings.items():
         rates, joined = point_rates(points, ref, durations, chosen, classes, executor=executor,
                                     blocks=blocks)
         roc = psd_roc(rates, chosen)

@@ -84,16 +84,17 @@ def psds(scores: str | Path | ScoreFolder | Mapping[str, Any], ref: Any,
     memory; ``True`` reads a folder twice) leaves out what lies below each class's score
     floor, where every threshold is past ``max_efpr``: the same result, dense scores at the
     cost of sparse ones (:mod:`~sedcontract.scores.psds.floors`)."""
+    settings = scenarios(settings)
     ref = events_of(ref, "ground truth")
     durations = durations_of(durations)
     if durations is None:
         raise PsdsUnavailable("PSDS needs clip durations (--durations)")
     scores = score_source(scores, ref.clips)
     if resamples:  # counted clip by clip in this process, then resampled
-        return psds_with_intervals(scores, ref, durations, scenarios(settings),
+        return psds_with_intervals(scores, ref, durations, settings,
                                    tuple(scores.columns), cut=cut, resamples=resamples,
                                    seed=seed, level=level)
-    return psds_of_scores(scores, ref, durations, scenarios(settings), tuple(scores.columns),
+    return psds_of_scores(scores, ref, durations, settings, tuple(scores.columns),
                           executor=executor, blocks=blocks, cut=cut, floors=floors)
 
 
