@@ -57,10 +57,10 @@ class ProcessesAndCaller:
         self.pool.shutdown()
 
 
-def check_jobs(jobs: Any) -> int:
-    """``jobs``, a whole number of processes >= 1."""
+def check_jobs(jobs: Any, name: str = "jobs") -> int:
+    """``jobs``, a whole number of processes >= 1 (``name``: the keyword it was given as)."""
     if not is_whole(jobs) or jobs < 1:
-        raise ContractCheckError(f"jobs must be a whole number >= 1, got {jobs!r}")
+        raise ContractCheckError(f"{name} must be a whole number >= 1, got {jobs!r}")
     return jobs
 
 
@@ -72,6 +72,16 @@ def on_processes(jobs: int, module: str, work: Callable[[ProcessesAndCaller], T]
         return work(pool)
     finally:
         pool.shutdown()
+
+
+def with_jobs(num_jobs: Any, module: str, work: Callable[[Any, int | None], T]) -> T:
+    """``work(executor, blocks)`` as sed_scores_eval's ``num_jobs`` asks: in this process
+    (``None, None``) for 1, else on ``num_jobs`` processes (each importing ``module``) in as
+    many blocks of clips; the result is the same either way."""
+    jobs = check_jobs(num_jobs, "num_jobs")
+    if jobs == 1:
+        return work(None, None)
+    return on_processes(jobs, module, lambda pool: work(pool, jobs))
 
 
 def block_results(clips: int, count: Any, submit: Callable[[int, int], Any], *,

@@ -14,7 +14,7 @@ from sedcontract.contracts.policy import EVENT_MATCHINGS, TIME_COMPARISONS
 from sedcontract.errors import SedContractError
 from sedcontract.numbers import number_in
 from sedcontract.scores.counts import MetricResult, by_row, event_rows, row_sums
-from sedcontract.scores.fscores import Thresholds, fscore_dicts, system_output
+from sedcontract.scores.fscores import Thresholds, fscore_dicts, microseconds, system_output
 from sedcontract.traces import EventList
 from sedcontract.traces.given import events_of
 from sedcontract.traces.grid import MAX_SECONDS, to_us
@@ -190,7 +190,7 @@ def event_metrics(ref: EventList, pred: EventList, *, classes: Sequence[str],
 
 def fscore(scores: Any, ground_truth: Any, threshold: Thresholds | None = None, *,
            onset_collar: float, offset_collar: float, offset_collar_rate: float = 0.0,
-           classes: Sequence[str] | None = None,
+           classes: Sequence[str] | None = None, time_decimals: int = 6, num_jobs: int = 1,
            matching: str = "optimal", time_comparison: str = "sed_scores_eval"
            ) -> tuple[dict[str, float], dict[str, float], dict[str, float], dict[str, Any]]:
     """Collar-based ``f, p, r, stats`` per class, ``macro_average`` and ``micro_average``,
@@ -199,14 +199,16 @@ def fscore(scores: Any, ground_truth: Any, threshold: Thresholds | None = None, 
     (threshold None), against ``ground_truth`` (clip → [(onset, offset, label)], an event
     file or list, a DataFrame). An onset within ``onset_collar`` s, an offset within
     ``max(offset_collar, offset_collar_rate · length)`` s: keywords and defaults as
-    sed_scores_eval's (DCASE: 0.2, 0.2, 0.2). See :mod:`sedcontract.scores.fscores` for the
-    one declared deviation."""
+    sed_scores_eval's (DCASE: 0.2, 0.2, 0.2), ``time_decimals`` its default only (times are
+    whole microseconds), ``num_jobs`` processes. See :mod:`sedcontract.scores.fscores` for
+    the one declared deviation."""
     onset_collar, offset_collar = (number_in(name, value, 0.0, MAX_SECONDS) for name, value in
                                    (("onset_collar", onset_collar),
                                     ("offset_collar", offset_collar)))
     offset_collar_rate = number_in("offset_collar_rate", offset_collar_rate, 0.0)
+    microseconds(time_decimals)
     truth = events_of(ground_truth, "ground truth")
-    detections, names = system_output(scores, threshold, truth, classes)
+    detections, names = system_output(scores, threshold, truth, classes, num_jobs=num_jobs)
     return fscore_dicts(event_metrics(
         truth, detections, classes=names, t_collar=onset_collar, offset_collar=offset_collar,
         percentage_of_length=offset_collar_rate, matching=matching,

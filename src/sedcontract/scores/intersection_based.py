@@ -8,15 +8,17 @@ from typing import Any
 
 import numpy as np
 
+from sedcontract.blocks import check_jobs, with_jobs
 from sedcontract.errors import SedContractError
-from sedcontract.numbers import number_in
+from sedcontract.numbers import is_whole, number_in
 from sedcontract.scores.counts import MetricResult, event_rows, overlapping, row_sums
-from sedcontract.scores.fscores import Thresholds, fscore_dicts, system_output
+from sedcontract.scores.fscores import Thresholds, fscore_dicts, microseconds, system_output
 from sedcontract.scores.psds.request import psds as psds_of_scenarios
+from sedcontract.scores.psds.resampled import psds_of_subsets
 from sedcontract.scores.psds.settings import PsdsSettings
 from sedcontract.traces import EventList
 from sedcontract.traces.given import events_of
-from sedcontract.traces.grid import US_PER_SECOND, to_us
+from sedcontract.traces.grid import SECONDS_PER_HOUR, US_PER_SECOND, to_us
 from sedcontract.traces.intervals import Intervals
 
 
@@ -56,7 +58,7 @@ def intersection_metrics(ref: EventList, pred: EventList, *, classes: Sequence[s
 
 def fscore(scores: Any, ground_truth: Any, threshold: Thresholds | None = None, *,
            dtc_threshold: float, gtc_threshold: float,
-           classes: Sequence[str] | None = None, time_decimals: int = 6
+           classes: Sequence[str] | None = None, time_decimals: int = 6, num_jobs: int = 1
            ) -> tuple[dict[str, float], dict[str, float], dict[str, float], dict[str, Any]]:
     """Intersection-based ``f, p, r, stats`` (as sed_scores_eval's
     ``intersection_based.fscore``) of score tables at ``threshold`` or of detections
@@ -66,54 +68,116 @@ def fscore(scores: Any, ground_truth: Any, threshold: Thresholds | None = None, 
     dtc_threshold = number_in("dtc_threshold", dtc_threshold, 0.0, 1.0)
     gtc_threshold = number_in("gtc_threshold", gtc_threshold, 0.0, 1.0)
     truth = events_of(ground_truth, "ground truth")
-    detections, names = system_output(scores, threshold, truth, classes)
+    detections, names = system_output(scores, threshold, truth, classes, num_jobs=num_jobs)
     return fscore_dicts(intersection_metrics(truth, detections, classes=names,
                                              dtc_threshold=dtc_threshold,
                                              gtc_threshold=gtc_threshold,
                                              time_decimals=time_decimals))
 
 
+UNITS_OF_TIME = {"second": 1.0, "minute": 60.0, "hour": SECONDS_PER_HOUR}  # sed_scores_eval's
+PsdRoc = tuple[tuple[np.ndarray, np.ndarray], dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]]
+
+
 def _settings(dtc_threshold: float, gtc_threshold: float, cttc_threshold: float | None,
-              alpha_ct: float, alpha_st: float, max_efpr: float) -> PsdsSettings:
-    if cttc_threshold is None and alpha_ct > 0:
+              alpha_ct: float, alpha_st: float, max_efpr: float, unit_of_time: str,
+              time_decimals: int) -> tuple[PsdsSettings, float]:
+    """The scenario (``max_efpr`` per hour, as this project counts it) and the factor that
+    turns an eFPR per hour into one per ``unit_of_time``; a cross-trigger threshold goes with
+    a cross-trigger weight, as sed_scores_eval requires."""
+    if cttc_threshold is None and alpha_ct != 0:
         raise SedContractError("a cross-trigger weight (alpha_ct > 0) needs cttc_threshold")
+    if cttc_threshold is not None and alpha_ct == 0:
+        raise SedContractError("cttc_threshold is given but alpha_ct is 0: a cross-trigger "
+                               "threshold needs a cross-trigger weight")
+    if unit_of_time not in UNITS_OF_TIME:
+        raise SedContractError(f"unit_of_time {unit_of_time!r}: choose one of "
+                               f"{', '.join(UNITS_OF_TIME)}")
+    microseconds(time_decimals)
+    per_hour = SECONDS_PER_HOUR / UNITS_OF_TIME[unit_of_time]
+    max_efpr = number_in("max_efpr", max_efpr, 0.0)
     return PsdsSettings(dtc=dtc_threshold, gtc=gtc_threshold,
                         cttc=0.3 if cttc_threshold is None else cttc_threshold,
-                        alpha_ct=alpha_ct, alpha_st=alpha_st, max_efpr=max_efpr)
+                        alpha_ct=alpha_ct, alpha_st=alpha_st,
+                        max_efpr=max_efpr * per_hour), 1.0 / per_hour
+
+
+def _curves(roc: dict[str, Any], per_unit: float) -> PsdRoc:
+    """``((etpr, efpr), {class: (tpr, efpr, thresholds)})`` with each eFPR per the unit."""
+    return ((np.asarray(roc["etpr"]), np.asarray(roc["efpr"]) * per_unit),
+            {name: (np.asarray(c["tpr"]), np.asarray(c["efpr"]) * per_unit,
+                    np.asarray(c["thresholds"])) for name, c in roc["classes"].items()})
+
+
+def _psds(scores: Any, ground_truth: Any, audio_durations: Any, settings: PsdsSettings,
+          num_jobs: Any) -> dict[str, Any]:
+    """One scenario's PSDS result, on ``num_jobs`` processes."""
+    return with_jobs(num_jobs, __name__, lambda executor, blocks: psds_of_scenarios(
+        scores, ground_truth, audio_durations, {"psds": settings}, executor=executor,
+        blocks=blocks))["psds"]
 
 
 def psd_roc(scores: Any, ground_truth: Any, audio_durations: Any, *, dtc_threshold: float,
             gtc_threshold: float, cttc_threshold: float | None = None, alpha_ct: float = 0.0,
-            alpha_st: float = 0.0, max_efpr: float = 100.0
-            ) -> tuple[tuple[np.ndarray, np.ndarray], dict[str, tuple[np.ndarray, np.ndarray]]]:
+            alpha_st: float = 0.0, unit_of_time: str = "hour", max_efpr: float = 100.0,
+            time_decimals: int = 6, num_jobs: int = 1) -> PsdRoc:
     """The PSD-ROC as sed_scores_eval's ``intersection_based.psd_roc`` returns it:
-    ``((etpr, efpr), {class: (tpr, efpr)})`` (eFPR per hour; the class curves without
-    sed_scores_eval's third element, the thresholds), of score tables against the ground
-    truth."""
-    settings = _settings(dtc_threshold, gtc_threshold, cttc_threshold, alpha_ct, alpha_st,
-                         max_efpr)
-    roc = psds_of_scenarios(scores, ground_truth, audio_durations,
-                            {"psds": settings})["psds"]["roc"]
-    return ((np.asarray(roc["etpr"]), np.asarray(roc["efpr"])),
-            {name: (np.asarray(c["tpr"]), np.asarray(c["efpr"]))
-             for name, c in roc["classes"].items()})
+    ``((etpr, efpr), {class: (tpr, efpr, thresholds)})``, eFPR per ``unit_of_time``, of score
+    tables against the ground truth; ``num_jobs`` processes count blocks of clips."""
+    settings, per_unit = _settings(dtc_threshold, gtc_threshold, cttc_threshold, alpha_ct,
+                                   alpha_st, max_efpr, unit_of_time, time_decimals)
+    return _curves(_psds(scores, ground_truth, audio_durations, settings, num_jobs)["roc"],
+                   per_unit)
 
 
 def psds(scores: Any, ground_truth: Any, audio_durations: Any, *, dtc_threshold: float,
-               gtc_threshold: float, cttc_threshold: float | None = None,
-               alpha_ct: float = 0.0, alpha_st: float = 0.0, max_efpr: float = 100.0
-               ) -> tuple[float, dict[str, float], tuple[np.ndarray, np.ndarray],
-                          dict[str, tuple[np.ndarray, np.ndarray]]]:
+         gtc_threshold: float, cttc_threshold: float | None = None, alpha_ct: float = 0.0,
+         alpha_st: float = 0.0, unit_of_time: str = "hour", max_efpr: float = 100.0,
+         time_decimals: int = 6, num_jobs: int = 1
+         ) -> tuple[float, dict[str, float], tuple[np.ndarray, np.ndarray],
+                    dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]]:
     """PSDS as sed_scores_eval's ``intersection_based.psds`` returns it: ``(psds,
-    {class: psds}, (etpr, efpr), {class: (tpr, efpr)})``, of score tables (a folder, or clip →
-    DataFrame) against the ground truth and ``audio_durations``.
-    :func:`sedcontract.scores.psds.psds` computes several scenarios at once."""
-    settings = _settings(dtc_threshold, gtc_threshold, cttc_threshold, alpha_ct, alpha_st,
-                         max_efpr)
-    result = psds_of_scenarios(scores, ground_truth, audio_durations,
-                               {"psds": settings})["psds"]
-    roc = result["roc"]
-    return (result["value"], dict(result["per_class"]),
-            (np.asarray(roc["etpr"]), np.asarray(roc["efpr"])),
-            {name: (np.asarray(c["tpr"]), np.asarray(c["efpr"]))
-             for name, c in roc["classes"].items()})
+    {class: psds}, (etpr, efpr), {class: (tpr, efpr, thresholds)})``, of score tables (a
+    folder, or clip → DataFrame) against the ground truth and ``audio_durations``; keywords
+    and defaults as its. :func:`sedcontract.scores.psds.psds` computes several scenarios at
+    once."""
+    settings, per_unit = _settings(dtc_threshold, gtc_threshold, cttc_threshold, alpha_ct,
+                                   alpha_st, max_efpr, unit_of_time, time_decimals)
+    result = _psds(scores, ground_truth, audio_durations, settings, num_jobs)
+    return (result["value"], dict(result["per_class"]), *_curves(result["roc"], per_unit))
+
+
+def bootstrapped_psds(scores: Any, ground_truth: Any, audio_durations: Any, *,
+                      dtc_threshold: float, gtc_threshold: float,
+                      cttc_threshold: float | None = None, alpha_ct: float = 0.0,
+                      alpha_st: float = 0.0, unit_of_time: str = "hour",
+                      max_efpr: float = 100.0, time_decimals: int = 6, n_folds: int = 5,
+                      n_iterations: int = 20, num_jobs: int = 1) -> tuple[list[Any], ...]:
+    """sed_scores_eval's ``bootstrapped_psds``: :func:`psds` of each of ``n_folds ·
+    n_iterations`` subsets of the clips — iteration ``i`` shuffles the sorted clip ids with
+    numpy's ``RandomState(i)`` (each shuffle from the last order), and fold ``j`` leaves out
+    the ``j``-th of ``n_folds`` nearly equal parts — as four lists in :func:`psds`'s order.
+    The clips are counted once; each subset only sums its clips' counts."""
+    settings, per_unit = _settings(dtc_threshold, gtc_threshold, cttc_threshold, alpha_ct,
+                                   alpha_st, max_efpr, unit_of_time, time_decimals)
+    for name, value in (("n_folds", n_folds), ("n_iterations", n_iterations)):
+        if not is_whole(value) or value < 1 or (name == "n_folds" and value < 2):
+            raise SedContractError(f"{name} must be a whole number >= "
+                                   f"{2 if name == 'n_folds' else 1}, got {value!r}")
+    check_jobs(num_jobs, "num_jobs")  # the subsets are sums of counts: one process is quick
+    results = psds_of_subsets(scores, ground_truth, audio_durations, settings,
+                              lambda clips: fold_subsets(clips, n_folds, n_iterations))
+    out = [(r["value"], dict(r["per_class"]), *_curves(r["roc"], per_unit)) for r in results]
+    return tuple(list(column) for column in zip(*out, strict=True))
+
+
+def fold_subsets(clips: Sequence[str], n_folds: int, n_iterations: int) -> list[list[str]]:
+    """sed_scores_eval's bootstrap folds of ``clips``, as its ``bootstrap_from_deltas`` draws
+    them."""
+    ids = sorted(clips)
+    split = np.linspace(0, len(ids), n_folds + 1).astype(int)
+    out = []
+    for i in range(n_iterations):
+        np.random.RandomState(i).shuffle(ids)
+        out += [ids[:split[j]] + ids[split[j + 1]:] for j in range(n_folds)]
+    return out

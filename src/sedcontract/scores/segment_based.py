@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from sedcontract.blocks import with_jobs
 from sedcontract.numbers import number_in
 from sedcontract.scores.counts import (
     MetricResult,
@@ -18,11 +19,18 @@ from sedcontract.scores.counts import (
     overlapping,
     row_sums,
 )
-from sedcontract.scores.fscores import Thresholds, fscore_dicts, system_output
+from sedcontract.scores.fscores import (
+    Thresholds,
+    best_fscores,
+    fscore_dicts,
+    microseconds,
+    system_output,
+)
 from sedcontract.scores.segment_roc import (
     AurocSettings,
+    SegmentRuns,
     auroc_of,
-    class_roc,
+    class_counts,
     corpus_auroc_counts,
 )
 from sedcontract.traces import EventList
@@ -79,46 +87,91 @@ def segment_metrics(ref: EventList, pred: EventList, *, classes: Sequence[str],
 
 def fscore(scores: Any, ground_truth: Any, audio_durations: Any,
            threshold: Thresholds | None = None, *, segment_length: float = 1.0,
-           classes: Sequence[str] | None = None
+           classes: Sequence[str] | None = None, time_decimals: int = 6, num_jobs: int = 1
            ) -> tuple[dict[str, float], dict[str, float], dict[str, float], dict[str, Any]]:
     """Segment-based ``f, p, r, stats`` (as sed_scores_eval's ``segment_based.fscore``): a
     class is active in a segment of ``segment_length`` s its events touch; each clip has
     ``ceil(duration / segment_length)`` segments (``audio_durations``: clip → seconds, a
     durations file or DataFrame). The system output as
-    :func:`sedcontract.scores.collar_based.fscore` takes it."""
+    :func:`sedcontract.scores.collar_based.fscore` takes it (``num_jobs`` processes
+    threshold blocks of its tables)."""
     segment_length = number_in("segment_length", segment_length, 1e-6, MAX_SECONDS)  # >= 1 µs
+    microseconds(time_decimals)
     truth = events_of(ground_truth, "ground truth")
-    detections, names = system_output(scores, threshold, truth, classes)
+    detections, names = system_output(scores, threshold, truth, classes, num_jobs=num_jobs)
     return fscore_dicts(segment_metrics(truth, detections, classes=names,
                                         time_resolution=segment_length,
                                         durations=durations_of(audio_durations)))
 
 
+def _runs(scores: Any, ground_truth: Any, audio_durations: Any, segment_length: float,
+          time_decimals: int, num_jobs: int, max_fpr: float = 1.0
+          ) -> tuple[SegmentRuns, tuple[str, ...]]:
+    """The segment runs of score tables and their classes, on ``num_jobs`` processes."""
+    microseconds(time_decimals)
+    settings = AurocSettings(segment_length=segment_length, max_fpr=max_fpr)
+    return with_jobs(num_jobs, __name__, lambda executor, blocks: corpus_auroc_counts(
+        scores, ground_truth, audio_durations, settings, executor=executor, blocks=blocks))
+
+
+def _curves(counts: SegmentRuns, classes: Sequence[str]
+            ) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]]:
+    """Each class's ROC as sed_scores_eval's ``roc_curve``: ``(tpr, fpr, thresholds, stats)``
+    sorted by FPR, then TPR."""
+    out = {}
+    for c, name in enumerate(classes):
+        thresholds, stats = class_counts(counts.score[:, c], counts.positives[:, c],
+                                         counts.length)
+        with np.errstate(invalid="ignore", divide="ignore"):  # NaN rates: no positive segment
+            tpr = stats["tps"] / stats["n_ref"]
+            fpr = stats["fps"] / (stats["tns"] + stats["fps"])
+        order = np.lexsort((tpr, fpr))
+        out[name] = (tpr[order], fpr[order], thresholds[order],
+                     {k: v[order] if isinstance(v, np.ndarray) else v for k, v in stats.items()})
+    return out
+
+
 def roc_curve(scores: Any, ground_truth: Any, audio_durations: Any, *,
-              segment_length: float) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+              segment_length: float, time_decimals: int = 6, num_jobs: int = 1
+              ) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]]:
     """Segment-based ROC per class as sed_scores_eval's ``segment_based.roc_curve`` returns it,
-    ``{class: (tpr, fpr, thresholds)}`` sorted by FPR (without its fourth element, the
-    counts): score tables (a folder, or clip → DataFrame) against the ground truth;
-    ``audio_durations`` None takes each clip's scores' or last event's end, as it does. The
-    rules: :mod:`sedcontract.scores.segment_roc`."""
-    settings = AurocSettings(segment_length=segment_length)
-    counts, classes = corpus_auroc_counts(scores, ground_truth, audio_durations, settings)
-    return {name: class_roc(counts.score[:, c], counts.positives[:, c], counts.length)
-            for c, name in enumerate(classes)}
+    ``{class: (tpr, fpr, thresholds, stats)}`` sorted by FPR (``stats``: ``tps``, ``fps``,
+    ``n_sys``, ``tns`` at each threshold, and ``n_ref``): score tables (a folder, or clip →
+    DataFrame) against the ground truth; ``audio_durations`` None takes each clip's scores' or
+    last event's end, as it does. The rules: :mod:`sedcontract.scores.segment_roc`."""
+    return _curves(*_runs(scores, ground_truth, audio_durations, segment_length,
+                          time_decimals, num_jobs))
 
 
 def auroc(scores: Any, ground_truth: Any, audio_durations: Any, *, segment_length: float,
-          max_fpr: float | None = None
-          ) -> tuple[dict[str, float], dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]]:
+          max_fpr: float | None = None, time_decimals: int = 6, num_jobs: int = 1
+          ) -> tuple[dict[str, float],
+                     dict[str, tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]]]:
     """Segment-based AUROC as sed_scores_eval's ``segment_based.auroc`` returns it: ``({class:
-    AUROC, "mean": …}, {class: (tpr, fpr, thresholds)})``; with ``max_fpr`` the area up to it
-    divided by it (DCASE 2024's mpAUC: ``segment_length=1.0, max_fpr=0.1``, key ``mean``).
-    Declared deviation: a class without positive (or negative) segments is NaN and ``mean``
-    averages the classes where AUROC is defined (sed_scores_eval refuses a class without
-    reference events, and its rates are 0/0 for a class without negatives)."""
-    settings = AurocSettings(segment_length=segment_length,
-                             max_fpr=1.0 if max_fpr is None else max_fpr)
-    counts, classes = corpus_auroc_counts(scores, ground_truth, audio_durations, settings)
-    curves = {name: class_roc(counts.score[:, c], counts.positives[:, c], counts.length)
+    AUROC, "mean": …}, {class: (tpr, fpr, thresholds, stats)})``; with ``max_fpr`` the area
+    up to it divided by it (DCASE 2024's mpAUC: ``segment_length=1.0, max_fpr=0.1``, key
+    ``mean``). Declared deviation: a class without positive (or negative) segments is NaN and
+    ``mean`` averages the classes where AUROC is defined (sed_scores_eval refuses a class
+    without reference events, and its rates are 0/0 for a class without negatives)."""
+    counts, classes = _runs(scores, ground_truth, audio_durations, segment_length,
+                            time_decimals, num_jobs, 1.0 if max_fpr is None else max_fpr)
+    return auroc_of(counts, classes, max_fpr), _curves(counts, classes)
+
+
+def best_fscore(scores: Any, ground_truth: Any, audio_durations: Any, *,
+                segment_length: float = 1.0, min_precision: float = 0.0,
+                min_recall: float = 0.0, beta: float = 1.0, time_decimals: int = 6,
+                num_jobs: int = 1
+                ) -> tuple[dict[str, float], dict[str, float], dict[str, float],
+                           dict[str, float], dict[str, dict[str, float]]]:
+    """The best segment-based F per class over every threshold, as sed_scores_eval's
+    ``segment_based.best_fscore`` returns it: ``f, p, r, thresholds, stats``
+    (:func:`~sedcontract.scores.fscores.best_fscores`), segments as :func:`auroc` scores
+    them (a segment's score: the highest of the frames it overlaps)."""
+    counts, classes = _runs(scores, ground_truth, audio_durations, segment_length,
+                            time_decimals, num_jobs)
+    curves = {name: class_counts(counts.score[:, c], counts.positives[:, c], counts.length)
               for c, name in enumerate(classes)}
-    return auroc_of(counts, classes, max_fpr), curves
+    return best_fscores(curves, beta=number_in("beta", beta, 0.0),
+                        min_precision=number_in("min_precision", min_precision, 0.0, 1.0),
+                        min_recall=number_in("min_recall", min_recall, 0.0, 1.0))

@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from sedcontract.blocks import EXECUTOR_BLOCKS, block_results
 from sedcontract.errors import SedContractError
 from sedcontract.numbers import is_number
 from sedcontract.resampling import (
@@ -180,6 +181,21 @@ def class_roc(score: np.ndarray, positives: np.ndarray, length: np.ndarray
     return grouped_roc(values, inverse, positives, length - positives)
 
 
+def class_counts(score: np.ndarray, positives: np.ndarray, length: np.ndarray
+                 ) -> tuple[np.ndarray, dict[str, Any]]:
+    """One class's segment counts at each threshold as sed_scores_eval keeps them: the
+    distinct segment scores ascending then ``inf`` (detected: ``score >= threshold``), and
+    ``tps``, ``fps``, ``n_sys``, ``tns`` there (float arrays) with ``n_ref``."""
+    values, inverse = np.unique(score, return_inverse=True)
+    pos = np.bincount(inverse, weights=positives, minlength=len(values))
+    neg = np.bincount(inverse, weights=length - positives, minlength=len(values))
+    tps = np.append(np.cumsum(pos[::-1])[::-1], 0.0)
+    fps = np.append(np.cumsum(neg[::-1])[::-1], 0.0)
+    n_ref, n_neg = float(pos.sum()), float(neg.sum())
+    return np.append(values, np.inf), {"tps": tps, "fps": fps, "n_sys": tps + fps,
+                                       "n_ref": n_ref, "tns": n_neg - fps}
+
+
 def grouped_roc(values: np.ndarray, inverse: np.ndarray, positives: np.ndarray,
                 negatives: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """:func:`class_roc` of runs already grouped by score (``values[inverse]`` is each run's
@@ -268,13 +284,23 @@ def auroc_result(counts: SegmentRuns, classes: Sequence[str], settings: AurocSet
             "settings": settings.as_dict(), "durations": durations, "rule": "sed_scores_eval"}
 
 
+def block_segment_counts(source: Any, truth: ClipTruth, durations: Sequence[float | None],
+                         settings: AurocSettings, n_classes: int, first: int) -> SegmentRuns:
+    """:func:`segment_counts` of a block of clips starting at clip ``first`` (numbered as in
+    the whole corpus): the task a process runs."""
+    runs = segment_counts(source.stream(truth.clips), truth, durations, settings, n_classes)
+    return SegmentRuns(runs.clip + first, runs.length, runs.score, runs.positives)
+
+
 def corpus_auroc_counts(scores: Any, ref: Any, durations: Any,
-                        settings: AurocSettings) -> tuple[SegmentRuns, tuple[str, ...]]:
+                        settings: AurocSettings, *, executor: Any = None,
+                        blocks: int | None = None) -> tuple[SegmentRuns, tuple[str, ...]]:
     """The segment runs of score tables (a folder, a table source, or clip → DataFrame in
     sed_scores_eval's layout; every reference clip scored, no other) against the reference
     (any form :func:`~sedcontract.traces.given.events_of` takes) and ``durations`` (clip →
     seconds, a durations file or DataFrame; None: sed_scores_eval's default per clip), and
-    the classes (the score columns)."""
+    the classes (the score columns). With an ``executor``, ``blocks`` of clips are counted
+    where it runs (the same result)."""
     ref = events_of(ref, "ground truth")
     given = durations_of(durations)
     source = score_source(scores, ref.clips)
@@ -287,8 +313,16 @@ def corpus_auroc_counts(scores: Any, ref: Any, durations: Any,
                                    f"({len(missing)} clip(s) without one)")
     truth = ClipTruth.of(ref, clips, classes)
     seconds = [None if given is None else given[c] for c in clips]
-    return segment_counts(source.stream(clips), truth, seconds, settings, len(classes)), \
-        classes
+    if executor is None:
+        return segment_counts(source.stream(clips), truth, seconds, settings,
+                              len(classes)), classes
+
+    def task(a: int, b: int) -> Any:
+        return executor.submit(block_segment_counts, source.select(clips[a:b]),
+                               truth.block(a, b), seconds[a:b], settings, len(classes), a)
+
+    parts = list(block_results(len(clips), blocks or EXECUTOR_BLOCKS, task))
+    return SegmentRuns.concat(parts, len(classes)), classes
 
 
 def segment_auroc(scores: Any, ref: Any, durations: Any,

@@ -95,8 +95,10 @@ def test_a_hand_computed_clip():
     tables, ref, durations = hand_clip()
     full, curves = segment_based.auroc(tables, ref, durations, segment_length=1.0)
     assert full["a"] == pytest.approx(5 / 6, abs=1e-12)
-    tpr, fpr, thresholds = curves["a"]
+    tpr, fpr, thresholds, stats = curves["a"]  # sed_scores_eval's four elements
     np.testing.assert_allclose(fpr, [0, 0, 0, 0.5, 0.5, 1])
+    np.testing.assert_array_equal(stats["tps"], [0, 1, 2, 2, 3, 3])
+    assert stats["n_ref"] == 3 and stats["tns"][0] == 2
     np.testing.assert_allclose(tpr, [0, 1 / 3, 2 / 3, 2 / 3, 1, 1])
     np.testing.assert_array_equal(thresholds, [np.inf, 0.9, 0.8, 0.6, 0.3, 0.0])
     assert segment_based.auroc(tables, ref, durations, segment_length=1.0,

@@ -55,10 +55,11 @@ from sedcontract.traces.score_files import ScoreTable, cut_table
 
 def _class_curve(parts: Sequence[ScoreChanges], c: int, n_ref: int, weights: np.ndarray | None,
                  total: float, settings: PsdsSettings, n_classes: int
-                 ) -> tuple[np.ndarray, np.ndarray]:
-    """Class ``c``'s TPR and eFPR over every threshold (the parts' counts joined), reduced to
-    the staircase sed_scores_eval keeps: sorted by eFPR, the running maximum of the TPR, the
-    last point of each eFPR, up to ``max_efpr``."""
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Class ``c``'s TPR, eFPR and threshold (detected: score >= it; ``inf`` detects nothing)
+    over every threshold (the parts' counts joined), reduced to the staircase sed_scores_eval
+    keeps: sorted by eFPR, the running maximum of the TPR, the last point of each eFPR, up to
+    ``max_efpr``."""
     rows = [p.of_class(c) for p in parts]
     score = np.concatenate([x[0] for x in rows])
     order = np.argsort(score, kind="stable")
@@ -90,23 +91,24 @@ def _class_curve(parts: Sequence[ScoreChanges], c: int, n_ref: int, weights: np.
         cross = np.append(np.cumsum(ct_rate[::-1])[::-1], 0.0) / (n_classes - 1)
         efpr = efpr + settings.alpha_ct * cross
     efpr = efpr * SECONDS_PER_HOUR
+    threshold = np.append(score, np.inf)
     order = np.lexsort((tpr, efpr))
-    tpr, efpr = tpr[order], efpr[order]
+    tpr, efpr, threshold = tpr[order], efpr[order], threshold[order]
     running = np.maximum.accumulate(tpr)
     rise = np.r_[0, np.flatnonzero(running[1:] > running[:-1]) + 1]
-    tpr, efpr = tpr[rise], efpr[rise]
+    tpr, efpr, threshold = tpr[rise], efpr[rise], threshold[rise]
     efpr, last = np.unique(efpr[::-1], return_index=True)
-    tpr = tpr[::-1][last]
+    tpr, threshold = tpr[::-1][last], threshold[::-1][last]
     keep = np.searchsorted(efpr, settings.max_efpr, side="right")
-    return tpr[:keep], efpr[:keep]
+    return tpr[:keep], efpr[:keep], threshold[:keep]
 
 
-def _roc(curves: Sequence[tuple[np.ndarray, np.ndarray]], settings: PsdsSettings
+def _roc(curves: Sequence[tuple[np.ndarray, ...]], settings: PsdsSettings
          ) -> dict[str, np.ndarray]:
     """The PSD-ROC of the classes' staircases: the union of their eFPRs, each class's TPR
     there, the mean and spread, and ``etpr = max(mean − alpha_st · std, 0)``."""
-    axis = np.unique(np.concatenate([efpr for _, efpr in curves]))
-    values = [staircase_at(axis, efpr, tpr) for tpr, efpr in curves]
+    axis = np.unique(np.concatenate([efpr for _, efpr, _ in curves]))
+    values = [staircase_at(axis, efpr, tpr) for tpr, efpr, _ in curves]
     mean, std = np.mean(values, axis=0), np.std(values, axis=0)
     etpr = np.maximum(mean - settings.alpha_st * std, 0.0)
     return {"efpr": np.append(axis, settings.max_efpr), "etpr": np.append(etpr, etpr[-1]),
@@ -138,12 +140,14 @@ def psds_from_counts(parts: Sequence[ScoreChanges], truth: ClipTruth, classes: S
     m = settings.max_efpr
     return {"value": staircase_area(roc["efpr"], roc["etpr"], m, in_order=True) / m,
             "per_class": {name: staircase_area(efpr, tpr, m, in_order=True) / m
-                          for name, (tpr, efpr) in zip(classes, curves, strict=True)},
+                          for name, (tpr, efpr, _) in zip(classes, curves, strict=True)},
             "settings": settings.as_dict(), "rule": "sed_scores_eval",
             "roc": {**{k: v.tolist() for k, v in roc.items()},
                     # each class's staircase: at most one point per reference event + 1
-                    "classes": {name: {"tpr": tpr.tolist(), "efpr": efpr.tolist()}
-                                for name, (tpr, efpr) in zip(classes, curves, strict=True)}}}
+                    "classes": {name: {"tpr": tpr.tolist(), "efpr": efpr.tolist(),
+                                       "thresholds": threshold.tolist()}
+                                for name, (tpr, efpr, threshold)
+                                in zip(classes, curves, strict=True)}}}
 
 
 def block_task(scores: Any, truth: ClipTruth, classes: tuple[str, ...],

@@ -7,7 +7,7 @@ and seed; with every clip drawn once the value is the point estimate, bit for bi
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,9 +16,10 @@ import numpy as np
 from sedcontract.resampling import index_chunks, interval_dicts, percentile_intervals, resampling
 from sedcontract.scores.psds.of_scores import ScoredCorpus, block_task, psds_from_counts
 from sedcontract.scores.psds.score_counts import ClipKeyed, ScoreChanges
-from sedcontract.scores.psds.settings import PsdsSettings
+from sedcontract.scores.psds.settings import PsdsSettings, PsdsUnavailable
 from sedcontract.scores.truth import ClipTruth
 from sedcontract.traces import EventList
+from sedcontract.traces.given import durations_of, events_of, score_source
 
 
 @dataclass(frozen=True)
@@ -80,15 +81,17 @@ class ClipRows:
                    ct_score[ct_first], joined("ct").astype(np.int64))
 
     def weighted(self, weights: np.ndarray) -> ScoreChanges:
-        """The counts of a resample: each clip's rows counted ``weights[clip]`` times."""
+        """The counts of a resample: each clip's rows counted ``weights[clip]`` times; a
+        (class, score) is kept where a drawn clip's counts change (sed_scores_eval's change
+        points), even when their changes cancel."""
         classes = np.arange(self.n_classes + 1)
         w = weights[self.clip]
         tp = np.bincount(self.group, weights=self.tp * w, minlength=len(self.label))
         fp = np.bincount(self.group, weights=self.fp * w, minlength=len(self.label))
-        keep = (tp != 0) | (fp != 0)
-        ct = np.bincount(self.ct_group, weights=self.ct * weights[self.ct_clip],
-                         minlength=len(self.ct_label))
-        ct_keep = ct != 0
+        keep = np.bincount(self.group, weights=w, minlength=len(self.label)) > 0
+        ct_w = weights[self.ct_clip]
+        ct = np.bincount(self.ct_group, weights=self.ct * ct_w, minlength=len(self.ct_label))
+        ct_keep = np.bincount(self.ct_group, weights=ct_w, minlength=len(self.ct_label)) > 0
         return ScoreChanges(np.searchsorted(self.label[keep], classes), self.score[keep],
                            tp[keep].astype(np.int64), fp[keep].astype(np.int64),
                            np.searchsorted(self.ct_label[ct_keep], classes),
@@ -148,4 +151,32 @@ def psds_with_intervals(scores: Any, ref: EventList, durations: Mapping[str, flo
     for j, name in enumerate(names):
         out[name]["interval"] = intervals[name]
         out[name]["draws"] = draws[:, j]  # kept for source rows; reports leave them out
+    return out
+
+
+def psds_of_subsets(scores: Any, ref: Any, durations: Any, settings: PsdsSettings,
+                    subsets: Callable[[Sequence[str]], list[list[str]]]) -> list[dict[str, Any]]:
+    """One scenario's whole PSDS result (value, per class, PSD-ROC) of each subset of the
+    clips that ``subsets(clips)`` names, each clip counted once and each subset summing its
+    clips' counts, reference events and durations (sed_scores_eval's bootstrapped PSDS)."""
+    ref = events_of(ref, "ground truth")
+    given = durations_of(durations)
+    if given is None:
+        raise PsdsUnavailable("PSDS needs clip durations")
+    source = score_source(scores, ref.clips)
+    corpus = ScoredCorpus.of(source, ref, given, tuple(source.columns))
+    keyed, _ = block_task(source, corpus.truth, corpus.classes, [settings], per_clip=True)
+    rows = ClipRows.of(keyed[0], len(corpus.classes))
+    index = {clip: k for k, clip in enumerate(corpus.clips)}
+    out = []
+    for number, subset in enumerate(subsets(corpus.clips), start=1):
+        weights = np.zeros(len(corpus.clips), dtype=np.int64)
+        weights[[index[c] for c in subset]] = 1
+        total = float(sum(given[c] for c in subset))
+        result = psds_from_counts([rows.weighted(weights)], corpus.truth, corpus.classes,
+                                  total, settings, weights)
+        if "roc" not in result:
+            raise PsdsUnavailable(f"subset {number} of the clips holds no reference event of "
+                                  "some class: its PSDS is undefined")
+        out.append(result)
     return out

@@ -48,24 +48,38 @@ class ScoreChanges:
     @classmethod
     def of(cls, n_classes: int, label: np.ndarray, score: np.ndarray, tp: np.ndarray,
            fp: np.ndarray, ct_label: np.ndarray, ct_score: np.ndarray, ct_other: np.ndarray,
-           ct: np.ndarray) -> ScoreChanges:
-        """Changes summed per (class, score) and per (class, other class, score); the ones
-        that sum to zero left out."""
+           ct: np.ndarray, fold: int | None = None) -> ScoreChanges:
+        """Changes summed per (label, score) and per (label, other class, score); the ones
+        that sum to zero left out. With ``fold``, the labels (clip · fold + class) are then
+        summed per class, keeping a score where some clip's counts change even when the
+        clips' changes cancel: sed_scores_eval's change points, so each ROC point keeps its
+        threshold."""
+        def changes(label: np.ndarray, score: np.ndarray, values: tuple[np.ndarray, ...],
+                    n: int, other: np.ndarray | None = None, drop: bool = True
+                    ) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]:
+            order = _by_class(label, score, n, other)
+            keys = (label[order], score[order]) if other is None else \
+                (label[order], other[order], score[order])
+            keys, sums = summed(keys, tuple(v[order] for v in values))
+            keep = np.logical_or.reduce([v != 0 for v in sums]) if drop else \
+                np.ones(len(keys[0]), dtype=bool)
+            return tuple(k[keep] for k in keys), tuple(v[keep] for v in sums)
+
         live = (tp != 0) | (fp != 0)
-        label, score, tp, fp = label[live], score[live], tp[live], fp[live]
-        order = _by_class(label, score, n_classes)
-        keys, sums = summed((label[order], score[order]), (tp[order], fp[order]))
-        keep = (sums[0] != 0) | (sums[1] != 0)
-        label_k, score_k = keys[0][keep], keys[1][keep]
-        order = _by_class(ct_label, ct_score, n_classes, ct_other)
-        ct_keys, (ct_sum,) = summed((ct_label[order], ct_other[order], ct_score[order]),
-                                     (ct[order],))
-        ct_keep = ct_sum != 0
+        (label, score), (tp, fp) = changes(label[live], score[live], (tp[live], fp[live]),
+                                           n_classes)
+        (ct_label, ct_other, ct_score), (ct,) = changes(ct_label, ct_score, (ct,), n_classes,
+                                                        ct_other)
+        if fold is not None:
+            n_classes = fold
+            (label, score), (tp, fp) = changes(label % fold, score, (tp, fp), fold,
+                                               drop=False)
+            (ct_label, ct_other, ct_score), (ct,) = changes(ct_label % fold, ct_score, (ct,),
+                                                            fold, ct_other, drop=False)
         classes = np.arange(n_classes + 1)
-        return cls(np.searchsorted(label_k, classes), score_k, sums[0][keep].astype(np.int32),
-                   sums[1][keep].astype(np.int32),
-                   np.searchsorted(ct_keys[0][ct_keep], classes), ct_keys[2][ct_keep],
-                   ct_keys[1][ct_keep].astype(np.int32), ct_sum[ct_keep].astype(np.int32))
+        return cls(np.searchsorted(label, classes), score, tp.astype(np.int32),
+                   fp.astype(np.int32), np.searchsorted(ct_label, classes), ct_score,
+                   ct_other.astype(np.int32), ct.astype(np.int32))
 
     @classmethod
     def join(cls, parts: Sequence[ScoreChanges]) -> ScoreChanges:
@@ -310,15 +324,13 @@ def _batch_counts(tables: Sequence[ScoreTable], truth: ClipTruth, n_classes: int
                                      minlength=n).astype(np.int64)
         tp_event, tp_score, tp_change = _true_positives(runs, truth, r, g, inter,
                                                         same & relevant[r], chosen.gtc, K)
-        tp_label = truth.cls[tp_event] + (truth.clip[tp_event] * K if by_clip else 0)
+        tp_label = truth.cls[tp_event] + truth.clip[tp_event] * K
         if cross:
             ct = _cross_triggers(runs, truth, r, g, inter, ~same & ~relevant[r],
                                  criterion_us(chosen.cttc, length), present, K)
         else:
             ct = (np.zeros(0, dtype=np.int64),) * 3 + (np.zeros(0),)
-        if not by_clip:
-            ct = (ct[0] % K, *ct[1:])
-        rows = (np.concatenate([runs.col if by_clip else run_cls, tp_label]),
+        rows = (np.concatenate([runs.col, tp_label]),
                 np.concatenate([runs.birth, tp_score]),
                 np.concatenate([np.zeros(n, dtype=np.int64), tp_change]),
                 np.concatenate([fp_change, np.zeros(len(tp_label), dtype=np.int64)]))
@@ -327,8 +339,8 @@ def _batch_counts(tables: Sequence[ScoreTable], truth: ClipTruth, n_classes: int
             rows = tuple(x[keep] for x in rows)
             keep = ct[3] >= floor[ct[0] % K]
             ct = tuple(x[keep] for x in ct)
-        out.append(ScoreChanges.of(K * (len(tables) if by_clip else 1), *rows,
-                                  ct[0], ct[3], ct[1], ct[2]))
+        out.append(ScoreChanges.of(K * len(tables), *rows, ct[0], ct[3], ct[1], ct[2],
+                                  fold=None if by_clip else K))
     return out
 
 
