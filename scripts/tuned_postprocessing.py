@@ -29,7 +29,7 @@ import numpy as np
 from contract_losses import build, train_and_evaluate
 
 from sedcontract.analysis.tuning import DEFAULT_FILTERS, DEFAULT_THRESHOLDS, tune
-from sedcontract.experiments.contract_losses import ARMS, CONTROL, HELDOUT
+from sedcontract.experiments.contract_losses import ARMS, CONTROL, HELDOUT, MEDIAN_EDGE
 from sedcontract.experiments.runs import run_dir, split_files
 from sedcontract.guard import AuditPolicy, ScoreSettings, score
 from sedcontract.traces import read_durations, read_events
@@ -103,7 +103,8 @@ def main() -> None:
             val_truth = with_clips(read_events(val_ref), read_durations(val_durations))
             tuning = tune(val_truth, where / "validation" / "validation_report_scores",
                           val_durations, args.objective, thresholds=DEFAULT_THRESHOLDS,
-                          median_filters=DEFAULT_FILTERS)
+                          median_filters=DEFAULT_FILTERS, median_edge=MEDIAN_EDGE,
+                          snap=False)  # the rules its results were measured under
             (where / f"tuned_{args.objective}.yaml").write_text(decision_yaml(tuning.decision))
             measured = {}
             for arm, decision in (("tuned", tuning.decision),

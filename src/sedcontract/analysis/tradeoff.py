@@ -143,7 +143,7 @@ def grid_material(ref: Any, scores: Any, durations: Any, *,
                            strict=True):
         values = table.scores[:, [table.classes.index(c) for c in classes]]
         if np.any(filters > 0):
-            values = filtered(values, filters, table.hop)
+            values = filtered(values, filters, table.hop, decision.median_edge)
         made[clip] = ScoreTable(table.onset, table.offset, tuple(classes), values, table.lines)
     tables = score_source(made, list(clips))
     corpus = ScoredCorpus.of(tables, ref, durations, classes)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -26,7 +26,7 @@ from sedcontract.analysis.selection import RiskOrder
 from sedcontract.errors import SedContractError
 from sedcontract.guard import AuditPolicy, ScoreSettings, audit, score
 from sedcontract.traces import EventList
-from sedcontract.traces.decision import DecisionPolicy
+from sedcontract.traces.decision import DecisionPolicy, odd_length
 from sedcontract.traces.given import TableMapping, detections, durations_of, events_of
 from sedcontract.traces.given import score_source as table_source
 
@@ -50,6 +50,8 @@ class Tuning:
     global_decision: DecisionPolicy
     chosen: tuple[int, ...]                         # each class's candidate
     vacuous: tuple[str, ...]
+    snapped: tuple[tuple[float, float], ...] = ()  # (asked, used) median filters, and
+    hop: float | None = None                       # the frames they were snapped to
 
     @property
     def global_index(self) -> int:
@@ -122,11 +124,13 @@ def tune(ref: Any, scores: Any, durations: Any, objective: str, *,
          policy: AuditPolicy | None = None, thresholds: Sequence[float] = DEFAULT_THRESHOLDS,
          median_filters: Sequence[float] = DEFAULT_FILTERS,
          classes: Sequence[str] | None = None, where: str = "scores",
-         risk: RiskOrder | None = None) -> Tuning:
+         risk: RiskOrder | None = None, median_edge: str = "reflect",
+         snap: bool = True) -> Tuning:
     """Tune each class's threshold and median filter on ``scores`` (a folder, a table source
     or clip → DataFrame) against ``ref`` for ``objective`` (higher is better); ``policy``
     measures (its contract, hop, score settings); ``risk``: the risk order of the objective
-    ``risk``."""
+    ``risk``. The filters are applied with ``median_edge``; with ``snap`` each is first
+    snapped to an odd number of the tables' frames."""
     policy = policy or AuditPolicy()
     names = objective_names(policy)
     if objective not in names:
@@ -154,12 +158,22 @@ def tune(ref: Any, scores: Any, durations: Any, objective: str, *,
     # every table read once, then decided under each candidate from memory
     tables = TableMapping(dict(source.tables()))
     names_of = tuple(tables.columns)
+    hops = sorted({table.hop for table, _ in tables.mapping.values()})
+    snapped: tuple[tuple[float, float], ...] = ()
+    if snap and len(hops) == 1:  # odd frame counts: a median filter centred on its frame
+        snapped = tuple((m, odd_length(m, hops[0])) for m in median_filters)
+        median_filters = sorted({used for _, used in snapped})
     candidates = tuple((t, m) for m in median_filters for t in thresholds)
     values = np.empty((len(candidates), len(names_of)))
     for k, (t, m) in enumerate(candidates):
-        events = detections(tables, ref, DecisionPolicy(threshold=t, median_filter=m), where)
+        events = detections(tables, ref, DecisionPolicy(threshold=t, median_filter=m,
+                                                        median_edge=median_edge), where)
         values[k] = class_values(ref, events, policy, objective, names_of, durations, kinds)
-    return choose(objective, names_of, candidates, values)
+    tuning = choose(objective, names_of, candidates, values)
+    return replace(tuning, decision=replace(tuning.decision, median_edge=median_edge),
+                   global_decision=replace(tuning.global_decision, median_edge=median_edge),
+                   snapped=tuple(pair for pair in snapped if pair[0] != pair[1]),
+                   hop=hops[0] if len(hops) == 1 else None)
 
 
 def choose(objective: str, classes: tuple[str, ...], candidates: tuple[tuple[float, float], ...],
@@ -207,9 +221,15 @@ def tuning_markdown(tuning: Tuning) -> str:
     d = tuning.candidates.index((0.5, 0.0)) if has_default else None
     gt, gm = tuning.candidates[g]
     lines = [f"Tuned for {tuning.objective} per class on {len(tuning.candidates)} candidates "
-             f"(best single setting: threshold {gt:g}, median filter {gm:g} s)", "",
-             "| class | threshold | median filter (s) | tuned | global | default (0.5, 0 s) |",
-             "|---|---|---|---|---|---|"]
+             f"(best single setting: threshold {gt:g}, median filter {gm:g} s)", ""]
+    if tuning.snapped and tuning.hop is not None:
+        lines += ["Median filters snapped to odd frame counts of "
+                  f"{tuning.hop * 1000:g} ms (an even count is off-centre): " + ", ".join(
+                      f"{asked:g} s → " + (f"{used:g} s ({round(used / tuning.hop)} frames)"
+                                           if used else "off (1 frame)")
+                      for asked, used in tuning.snapped), ""]
+    lines += ["| class | threshold | median filter (s) | tuned | global | default (0.5, 0 s) |",
+              "|---|---|---|---|---|---|"]
     for c, name in enumerate(tuning.classes):
         k = tuning.chosen[c]
         t, m = tuning.candidates[k]

@@ -21,7 +21,7 @@ from sedcontract.errors import SedContractError
 from sedcontract.guard import AuditPolicy, ScoreSettings
 from sedcontract.resampling import MAX_RESAMPLES
 from sedcontract.traces import EDGES, PROJECTIONS
-from sedcontract.traces.decision import DecisionPolicy, read_decision
+from sedcontract.traces.decision import MEDIAN_EDGES, DecisionPolicy, read_decision
 from sedcontract.traces.times import TimeError, bound, seconds, spell
 
 # field -> (flag, choices, help); the default and the type come from the dataclass
@@ -242,16 +242,23 @@ def add_decision_options(parser: argparse.ArgumentParser) -> None:
         parser.add_argument(flag, dest=f"decision_{name}", default=None,
                             type=per_class_type(flag, parse[name], examples[name]),
                             help=f"{text}; " + PER_CLASS.format(example=examples[name]))
+    parser.add_argument("--median-edge", dest="decision_median_edge", default=None,
+                        choices=MEDIAN_EDGES,
+                        help="how the median filter reads past a clip's edges: scipy's mode "
+                             "(default reflect, as DESED_task's class-wise filter)")
     parser.add_argument("--decision", default=None, metavar="FILE",
                         help="the decision of --pred-scores as a YAML file (threshold, "
-                             "median_filter, low, and classes: {CLASS: {threshold, "
-                             "median_filter, low}}), e.g. one sedcontract tune wrote")
+                             "median_filter, median_edge, low, and classes: {CLASS: "
+                             "{threshold, median_filter, low}}), e.g. one sedcontract tune "
+                             "wrote")
 
 
 def decision_asked(args: argparse.Namespace) -> tuple[str, ...]:
     """The decision options given on the command line."""
     return tuple(flag for name, (flag, _) in DECISION.items()
                  if getattr(args, f"decision_{name}", None) is not None) + \
+        (("--median-edge",) if getattr(args, "decision_median_edge", None) is not None
+         else ()) + \
         (("--decision",) if getattr(args, "decision", None) is not None else ())
 
 
@@ -275,4 +282,6 @@ def decision(args: argparse.Namespace) -> DecisionPolicy:
             values[name] = default
         for cls, value in named.items():
             classes.setdefault(cls, {})[name] = value
+    if args.decision_median_edge is not None:
+        values["median_edge"] = args.decision_median_edge
     return DecisionPolicy(**values, classes=classes)

@@ -16,6 +16,7 @@ from sedcontract.experiments.contract_losses import (
     COORDINATES,
     LOW_BELOW,
     MEDIAN,
+    MEDIAN_EDGE,
     MODES,
     SCORES,
     THRESHOLD,
@@ -53,7 +54,8 @@ def tuned(data: Path, data_seed: int, where: Path, split: str
     best: tuple[float, DecisionPolicy] | None = None
     for median, threshold, below in itertools.product(MEDIAN, THRESHOLD, LOW_BELOW):
         low = None if below is None else round(threshold - below, 6)
-        decision = DecisionPolicy(threshold=threshold, median_filter=median, low=low)
+        decision = DecisionPolicy(threshold=threshold, median_filter=median, low=low,
+                                  median_edge=MEDIAN_EDGE)
         logic = audited(data, data_seed, events("validation", decision), "validation").logic(
             "typed")
         if not math.isnan(logic) and (best is None or logic > best[0] + 1e-12):

@@ -21,6 +21,7 @@ from sedcontract.analysis.tradeoff import (
     seed_clip_readings,
     tradeoff_intervals,
 )
+from sedcontract.experiments.contract_losses import MEDIAN_EDGE
 from sedcontract.experiments.intervals import interval_fields, interval_rows
 from sedcontract.experiments.readings import read_runs
 from sedcontract.experiments.runs import run_dir, split_files
@@ -40,7 +41,8 @@ def material(data: Path, data_seed: int, where: Path, split: str,
     return grid_material(read_events(ref), read_score_dir(where / split / f"{split}_report_scores"),
                          read_durations(durations),
                          settings={k: PRESETS[k] for k in ("psds1", "psds2")},
-                         decision=DecisionPolicy(median_filter=median_filter))
+                         decision=DecisionPolicy(median_filter=median_filter,
+                                                 median_edge=MEDIAN_EDGE))
 
 
 def reading_rows(data_seed: int, arm: str, reading: str, seeds: Sequence[int],

@@ -434,10 +434,12 @@ def _false_and_merge_changes(counts: Mapping[str, CurveChanges], seg: _Segments,
 
 
 def score_spans(table: ScoreTable, filters: Any, hop_us: int, projection: str,
-           duration_us: int, where: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                duration_us: int, where: str, edge: str = "reflect"
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """A clip's score rows and the gaps between neighbours on the grid, in time order: first
     and end frames, each with its scores (a gap takes the lower of its two neighbours: one
-    event spans it only when both rows are active); rows are cut at the clip's duration."""
+    event spans it only when both rows are active), after the median ``filters`` (with their
+    ``edge`` rule); rows are cut at the clip's duration."""
     if np.isnan(table.scores).any():
         row, column = np.argwhere(np.isnan(table.scores))[0]
         raise SedContractError(f"{where}: row {int(table.lines[row])}, class "
@@ -449,7 +451,7 @@ def score_spans(table: ScoreTable, filters: Any, hop_us: int, projection: str,
     scores = table.scores
     if filters is not None and len(on):
         try:
-            scores = filtered(scores, filters, table.hop)  # as the decision takes it
+            scores = filtered(scores, filters, table.hop, edge)  # as the decision takes it
         except TraceFormatError as exc:
             raise TraceFormatError(exc.message, path=where) from None
     end_us = np.minimum(off, duration_us)

@@ -223,7 +223,7 @@ def _scan(corpus: Any, source: Any, given: Mapping[str, float], policy: AuditPol
     for clip, (table, path) in source.tables(traces.clips):  # one clip at a time
         i = index[clip]
         batch.append((i, score_spans(table, filters, hop_us, policy.projection,
-                                int(duration_us[i]), path)))
+                                     int(duration_us[i]), path, decision.median_edge)))
         held += table.scores.size + 1
         if held >= BATCH_CELLS:
             flush()

@@ -26,6 +26,8 @@ from sedcontract.numbers import is_number
 from sedcontract.traces.times import seconds, spell
 
 SETTINGS = ("threshold", "median_filter", "low")  # what a class may set for itself
+# scipy.ndimage's modes past a clip's edges; DESED_task's class-wise filter takes its default
+MEDIAN_EDGES = ("reflect", "nearest", "mirror", "constant", "wrap")
 
 
 def _number(value: Any, what: str, *, finite: bool = True) -> float:
@@ -101,10 +103,14 @@ class DecisionPolicy:
     source: str = ""            # what made the scores (e.g. a detector's sigmoid), if known
     low: float | None = None    # hysteresis: a run continues while score >= low; None = off
     classes: Any = field(default=())  # ((class, ClassDecision), …)
+    median_edge: str = "reflect"  # the median filter's edge rule: scipy's mode (DESED_task's)
 
     def __post_init__(self) -> None:
         if not isinstance(self.source, str):
             raise TraceFormatError(f"the decision's source must be text, got {self.source!r}")
+        if self.median_edge not in MEDIAN_EDGES:
+            raise TraceFormatError(f"unknown median filter edge rule {self.median_edge!r}; "
+                                   f"choose one of {', '.join(MEDIAN_EDGES)}")
         if self.low is not None:
             _number(self.low, "the hysteresis threshold (decision low)")
         _number(self.threshold, "decision threshold")
@@ -180,7 +186,13 @@ class DecisionPolicy:
         if self.classes:
             rule += "; per class: " + ", ".join(
                 f"{name} {_rule(*self.settings_of(name))}" for name, _ in self.classes)
+        if self.median_edge != "reflect" and self.filters():
+            rule += f"; median filters with {self.median_edge} edges"
         return f"{self.source}; {rule}" if self.source else rule
+
+    def filters(self) -> bool:
+        """Whether any class is median filtered."""
+        return any(self.settings_of(name)[1] > 0 for name in (None, *dict(self.classes)))
 
     def as_dict(self) -> dict[str, Any]:
         """The decision file's content (times in seconds)."""
@@ -188,6 +200,8 @@ class DecisionPolicy:
                                "median_filter": self.median_filter, "low": self.low}
         if self.source:
             out["source"] = self.source
+        if self.median_edge != "reflect":
+            out["median_edge"] = self.median_edge
         if self.classes:
             out["classes"] = {name: {k: getattr(own, k) for k in SETTINGS
                                      if getattr(own, k) is not None}
@@ -217,8 +231,8 @@ def decision_of_data(data: Any, where: str) -> DecisionPolicy:
     """A decision from its settings as read (a decision file's mapping, or
     :meth:`DecisionPolicy.as_dict`'s); errors name ``where`` and the key."""
     if not isinstance(data, Mapping):
-        raise TraceFormatError("a decision file maps threshold, median_filter, low, source and "
-                               "classes to values", path=where)
+        raise TraceFormatError("a decision file maps threshold, median_filter, median_edge, low, "
+                               "source and classes to values", path=where)
     known = {f.name for f in fields(DecisionPolicy)}
     unknown = sorted(set(data) - known)
     if unknown:
@@ -263,9 +277,20 @@ def filter_frames(median_filter: float, hop: float, frames: int) -> int:
     return size
 
 
-def filtered(scores: np.ndarray, median_filters: np.ndarray, hop: float) -> np.ndarray:
+def odd_length(median_filter: float, hop: float) -> float:
+    """A median filter of ``median_filter`` seconds snapped to the nearest odd number of
+    frames of ``hop`` (centred, as DESED_task's lengths are; an even count halfway goes up;
+    1 frame, or less: 0, off)."""
+    frames = 2 * max(0, math.floor((median_filter / hop - 1) / 2 + 0.5)) + 1
+    return 0.0 if frames == 1 else round(frames * hop, 6)
+
+
+def filtered(scores: np.ndarray, median_filters: np.ndarray, hop: float,
+             edge: str = "reflect") -> np.ndarray:
     """Frame scores ``[..., frames, classes]`` with each class's median filter (seconds,
-    rounded to frames of ``hop``; 0: none) along frames, edges repeated: the part of a
+    rounded to frames of ``hop``; 0: none) along frames, as DESED_task's class-wise filter
+    applies it (scipy's ``median_filter``, an even length taking the upper median), past the
+    edges by ``edge`` (scipy's mode; DESED_task's ``reflect`` by default): the part of a
     decision that comes before its threshold."""
     scores = np.asarray(scores, dtype=np.float64)
     sizes = np.array([filter_frames(m, hop, scores.shape[-2]) for m in median_filters],
@@ -278,7 +303,7 @@ def filtered(scores: np.ndarray, median_filters: np.ndarray, hop: float) -> np.n
             columns = np.flatnonzero(sizes == size)
             shape = (1,) * (scores.ndim - 2) + (int(size), 1)
             scores[..., columns] = median_filter(scores[..., columns], size=shape,
-                                                 mode="nearest")
+                                                 mode=edge)
     return scores
 
 
@@ -298,7 +323,7 @@ def decide(scores: np.ndarray, policy: DecisionPolicy, hop: float,
         np.full(n, np.nan if policy.low is None else policy.low))
     if len(resolved.threshold) != n:
         raise TraceFormatError(f"{len(resolved.threshold)} class names for {n} score columns")
-    scores = filtered(scores, resolved.median_filter, hop)
+    scores = filtered(scores, resolved.median_filter, hop, policy.median_edge)
     active = scores > resolved.threshold
     with_low = ~np.isnan(resolved.low)
     if with_low.any():

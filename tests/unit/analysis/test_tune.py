@@ -207,3 +207,27 @@ def test_an_infinite_or_huge_threshold_range_is_refused_before_allocation(capsys
                      f"--thresholds={grid}", "--out", "o.yaml"]) == 2
         err = capsys.readouterr().err
         assert message in err and "Traceback" not in err
+
+
+def test_median_filters_in_seconds_snap_to_odd_frame_counts_and_the_output_says_so(tmp_path,
+                                                                                   capsys):
+    """At 20 ms frames a 40 ms filter is 2 frames, off-centre (a one-frame dilation): tune
+    snaps each filter of its grid to the nearest odd frame count (20 ms: 1 frame, off; 40 ms:
+    3 frames, 60 ms; 100 ms stays 5), tunes on those, prints the snapping and writes the
+    filters it used."""
+    folder, ref, durations = split(tmp_path, "val", 0)
+    tuning = tune(ref, folder, durations, "event", thresholds=(0.3, 0.6),
+                  median_filters=(0.0, 0.02, 0.04, 0.1))
+    assert sorted({m for _, m in tuning.candidates}) == [0.0, 0.06, 0.1]
+    assert tuning.snapped == ((0.02, 0.0), (0.04, 0.06)) and tuning.hop == HOP
+    out = tmp_path / "decision.yaml"
+    assert main(["tune", "--ref", str(ref), "--durations", str(durations), "--pred-scores",
+                 str(folder), "--objective", "event", "--thresholds", "0.3,0.6",
+                 "--median-filters", "0,20ms,40ms,100ms", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert ("Median filters snapped to odd frame counts of 20 ms (an even count is "
+            "off-centre): 0.02 s → off (1 frame), 0.04 s → 0.06 s (3 frames)") in printed
+    decision = read_decision(out)
+    for name in CLASSES:
+        assert round(decision.settings_of(name)[1] / HOP) % 2 == 1 or \
+            decision.settings_of(name)[1] == 0.0

@@ -6,6 +6,7 @@ validation monitor; each class decided exactly as the one-class policy decides i
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -64,6 +65,14 @@ def test_the_policy_says_what_it_does_and_round_trips_through_its_file(tmp_path)
                                        "200ms\n")
     assert read_decision(path) == policy
     assert DecisionPolicy().classes == () and not DecisionPolicy().per_class
+    nearest = replace(policy, median_edge="nearest")  # another edge rule: said and kept
+    assert nearest.describe().endswith("; median filters with nearest edges")
+    path.write_text(decision_yaml(nearest))
+    assert "median_edge: nearest\n" in path.read_text() and read_decision(path) == nearest
+    assert "median_edge" not in decision_yaml(policy)  # the default is not written
+    with pytest.raises(TraceFormatError, match="unknown median filter edge rule 'edge'; "
+                                               "choose one of reflect, nearest"):
+        DecisionPolicy(median_edge="edge")
 
 
 @pytest.mark.parametrize(("text", "message"), [
@@ -129,9 +138,10 @@ def test_per_class_options_and_the_same_decision_file_give_identical_reports(
     base = ["--ref", str(REF), "--durations", str(DURATIONS), "--pred-scores",
             str(teacher_scores)]
     options = ["--threshold", "0.5,Speech=0.3,Dog=0.6", "--median-filter",
-               "0,Dog=448ms,Frying=320ms", "--hysteresis-low", "Cat=0.2"]
+               "0,Dog=448ms,Frying=320ms", "--hysteresis-low", "Cat=0.2", "--median-edge",
+               "nearest"]
     decision = tmp_path / "decision.yaml"
-    decision.write_text("threshold: 0.5\nmedian_filter: 0\nclasses:\n"
+    decision.write_text("threshold: 0.5\nmedian_filter: 0\nmedian_edge: nearest\nclasses:\n"
                         "  Speech: {threshold: 0.3}\n  Dog: {threshold: 0.6, median_filter: "
                         "448ms}\n  Frying: {median_filter: 0.32}\n  Cat: {low: 0.2}\n")
     for command in (["audit", *base, "--format", "json", "--with-scores"],
@@ -239,19 +249,49 @@ def test_declared_classes_keep_their_own_settings_and_a_name_not_in_the_scores_i
                    declared=["Dog"])
 
 
-def test_the_median_filter_repeats_the_edge_rounds_its_length_and_may_span_the_clip():
-    """Blind spots a planted change survived: the edge rule (edges repeated, scipy's
-    ``nearest``: not ``reflect``, ``mirror`` or a constant), the length in frames rounded to
-    the nearest frame (not floored), and a filter exactly as long as the clip (allowed; one
-    frame longer is refused)."""
+def test_the_median_filter_reflects_at_the_edge_rounds_its_length_and_may_span_the_clip():
+    """Blind spots a planted change survived: the edge rule (DESED_task's, scipy's default
+    ``reflect``, unless another is asked: ``nearest`` repeats the edge), the length in frames
+    rounded to the nearest frame (not floored), and a filter exactly as long as the clip
+    (allowed; one frame longer is refused)."""
     from sedcontract.traces.decision import filter_frames, filtered
 
-    first = np.array([1.0, 0, 0, 0, 0, 0, 0])[:, None]  # 5 frames: [1 1 1 0 0] -> 1 nearest
-    assert filtered(first, np.array([0.05]), 0.01)[0, 0] == 1.0  # reflect [0 1 1 0 0] -> 0
-    assert filtered(first[::-1], np.array([0.05]), 0.01)[-1, 0] == 1.0  # the other edge
+    first = np.array([1.0, 0, 0, 0, 0, 0, 0])[:, None]  # 5 frames: reflect [0 1 | 1 0 0] -> 0
+    assert filtered(first, np.array([0.05]), 0.01)[0, 0] == 0.0
+    assert filtered(first, np.array([0.05]), 0.01, "nearest")[0, 0] == 1.0  # [1 1 | 1 0 0]
+    assert filtered(first[::-1], np.array([0.05]), 0.01, "nearest")[-1, 0] == 1.0
+    edge = np.array([1.0, 1.0, 0, 0, 0, 0, 0])[:, None]  # reflect [1 1 | 1 1 0] -> 1
+    assert filtered(edge, np.array([0.05]), 0.01)[0, 0] == 1.0
+    assert filtered(edge, np.array([0.05]), 0.01, "constant")[0, 0] == 0.0  # [0 0 | 1 1 0]
     assert filter_frames(0.029, 0.01, 100) == 3  # 2.9 frames: rounded, not floored to 2
     assert filter_frames(0.024, 0.01, 100) == 2 and filter_frames(0.0, 0.01, 5) == 1
     assert filter_frames(0.07, 0.01, 7) == 7  # exactly the clip
-    assert filtered(first, np.array([0.07]), 0.01)[:, 0].tolist() == [1.0] + [0.0] * 6
+    assert filtered(first, np.array([0.07]), 0.01)[:, 0].tolist() == [0.0] * 7
     with pytest.raises(TraceFormatError, match=r"8 frames of 0\.01 s, longer than the clip"):
         filter_frames(0.08, 0.01, 7)
+
+
+def test_the_default_median_filter_is_desed_tasks_class_wise_filter_on_real_scores(
+        teacher_points):
+    """DESED_task's ``ClassWiseMedianFilter`` (scipy's ``median_filter`` on each class column,
+    a window of its own length in frames, scipy's default edges) with the recipe's lengths, on
+    the DCASE baseline's own frame scores of DESED validation: this project's decision, given
+    each length in seconds (frames × 64 ms), filters every score alike, and thresholds them
+    as the recipe does (``score > 0.5``). ``nearest`` edges, the old rule, differ."""
+    from scipy.ndimage import median_filter
+
+    from sedcontract.traces.decision import decide
+    from tests.helpers.real_dcase import CLASSES, HOP, implied_scores
+
+    lengths = [3, 9, 9, 5, 5, 5, 9, 7, 11, 9]  # net.median_filter, in the classes' order
+    policy = DecisionPolicy(classes={c: {"median_filter": n * HOP}
+                                     for c, n in zip(CLASSES, lengths, strict=True)})
+    differs = 0
+    for scores in list(implied_scores(teacher_points).values())[:300]:
+        desed = np.stack([median_filter(scores[:, c][:, None], (lengths[c], 1))[:, 0]
+                          for c in range(scores.shape[1])], -1)
+        ours = decide(scores, policy, HOP, CLASSES)
+        np.testing.assert_array_equal(ours, desed > 0.5)
+        nearest = decide(scores, replace(policy, median_edge="nearest"), HOP, CLASSES)
+        differs += int((nearest != ours).any())
+    assert differs > 0  # the edge rule matters on these scores
