@@ -23,7 +23,9 @@ from sedcontract.guard.rows import (
     CURVE_PARTS,
     DRAWS,
     RANKING,
+    SCHEMA_VERSION,
     SETTING,
+    VERSION_SETTING,
     RowKind,
     metric_name,
     numbered,
@@ -36,6 +38,8 @@ from sedcontract.traces.tsv import given_files
 __all__ = ["ROWS", "SourceRows", "read_rows"]
 
 ROWS = "source rows (sedcontract audit --format csv)"
+# the row layouts read here: version 1 wrote no version row, version 2 is the current one
+READABLE_VERSIONS = tuple(str(v) for v in range(2, SCHEMA_VERSION + 1))
 CHUNK_LINES = 50_000  # rows split at once by the fast path: bounds its transient memory
 
 
@@ -476,6 +480,11 @@ def _settings(files: Sequence[Path], read: Sequence[FileRows]
                         f"{name} {text!r} is not a whole number"
                         + ("" if name.endswith(".seed") else f" of 1 … {MAX_RESAMPLES:,}"),
                         path=str(path), row=line, column=VALUE_FIELD)
+                if name == VERSION_SETTING and text not in READABLE_VERSIONS:
+                    raise TraceFormatError(
+                        f"rows of schema version {text}; this sedcontract reads versions "
+                        f"{', '.join(READABLE_VERSIONS)} (docs/schema.md): write them again with "
+                        "it", path=str(path), row=line, column=VALUE_FIELD)
     return merged
 
 

@@ -20,7 +20,7 @@ import numpy as np
 
 from sedcontract.errors import TraceFormatError, of_kind
 from sedcontract.guard.report import Cell, GuardReport, ModeReport, ScoresReport
-from sedcontract.guard.rows import matching_row, score_row
+from sedcontract.guard.rows import SCHEMA_VERSION, matching_row, score_row
 from sedcontract.guard.summary_rows import ranking_rows, setting_rows
 from sedcontract.outputs import atomic_write
 from sedcontract.scores.counts import Counts, MetricResult
@@ -28,7 +28,6 @@ from sedcontract.scores.psds.settings import cut_note, without_curves
 from sedcontract.traces.names import shorten
 from sedcontract.traces.soft import SoftLabels
 
-SCHEMA_VERSION = 1
 TEXT_FIELDS = ("system", "policy", "mode", "clip", "class", "coordinate", "role", "sort")
 ROW_FIELDS = (*TEXT_FIELDS, "satisfied", "obligations")  # every source row has these
 VALUE_FIELD = "value"  # a ranking row's number (PSDS, mAUC, …); optional in older files
@@ -505,7 +504,8 @@ def scores_json(report: GuardReport | ScoresReport,
                 intervals: Mapping[str, Any] | None = None) -> str:
     """The standard scores of a report with the policy behind them (PSDS and AUROC when
     present, and ``intervals``, already plain data, when given)."""
-    data = {"policy": report.policy, "scores": scores_dict(report.scores or {})}
+    data = {"schema_version": SCHEMA_VERSION, "policy": report.policy,
+            "scores": scores_dict(report.scores or {})}
     if intervals:
         data |= intervals
     if report.psds is not None:

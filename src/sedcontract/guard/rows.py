@@ -62,6 +62,9 @@ def of_kind(coordinate: str, kind: str) -> RowKind | None:
 
 
 SETTING = "setting"  # role and kind of a row that records one setting of the policy
+# the layout of the JSON reports and the CSV rows (docs/schema.md): bumped with any change
+SCHEMA_VERSION = 2
+VERSION_SETTING = "setting:schema_version"  # the row that says it in the CSV
 CORPUS = "*"  # the clip of a row about the whole corpus
 
 

@@ -24,6 +24,7 @@ from sedcontract.guard.facts import TraceFacts
 from sedcontract.guard.pipeline import audit
 from sedcontract.guard.render import MAX_COUNT, to_dict
 from sedcontract.guard.report import GuardReport, MatchingCounts, ModeReport
+from sedcontract.guard.rows import SCHEMA_VERSION
 from sedcontract.numbers import is_count
 from sedcontract.scores.counts import MetricResult
 from sedcontract.traces import EventList
@@ -238,6 +239,11 @@ def read_shard(path: str | Path) -> tuple[GuardReport, dict[str, Any]]:
     shard's numbers and every count against its clips and report."""
     where = str(path)
     data = read_json(path, "shard report", max_bytes=None, max_depth=MAX_DEPTH)  # its counts
+    version = data.get("schema_version") if isinstance(data, dict) else None
+    if version != SCHEMA_VERSION:
+        raise SedContractError(f"{path}: a shard report of schema version {version!r}; this "
+                               f"sedcontract merges version {SCHEMA_VERSION} (audit the shard "
+                               "again with it)")
     shard = _need(data, where, "shard")
     info = {k: _need(shard, where, k) for k in ("index", "count", "corpus")}
     if not is_count(info["count"], MAX_COUNT) or not info["count"]:

@@ -17,6 +17,7 @@ from sedcontract.guard.rows import (
     CORPUS,
     DRAWS,
     RANKING,
+    SCHEMA_VERSION,
     SETTING,
     point_clip,
     ranking_row,
@@ -59,10 +60,11 @@ def _draws(psds: Mapping[str, Any] | None, auroc: Mapping[str, Any] | None
 def setting_rows(policy: Mapping[str, Any], psds: Mapping[str, Any] | None,
                  auroc: Mapping[str, Any] | None, system: str, digest: str
                  ) -> list[dict[str, Any]]:
-    """A row per setting: the policy's (``setting:eps``, ``setting:scores.t_collar``, …),
+    """A row per setting: the rows' ``setting:schema_version``, the policy's (``setting:eps``,
+    ``setting:scores.t_collar``, …),
     each PSDS scenario's (``setting:psds1.dtc``), the AUROC's (``setting:auroc.max_fpr``) and,
     with bootstrap draws, their ``setting:draws.seed`` and ``setting:draws.resamples``."""
-    sections: dict[str, Any] = dict(policy)
+    sections: dict[str, Any] = {"schema_version": SCHEMA_VERSION, **policy}
     for name, value in (psds or {}).items():
         if isinstance(value, Mapping) and "settings" in value:
             sections[name] = value["settings"]

@@ -19,6 +19,7 @@ import sedcontract
 from sedcontract.cli import main
 from sedcontract.errors import ContractCheckError, TraceFormatError
 from sedcontract.guard import to_csv, to_json, to_markdown
+from sedcontract.guard.rows import SCHEMA_VERSION
 from sedcontract.traces import EventList
 from tests.helpers.examples import random_reference, worked_example, write_worked_example
 from tests.helpers.limits import run_limited
@@ -141,7 +142,7 @@ def test_reports_are_identical_on_repeated_runs():
     second = to_json(sedcontract.audit(ref, pred, durations={k: 11.0 for k in DURATIONS}))
     assert first == second
     data = json.loads(first)
-    assert data["schema_version"] == 1
+    assert data["schema_version"] == SCHEMA_VERSION == 2
     assert set(data["modes"]) == {"typed", "union"}
 
 

@@ -161,13 +161,18 @@ def test_merge_refuses_incomplete_mixed_or_broken_shards(tmp_path, capsys):
     assert run(["audit", *write_corpus(other, seed=5), "--format", "json", "--shard", "1/2",
                 "--out", str(shard["b1"])], capsys)[0] == 0
     broken = tmp_path / "broken.json"
-    broken.write_text('{"schema_version": 1}')
+    broken.write_text('{"schema_version": 2}')
+    older = tmp_path / "older.json"  # a shard of the layout before: not merged by guesswork
+    older.write_text(shard["a0"].read_text().replace('"schema_version": 2', '"schema_version": 1',
+                                                      1))
     cases = [
         ([shard["a0"]], "shard\\(s\\) 1 of 2 missing"),
         ([shard["a0"], shard["a0"]], "are both shard 0/2"),
         ([shard["a0"], shard["b1"]], "another corpus"),
         ([shard["a0"], shard["eps1"]], "another policy"),
         ([shard["a0"], broken], "broken.json: not a shard report .*'shard'"),
+        ([shard["a0"], older], "older.json: a shard report of schema version 1; this "
+                               "sedcontract merges version 2"),
         ([tmp_path / "missing.json"], "missing.json: file not found"),
     ]
     for paths, message in cases:
