@@ -67,6 +67,7 @@ bench: $(STAMP)            ## speed side by side with the reference tools
 	$(BIN)/python benchmarks/psds_points.py && \
 	$(BIN)/python -W ignore benchmarks/report_scale.py && \
 	$(BIN)/python -W ignore benchmarks/curves_scale.py --audioset 2000 && \
+	$(BIN)/python -W ignore benchmarks/participant_loop.py && \
 	$(BIN)/python benchmarks/startup.py && \
 	$(BIN)/python benchmarks/light_install.py && \
 	$(BIN)/python -W ignore benchmarks/device.py && \

@@ -31,7 +31,7 @@ from sedcontract.scores.segment_roc import AurocRequest, AurocSettings, paired_a
 from sedcontract.traces import EventList, read_durations, read_events
 from sedcontract.traces.classmap import ClassMap, read_class_map
 from sedcontract.traces.decision import DecisionPolicy
-from sedcontract.traces.given import detections
+from sedcontract.traces.given import detections, held
 from sedcontract.traces.overrun import fit_to_durations
 from sedcontract.traces.score_files import ScoreFolder
 from sedcontract.traces.tsv import with_clips
@@ -190,6 +190,7 @@ class ScoresRequest:
         if skipped:
             say(f"skipped {len(skipped)} score file(s) of clips the reference does not list "
                 f"(first: {Path(skipped[0]).name})")
+        folder = held(folder)  # read once for the events, PSDS, AUROC and curves
         pred = detections(folder, inputs.ref, self._policy.decision, self.pred_scores,
                           declared=inputs.classes)
         if inputs.classes is not None:  # the declared classes' columns (PSDS scores each)

@@ -315,6 +315,20 @@ class TableMapping:
             yield self.table(clip)[0]
 
 
+HELD_BYTES = 64 * 2 ** 20  # a score folder of at most this many bytes is read once and held
+
+
+def held(folder: ScoreFolder) -> ScoreFolder | TableMapping:
+    """The folder's tables read once and held in memory when its files total at most
+    :data:`HELD_BYTES` (a command reads them for the events, PSDS, AUROC and curves); a
+    larger folder stays one clip at a time, read again by each."""
+    size = sum(path.stat().st_size for paths in folder.files.values() for path in paths)
+    if size > HELD_BYTES:
+        return folder
+    mapping = TableMapping({clip: folder.table(clip) for clip in folder.files})
+    return mapping if folder.keep is None else mapping.only(folder.keep)
+
+
 def is_score_tables(value: Any) -> bool:
     """Whether ``value`` holds score tables (a folder of score files, a table source, or
     clip → DataFrame / :class:`ScoreTable`) rather than events."""

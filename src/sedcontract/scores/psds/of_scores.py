@@ -117,10 +117,12 @@ def _roc(curves: Sequence[tuple[np.ndarray, ...]], settings: PsdsSettings
 
 def psds_from_counts(parts: Sequence[ScoreChanges], truth: ClipTruth, classes: Sequence[str],
                      total: float, settings: PsdsSettings,
-                     clip_weights: np.ndarray | None = None) -> dict[str, Any]:
+                     clip_weights: np.ndarray | None = None, *,
+                     value_only: bool = False) -> dict[str, Any]:
     """One scenario's PSDS, per-class PSDS and PSD-ROC from its counts (of a resample: each
     clip's reference events counted ``clip_weights[clip]`` times, as its counts were; a
-    resample without events of some class has no PSDS: ``{"value": nan}``)."""
+    resample without events of some class has no PSDS: ``{"value": nan}``); ``value_only``:
+    the value alone (a bootstrap draw), the same number."""
     K = len(classes)
     if clip_weights is None:
         n_ref = np.bincount(truth.cls, minlength=K)
@@ -138,7 +140,10 @@ def psds_from_counts(parts: Sequence[ScoreChanges], truth: ClipTruth, classes: S
               for c in range(K)]
     roc = _roc(curves, settings)
     m = settings.max_efpr
-    return {"value": staircase_area(roc["efpr"], roc["etpr"], m, in_order=True) / m,
+    value = staircase_area(roc["efpr"], roc["etpr"], m, in_order=True) / m
+    if value_only:
+        return {"value": value}
+    return {"value": value,
             "per_class": {name: staircase_area(efpr, tpr, m, in_order=True) / m
                           for name, (tpr, efpr, _) in zip(classes, curves, strict=True)},
             "settings": settings.as_dict(), "rule": "sed_scores_eval",

@@ -113,7 +113,7 @@ def psds_draws(rows: Sequence[ClipRows], truth: ClipTruth, classes: Sequence[str
             total = float(sum(w * s for w, s in zip(weights.tolist(), seconds, strict=True)))
             for j, (chosen, scenario) in enumerate(zip(settings.values(), rows, strict=True)):
                 out[k, j] = psds_from_counts([scenario.weighted(weights)], truth, classes,
-                                             total, chosen, weights)["value"]
+                                             total, chosen, weights, value_only=True)["value"]
             k += 1
     return out
 
