@@ -58,6 +58,11 @@ window.addEventListener("load", () => {
   out.details = document.querySelectorAll("details").length;
   document.querySelectorAll("details").forEach(d => { d.open = true; });
   out.openScrollWidth = root.scrollWidth;
+  out.h1 = document.querySelector("h1").textContent;
+  out.pairedScores = [...document.querySelectorAll("caption")].filter(
+    c => c.textContent.startsWith("Standard scores: each system minus")).map(c => ({
+      caption: c.textContent, right: c.parentElement.getBoundingClientRect().right,
+      cells: [...c.parentElement.querySelectorAll("td")].map(d => d.textContent)}));
   out.images = [...document.images].map(i => ({complete: i.complete, natural: i.naturalWidth,
     shown: i.getBoundingClientRect().width, right: i.getBoundingClientRect().right}));
   const pre = document.createElement("pre");
@@ -221,16 +226,20 @@ def desed_page(teacher_scores, tmp_path_factory) -> Path:
                      name, "--curves", "--out", str(root / f"{name}.csv")]) == 0
         rows.append(str(root / f"{name}.csv"))
     assert main(["report", *rows, "--out", str(root / "report"), "--baseline", "th0.5",
-                 "--bootstrap", "200"]) == 0
+                 "--bootstrap", "200", "--title", "DESED validation"]) == 0
     return root / "report" / "report.html"
 
 
 def test_the_desed_report_shows_what_dcase_ranks_on_and_fits_1280_px(desed_page, tmp_path):
     """The first table holds PSDS1, PSDS2, mAUC and mpAUC of each system with an interval;
-    the standard scores come micro and macro with intervals; the heading names 1168 clips ×
-    10 classes; the per-class PSD-ROC figures load; nothing is wider than the page."""
+    the standard scores come micro and macro with intervals, and against the baseline their
+    paired differences (macro F1 too); the page is titled with the data (``--title``) and
+    names 1168 clips × 10 classes; the per-class PSD-ROC figures load; nothing is wider than
+    the page."""
     text = desed_page.read_text()
-    assert "<h1>Guard vectors of 3 systems on 1168 clips × 10 classes</h1>" in text
+    assert ("<h1>DESED validation</h1>\n<p class=\"subtitle\">Guard vectors of 3 systems on "
+            "1168 clips × 10 classes</p>") in text
+    assert "<title>sedcontract report: DESED validation: 3 systems" in text
     copy = tmp_path / "checked.html"
     copy.write_text(text.replace("</body>", CHECKS + "</body>"))
     dom = browse(copy, tmp_path, f"--window-size={WIDTH},1000", "--virtual-time-budget=8000",
@@ -241,6 +250,14 @@ def test_the_desed_report_shows_what_dcase_ranks_on_and_fits_1280_px(desed_page,
     assert out["closedScrollWidth"] <= WIDTH and out["openScrollWidth"] <= WIDTH, out
     view = out["overview"]
     assert view["right"] <= WIDTH and view["clipped"] == 0
+    assert out["h1"] == "DESED validation"
+    paired = out["pairedScores"]  # micro, then macro F1: 2 systems minus th0.5 × 6 scores
+    assert [t["caption"].split(", typed ")[1][:8] for t in paired] == ["micro F1", "macro F1"]
+    for table in paired:
+        assert table["right"] <= WIDTH and len(table["cells"]) == 2 * 6, table
+        for cell in table["cells"]:
+            assert re.match(r"^[+−-]\d\.\d{3}\[[+−-]\d\.\d{3}, [+−-]\d\.\d{3}\]( [↑↓])?$",
+                            cell), cell
     assert len(out["cells"]) == 3 * 4  # the ranking table: 3 systems × PSDS1, PSDS2, mAUC, mpAUC
     for _, _, cell in out["cells"]:
         assert re.match(r"^0\.\d{3}0\.\d{3}–0\.\d{3}$", cell), cell

@@ -261,6 +261,7 @@ class ReportRequest:
     level: float
     baseline: str | None
     out: str
+    title: str | None = None
 
     @classmethod
     def of(cls, args: argparse.Namespace) -> ReportRequest:
@@ -270,8 +271,11 @@ class ReportRequest:
             if not images:
                 raise SedContractError(f"{folder}: no timeline images (*.png) here")
             timelines[folder] = images
+        if args.title is not None and not args.title.strip():
+            raise SedContractError("--title is empty: name the data the systems ran on")
         return cls(list(args.rows), args.groups, args.sweep, timelines, args.several_policies,
-                   args.bootstrap, args.bootstrap_seed, args.level, args.baseline, args.out)
+                   args.bootstrap, args.bootstrap_seed, args.level, args.baseline, args.out,
+                   args.title)
 
     def reads(self) -> Named:
         rows = [p for source in self.sources for p in
@@ -292,7 +296,8 @@ def _run_report(args: argparse.Namespace, out: Outputs) -> int:
                  for folder, images in request.timelines.items() for p in images]
     files = report_files(rows, groups, sweep=read_sweep(request.sweep) if request.sweep
                          else None, timelines=timelines, resamples=request.resamples,
-                         seed=request.seed, level=request.level, baseline=request.baseline)
+                         seed=request.seed, level=request.level, baseline=request.baseline,
+                         title=request.title)
     out.folder(request.out, {REPORT_MARK: "written by sedcontract report; replaced by it\n",
                              **files})
     print(f"{len(files)} files: open {Path(request.out) / 'report.html'}", file=sys.stderr)
@@ -316,8 +321,12 @@ def _report_options(parser: argparse.ArgumentParser) -> None:
                                   "scores without intervals)")
     parser.add_argument("--baseline", default=None, metavar="SYSTEM",
                         help="add every other system minus SYSTEM per coordinate and logic, "
-                             "typed and union, with paired bootstrap intervals (the systems "
-                             "must be of the same clips)")
+                             "typed and union, and the standard scores' micro and macro F1, "
+                             "with paired bootstrap intervals (the systems must be of the "
+                             "same clips)")
+    parser.add_argument("--title", default=None, metavar="TEXT",
+                        help="the page's title: the data the systems ran on, e.g. 'DESED "
+                             "validation' (default: the systems, clips and classes alone)")
 
 
 def _report_reads(args: argparse.Namespace) -> Named:

@@ -380,6 +380,57 @@ def test_the_comparison_is_the_paired_bootstrap_of_the_audits(systems, tmp_path)
     assert "**Paired differences: each system minus perfect**" in text and " ↓ |" in text
 
 
+
+def test_the_comparison_pairs_micro_and_macro_f1_on_the_same_draws(systems):
+    """Each standard score's micro and macro F1, corrupt − perfect, with a paired interval:
+    a plain loop over the same draws (resample_indices, in the baseline's clip order) sums
+    each system's per-clip counts of the score rows (per class for macro: the mean over
+    classes with references) and takes the percentile interval of the differences; rows
+    naming the clips in another order are drawn in the baseline's."""
+    root, _ = systems
+    rows = read_rows([root / "corrupt.csv", root / "perfect.csv"])
+    classes = sorted({r["class"] for r in rows if r["role"] == "score"})
+
+    def per_clip(rows, clips):
+        per: dict = {}  # (system, score) -> [clips, classes, (tp, ref, sys)]
+        for r in rows:
+            if r["role"] == "score":
+                name, part = r["coordinate"].removeprefix("score:").split("/")
+                cell = per.setdefault((r["system"], name),
+                                      np.zeros((len(clips), len(classes), 3)))
+                at = (clips.index(r["clip"]), classes.index(r["class"]))
+                cell[at][0] = r["satisfied"]
+                cell[at][1 if part == "recall" else 2] = r["obligations"]
+        return per
+
+    def f1s(counts):
+        tp, ref, sys_ = counts.sum(axis=0).T
+        macro = np.mean([2 * t / (r + s) for t, r, s in zip(tp, ref, sys_, strict=True) if r])
+        return 2 * tp.sum() / (ref.sum() + sys_.sum()), macro
+
+    def check(rows, baseline_clips):
+        ov = overview(rows, resamples=300, seed=4, level=0.9, baseline="perfect")
+        got = next(v for k, v in ov.comparison.items() if k[0] == "corrupt")["typed"]
+        per = per_clip(rows, baseline_clips)
+        for name in ov.scores:
+            a, b = per[("corrupt", name)], per[("perfect", name)]
+            diffs = np.array([np.subtract(f1s(a[d]), f1s(b[d]))
+                              for d in resample_indices(len(baseline_clips), 300, 4)])
+            for column, label in enumerate((f"{name}_f1", f"{name}_macro_f1")):
+                iv = got[label]
+                assert iv.point == pytest.approx(np.subtract(f1s(a), f1s(b))[column])
+                lo, hi = np.percentile(diffs[:, column], [5, 95])
+                assert (iv.lo, iv.hi) == (pytest.approx(lo), pytest.approx(hi)), label
+        return got
+
+    clips = list(dict.fromkeys(r["clip"] for r in rows if r["clip"] != "*"))
+    got = check(rows, clips)
+    assert got["event_macro_f1"].hi < 0 and len([n for n in got if n.endswith("_f1")]) == 12
+    perfect = sorted((r for r in rows if r["system"] == "perfect"),
+                     key=lambda r: r["clip"] != clips[-1])  # the baseline in another order
+    moved = [clips[-1], *clips[:-1]]
+    check([*(r for r in rows if r["system"] == "corrupt"), *perfect], moved)
+
 def rows_with(rows: list[dict], changes: dict[str, set[str] | None]) -> list[dict]:
     """The rows with the named coordinates' counts zeroed, in every clip (None) or in every
     clip but the given ones."""
@@ -445,7 +496,8 @@ def test_the_html_opens_with_the_overview_then_figures_then_folded_tables(system
     tables = [e for e in page.events if e[0] == "table"]
     assert tables[0][1].get("class") == "overview" and "details" not in tables[0][2]
     overviews = [t for t in tables if t[1].get("class") == "overview"]
-    assert len(overviews) == 4  # guard vectors, standard scores, typed and union differences
+    assert len(overviews) == 6  # guard vectors, standard scores, typed and union differences,
+    # and the standard scores' micro and macro F1 differences
     assert all("details" in t[2] for t in tables if t[1].get("class") != "overview")
     first_image = next(i for i, e in enumerate(page.events) if e[0] == "img")
     details = [(i, e) for i, e in enumerate(page.events) if e[0] == "details"]
@@ -453,8 +505,8 @@ def test_the_html_opens_with_the_overview_then_figures_then_folded_tables(system
     assert [e[1].get("id") for _, e in details if "open" in e[1]] == ["per_class"]
     assert page.events.index(tables[3]) < details[0][0] < first_image < details[1][0]
     cells = [e[1] for e in page.events if e[0] == "td" and "overview" in e[3]]
-    # vectors, micro and macro F1 of 6 scores, differences
-    assert len(cells) == 2 * 2 * 8 + 2 * 6 * 2 + 2 * 8
+    # vectors, micro and macro F1 of 6 scores, differences of both
+    assert len(cells) == 2 * 2 * 8 + 2 * 6 * 2 + 2 * 8 + 6 * 2
     coloured = [c for c in cells if c.get("class", "").startswith("cell")]
     assert all(c["style"].startswith("background:#") and "interval" in c["title"]
                for c in coloured)

@@ -21,6 +21,7 @@ from sedcontract.analysis.report.html import (
     meanings,
     overview_table,
     page_title,
+    paired_scores_tables,
     ranking_table,
     scores_table,
 )
@@ -49,8 +50,8 @@ from sedcontract.traces.tsv import clip_id, read_fields
 def report_files(rows: SourceRows | Sequence[dict[str, Any]],
                  groups: Mapping[str, str] | None = None, *, sweep: Any = None,
                  timelines: Sequence[tuple[str, bytes]] = (), resamples: int = 1000,
-                 seed: int = 0, level: float = 0.95, baseline: str | None = None
-                 ) -> dict[str, str | bytes]:
+                 seed: int = 0, level: float = 0.95, baseline: str | None = None,
+                 title: str | None = None) -> dict[str, str | bytes]:
     """Every file of the report folder: ``overview.md|csv`` (with a ``baseline``, also
     ``comparison.csv``), ``<table>.md|csv``, ``vectors.png``, ``psd_roc_<scenario>.png`` when
     the rows hold PSD-ROC staircases, and ``report.html``: a heading naming the data and
@@ -60,7 +61,8 @@ def report_files(rows: SourceRows | Sequence[dict[str, Any]],
     coordinate means in words, the per-class vectors unfolded, then the figures (one colour per
     system in all), then every other table folded. With a ``sweep``
     (:class:`~sedcontract.analysis.sweep.SweepResult`) its tables and figure too, and the
-    ``timelines`` (caption, PNG) embedded as they are."""
+    ``timelines`` (caption, PNG) embedded as they are. ``title`` (the data, e.g. "DESED
+    validation") heads the page and ``overview.md``."""
     rows = SourceRows.of(rows)
     ov = overview(rows, resamples=resamples, seed=seed, level=level, baseline=baseline)
     tables = report_tables(rows, groups)
@@ -68,7 +70,8 @@ def report_files(rows: SourceRows | Sequence[dict[str, Any]],
     policies = len({p for _, p in ov.cells}) > 1
     colours = _colours(ov, policies, sweep)
     figure = vectors_png(named["vectors"], ov, colours)
-    files: dict[str, str | bytes] = {"overview.md": overview_markdown(ov),
+    files: dict[str, str | bytes] = {"overview.md": (f"# {title}\n\n" if title else "")
+                                     + overview_markdown(ov),
                                      "overview.csv": overview_csv(ov)}
     if baseline is not None:
         files["comparison.csv"] = comparison_csv(ov)
@@ -89,8 +92,11 @@ def report_files(rows: SourceRows | Sequence[dict[str, Any]],
     files["report.html"] = (
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
-        f"<title>sedcontract report: {html.escape(heading)}</title><style>{CSS}</style>"
-        f"</head><body>\n<h1>Guard vectors of {html.escape(heading)}</h1>\n"
+        f"<title>sedcontract report: {html.escape(f'{title}: ' if title else '')}"
+        f"{html.escape(heading)}</title><style>{CSS}</style></head><body>\n"
+        + (f"<h1>{html.escape(title)}</h1>\n<p class=\"subtitle\">Guard vectors of "
+           f"{html.escape(heading)}</p>\n" if title else
+           f"<h1>Guard vectors of {html.escape(heading)}</h1>\n") +
         f'<p class="settings">{html.escape(settings_text)}</p>\n'
         f"<p>Regenerated from {len(rows)} source rows by sedcontract report; every score below "
         "is a sum of those rows, or (the ranking metrics) read from them.</p>\n" + top
@@ -150,7 +156,8 @@ def _overview_html(ov: Overview, rows: SourceRows, baseline: str | None) -> str:
                                 f"{baseline}", signed=True) if ov.curves else "")
                 + "".join(overview_table(ov, ov.comparison, f"{mode} traces: each system "
                                          f"minus {baseline} {overview_heading(ov)}",
-                                         signed=True, modes=(mode,)) for mode in MODES))
+                                         signed=True, modes=(mode,)) for mode in MODES)
+                + (paired_scores_tables(ov, baseline) if ov.scores else ""))
     return top
 
 

@@ -149,6 +149,16 @@ def scores_table(ov: Overview) -> str:
                                           for name in ov.scores])
 
 
+def paired_scores_tables(ov: Overview, baseline: str) -> str:
+    """Each system minus ``baseline`` on each standard score's typed F1, micro then macro, a
+    table each (signed cells with paired intervals are wide: one table would not fit)."""
+    return "".join(_grouped_table(
+        ov, ov.comparison, f"Standard scores: each system minus {baseline}, typed {part} F1"
+        + (" (the mean over the classes with references)" if part == "macro" else ""),
+        [(name, "typed", [(f"{name}{suffix}", part)]) for name in ov.scores], signed=True)
+        for part, suffix in (("micro", "_f1"), ("macro", "_macro_f1")))
+
+
 def legend_html(ov: Overview) -> str:
     """What a cell shows, the colour scale as labelled swatches, and what the interval means."""
     swatches = "".join(f'<span class="swatch" style="background:{colour(v)}">{text}</span>'

@@ -108,6 +108,7 @@ def overview(rows: SourceRows | Sequence[dict[str, Any]], *, resamples: int = 10
     k, names = len(counts.guard), (*counts.guard, "logic")
     cells: dict[tuple[str, str], dict[str, dict[str, Interval]]] = {}
     drawn: dict[tuple[str, str], tuple[np.ndarray, np.ndarray | None]] = {}
+    f1s: dict[tuple[str, str], tuple[list[str], np.ndarray, np.ndarray | None]] = {}
     for clips, members in groups.items():
         array = counts.array(clips, members)
         vector = array[..., :4 * k].reshape(len(clips), len(members), 2, 2, k, 1)
@@ -125,14 +126,15 @@ def overview(rows: SourceRows | Sequence[dict[str, Any]], *, resamples: int = 10
                           for m, mode in enumerate(MODES) if mode in counts.modes[key]}
             own = [j for j, name in enumerate(counts.scores) if name in counts.scored[key]]
             if own:
+                names_f1 = [*(f"{counts.scores[j]}_f1" for j in own),
+                            *(f"{counts.scores[j]}_macro_f1" for j in own)]
+                points_f1 = np.array([*(Counts(*(int(n) for n in totals[s, j])).f1
+                                        for j in own), *macro[s, own]])
+                draws_f1 = None if f1 is None else np.concatenate(
+                    [f1[:, s, own], macro_draws[:, s, own]], axis=1)
+                f1s[key] = (names_f1, points_f1, draws_f1)
                 cells[key].setdefault("typed", {}).update(_cells(
-                    [f"{counts.scores[j]}_f1" for j in own],
-                    [Counts(*(int(n) for n in totals[s, j])).f1 for j in own],
-                    None if f1 is None else f1[:, s, own], None, level, resamples))
-                cells[key]["typed"].update(_cells(
-                    [f"{counts.scores[j]}_macro_f1" for j in own], list(macro[s, own]),
-                    None if macro_draws is None else macro_draws[:, s, own], None, level,
-                    resamples))
+                    names_f1, list(points_f1), draws_f1, None, level, resamples))
     ranked = rankings(rows)
     metrics = metric_order({m for r in ranked.values() for m in r.values})
     for key, found in ranked.items():
@@ -142,6 +144,10 @@ def overview(rows: SourceRows | Sequence[dict[str, Any]], *, resamples: int = 10
                  Interval(found.values[m], math.nan, math.nan, float(level), 0, 0)
                  for m in metrics if m in found.values})
     comparison = _comparison(pairs, drawn, counts, ranked, metrics, resamples, seed, level)
+    for key, base in pairs:  # the standard scores' F1, micro and macro, paired as well
+        if key in f1s and base in f1s:
+            comparison[key].setdefault("typed", {}).update(
+                _paired_f1(counts, key, base, f1s, resamples, seed, level))
     return Overview(tuple(counts.guard), tuple(counts.scores), cells,
                     {key: len(found) for key, found in order.items()}, resamples, seed,
                     float(level), baseline, comparison,
@@ -180,6 +186,33 @@ def _comparison(pairs: Sequence[tuple[tuple[str, str], tuple[str, str]]],
                     ranked[key], ranked[base], metric, level, same)) is not None:
                 comparison[key].setdefault("typed", {})[metric] = iv
     return comparison
+
+
+def _paired_f1(counts: ResampledCounts, key: tuple[str, str], base: tuple[str, str],
+               f1s: Mapping[tuple[str, str], tuple[list[str], np.ndarray, np.ndarray | None]],
+               resamples: int, seed: int, level: float) -> dict[str, Interval]:
+    """``key`` minus ``base`` on each standard score's micro and macro F1 both report, with
+    paired intervals: the same draws for both (drawn again in the baseline's clip order when
+    the rows name the clips in another)."""
+    (mine, my_points, my_draws), (theirs, their_points, their_draws) = f1s[key], f1s[base]
+    names = [n for n in mine if n in theirs]
+    at_mine, at_theirs = [mine.index(n) for n in names], [theirs.index(n) for n in names]
+    if counts.sequence[key] != counts.sequence[base]:
+        clips = counts.sequence[base]
+        k = len(counts.guard)
+        both = counts.array(clips, [key, base])[..., 4 * k:].reshape(
+            len(clips), 2, len(counts.scores), 3)
+        per_class = counts.array(clips, [key, base], per_class=True)
+        redrawn = np.concatenate([resampled_f1(both, resamples, seed),
+                                  resampled_macro_f1(per_class, resamples, seed)], axis=2)
+        index = {f"{n}_f1": j for j, n in enumerate(counts.scores)} | {
+            f"{n}_macro_f1": len(counts.scores) + j for j, n in enumerate(counts.scores)}
+        columns = [index[n] for n in names]
+        difference = redrawn[:, 0, columns] - redrawn[:, 1, columns]
+    else:
+        difference = my_draws[:, at_mine] - their_draws[:, at_theirs]
+    return percentile_intervals(names, list(my_points[at_mine] - their_points[at_theirs]),
+                                difference, level, resamples)
 
 
 def _cells(names: Sequence[str], points: Sequence[float], values: np.ndarray | None,
@@ -242,6 +275,11 @@ def overview_markdown(ov: Overview) -> str:
             table(f"{CURVES_TITLE}:", ov.curves, ov.comparison, "typed", signed=True)
         for mode in MODES:
             table(f"{mode} traces:", ov.names, ov.comparison, mode, signed=True)
+        if ov.scores:
+            table("Standard scores (typed, micro F1):", [f"{n}_f1" for n in ov.scores],
+                  ov.comparison, "typed", signed=True)
+            table("Standard scores (typed, macro F1):", [f"{n}_macro_f1" for n in ov.scores],
+                  ov.comparison, "typed", signed=True)
     return "\n".join(out).rstrip("\n") + "\n"
 
 
