@@ -672,3 +672,30 @@ def test_a_difference_whose_interval_ends_exactly_at_zero_gets_no_direction_mark
     assert interval_text(iv(0.0, 0.25), signed=True) == "+0.125 [+0.000, +0.250]"
     assert "background:#b8e0c2" in html_cell(up, "x", signed=True)
     assert "background:#f6c6a8" in html_cell(down, "x", signed=True)
+
+
+def test_systems_whose_psd_rocs_coincide_each_stay_visible():
+    """Two systems with the same PSD-ROC (the same scores thresholded apart: PSDS does not
+    read the threshold) and a third: every system's colour is on the figure, because the
+    lines are drawn widest first (a narrower line on top leaves the wider one's edges). Drawn
+    at one width, the last system would hide the first."""
+    from matplotlib.colors import to_rgb
+    from matplotlib.image import imread
+
+    from sedcontract.analysis.ranking import Ranking
+    from sedcontract.analysis.report.figures import line_width, psd_roc_classes_png
+
+    x, y = np.array([0.0, 20.0, 50.0]), np.array([0.2, 0.5, 0.8])
+    same = {"psds1": {"Dog": (x, y)}}
+    ranked = {("a", "p"): Ranking(per_class={"psds1": {"Dog": 0.5}}, curves=same),
+              ("b", "p"): Ranking(per_class={"psds1": {"Dog": 0.5}}, curves=same),
+              ("c", "p"): Ranking(per_class={"psds1": {"Dog": 0.4}},
+                                  curves={"psds1": {"Dog": (x, y * 0.5)}})}
+    colours = {"a": "#1f77b4", "b": "#ff7f0e", "c": "#2ca02c"}
+    image = imread(io.BytesIO(psd_roc_classes_png(ranked, "psds1", colours, False, 100.0)))
+    pixels = image[..., :3].reshape(-1, 3)
+    for name, shade in colours.items():
+        near = np.abs(pixels - np.array(to_rgb(shade))).max(axis=1) < 0.1
+        assert near.sum() > 1000, name  # a line's worth of pixels, not a legend swatch alone
+    assert line_width(0, 3) > line_width(1, 3) > line_width(2, 3) == line_width(0, 1) == 1.5
+    assert line_width(0, 10) == 8.5

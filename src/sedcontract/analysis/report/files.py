@@ -179,15 +179,17 @@ def _figures_html(files: dict[str, str | bytes], figure: bytes, ov: Overview, ro
         files[name] = psd_roc_classes_png(ranked, scenario, colours, policies, top_efpr)
         shown += figure_html(files[name], f"{scenario} PSD-ROC per class, a line per system", (
             f"{RANKING_LABELS.get(scenario, scenario)}: each class's PSD-ROC (true positive rate "
-            "against false positives per hour, up to max_efpr), a line per system; in each "
-            "panel's legend, the class's PSDS"))
+            "against false positives per hour, up to max_efpr), a line per system, drawn "
+            "widest first so that coinciding lines show as nested colours; in each panel's "
+            "legend, the class's PSDS"))
     if any("*" in r.curves.get(m, {}) for r in ranked.values() for m in ov.curves):
         files["curves.png"] = curves_budget_png(ranked, ov.curves, colours, policies,
                                                 curve_rate(ov, rows.settings))
         shown += figure_html(files["curves.png"], "guard curves against the false-activity "
                              "budget, a line per system", (
                                  "Guard curves of the union trace: each coordinate's score at "
-                                 "each budget of false events per hour, a line per system; in "
+                                 "each budget of false events per hour, a line per system "
+                                 "(widest first: coinciding lines show as nested colours); in "
                                  "each panel's legend, the area"))
     if sweep is not None:
         files["sweep.md"], files["sweep.csv"] = sweep_markdown(sweep), sweep_csv(sweep)
