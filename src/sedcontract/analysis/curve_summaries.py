@@ -3,10 +3,13 @@
 
 - **Each coordinate against a false-activity budget.** The budget is counted as PSDS counts
   its x-axis: the class's false predicted events (those overlapping no reference event of the
-  class) per hour of audio. At budget ``x`` the detector runs at the threshold a deployer
-  reaches by lowering it from the top until the false rate would first exceed ``x`` (the false
-  rate need not grow as the threshold falls: runs merge; the first crossing is what counts).
-  The summary is that coordinate's mean score over budgets from 0 to ``max_rate``: a PSD-ROC
+  class) per hour of audio. At budget ``x`` the coordinate's score is the best of the
+  operating points whose false rate is at most ``x`` (rule ``best``, as a PSD-ROC staircase
+  keeps the best TPR within each eFPR): the curve never falls as the budget grows, though the
+  false rate need not grow as the threshold falls (runs merge) and a low threshold may score
+  worse. Rule ``first``, the round-2 protocol's, reads the point a deployer reaches by
+  lowering the threshold from the top until the false rate would first exceed ``x``. The
+  summary is that coordinate's mean score over budgets from 0 to ``max_rate``: a PSD-ROC
   area per failure mode, normalised to [0, 1].
 - **Threshold ranges.** Per class, the thresholds at which every target holds (e.g. missed,
   false and onset at least 0.8 for a speech gate); an empty range is said plainly.
@@ -29,11 +32,13 @@ from sedcontract.guard.rows import curve_metric
 from sedcontract.traces.decision import DecisionPolicy, decision_yaml
 from sedcontract.traces.grid import SECONDS_PER_HOUR
 
-__all__ = ["BudgetCurve", "area_draws", "budget_areas", "budget_curve", "curve_metrics",
+__all__ = ["BUDGET_RULES", "BudgetCurve", "area_draws", "budget_areas", "budget_curve",
+           "budget_steps", "curve_metrics",
            "curve_summary", "curves_png", "decision_file",
            "decision_of", "summary_dict", "summary_markdown", "target_ranges"]
 
 RATE = "false"  # the coordinate whose failures are the false activity
+BUDGET_RULES = ("best", "first")  # the best point within the budget; the first crossing
 DRAW_CELLS = 1 << 20  # resamples × operating points of one count held at once (8 MB each)
 
 
@@ -58,35 +63,69 @@ def _operating_points(*found: Curve) -> np.ndarray:
     return np.r_[values[::-1], -math.inf]
 
 
+def budget_steps(rates: np.ndarray, scores: np.ndarray, rule: str = "best"
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """The budgets where the score at the budget changes (ascending) and the operating point
+    (an index of ``rates``, descending thresholds) that holds from each on: under ``best``
+    the best-scoring point of those with a false rate at most the budget (the first on the
+    way down among equals), under ``first`` the last point before the rate first exceeds
+    it."""
+    if rule not in BUDGET_RULES:
+        raise SedContractError(f"unknown budget rule {rule!r}; choose one of "
+                               f"{', '.join(BUDGET_RULES)}")
+    n = len(rates)
+    if rule == "first":
+        return np.maximum.accumulate(rates), np.arange(n)
+    order = np.lexsort((np.arange(n), rates))
+    values = scores[order]
+    before = np.r_[math.nan, np.fmax.accumulate(values)[:-1]] if n else values
+    better = ~np.isnan(values) & (np.isnan(before) | (values > before))
+    return rates[order], order[np.maximum.accumulate(np.where(better, np.arange(n), 0))]
+
+
+def _area(steps: np.ndarray, values: np.ndarray, max_rate: float) -> float:
+    """The mean of ``values`` (each holding from its step to the next) over budgets
+    0 … ``max_rate``, the vacuous ones left out (NaN when all are)."""
+    edges = np.r_[steps, math.inf]
+    lo, hi = np.maximum(edges[:-1], 0.0), np.minimum(edges[1:], max_rate)
+    kept = (hi > lo) & ~np.isnan(values)
+    width = hi[kept] - lo[kept]
+    area, defined = math.fsum(values[kept] * width), math.fsum(width)
+    return area / defined if defined else math.nan
+
+
 @dataclass(frozen=True)
 class BudgetCurve:
     """One coordinate of one class (``*``: the union trace) against the false-activity
-    budget: at each operating point (``thresholds``, descending), the false rate per hour, the
-    highest rate met on the way down from the top (``reached``: a budget below it stops
-    earlier) and the coordinate's score (NaN where vacuous); ``area`` is the mean score over
-    budgets 0 … ``max_rate``, the budgets where the score is vacuous left out (NaN when all
-    are)."""
+    budget: at each operating point (``thresholds``, descending), the false rate per hour and
+    the coordinate's score (NaN where vacuous); ``steps``, the budgets where the score at the
+    budget changes, and ``held``, the operating point that holds from each (``rule``: see
+    :func:`budget_steps`); ``area`` is the mean score over budgets 0 … ``max_rate``, the
+    budgets where it is vacuous left out (NaN when all are)."""
 
     coordinate: str
     cls: str
     thresholds: np.ndarray
     rates: np.ndarray
-    reached: np.ndarray
     scores: np.ndarray
     max_rate: float
     area: float
+    steps: np.ndarray
+    held: np.ndarray
+    rule: str = "best"
 
     def at_budget(self, rate: float) -> tuple[float, float]:
         """The operating point a budget of ``rate`` false events per hour allows: (threshold,
         score); with a negative budget, the first operating point (nothing active)."""
-        j = max(int(np.searchsorted(self.reached, rate, side="right")) - 1, 0)
+        j = self.held[max(int(np.searchsorted(self.steps, rate, side="right")) - 1, 0)]
         return float(self.thresholds[j]), float(self.scores[j])
 
 
 def budget_curve(curves: GuardCurves, coordinate: str, cls: str, hours: float,
-                 max_rate: float = 100.0) -> BudgetCurve:
+                 max_rate: float = 100.0, rule: str = "best") -> BudgetCurve:
     """``coordinate``'s :class:`BudgetCurve` for class ``cls`` (``*``: the union trace) on
-    ``hours`` of audio, up to ``max_rate`` false events per hour (PSDS's 100 by default)."""
+    ``hours`` of audio, up to ``max_rate`` false events per hour (PSDS's 100 by default),
+    under the budget ``rule``."""
     if not hours > 0 or not math.isfinite(hours):
         raise SedContractError(f"hours of audio must be a positive number, got {hours!r}")
     if not max_rate > 0 or not math.isfinite(max_rate):
@@ -98,26 +137,29 @@ def budget_curve(curves: GuardCurves, coordinate: str, cls: str, hours: float,
     sat, obl = mine.counts(thresholds)
     scores = np.full(len(thresholds), math.nan)
     np.divide(sat, obl, out=scores, where=obl > 0)
-    # at budget x: the last operating point before the rate first exceeds x
-    reached = np.maximum.accumulate(rates)
-    edges = np.r_[reached, math.inf]
-    lo, hi = np.maximum(edges[:-1], 0.0), np.minimum(edges[1:], max_rate)
-    kept = (hi > lo) & ~np.isnan(scores)
-    width = hi[kept] - lo[kept]
-    area, defined = math.fsum(scores[kept] * width), math.fsum(width)
-    return BudgetCurve(coordinate, cls, thresholds, rates, reached, scores, float(max_rate),
-                       area / defined if defined else math.nan)
+    steps, held = budget_steps(rates, scores, rule)
+    return BudgetCurve(coordinate, cls, thresholds, rates, scores, float(max_rate),
+                       _area(steps, scores[held], max_rate), steps, held, rule)
 
 
-def budget_areas(rates: np.ndarray, scores: np.ndarray, max_rate: float) -> np.ndarray:
+def budget_areas(rates: np.ndarray, scores: np.ndarray, max_rate: float,
+                 rule: str = "best") -> np.ndarray:
     """:func:`budget_curve`'s area for each row of ``rates`` and ``scores`` ``[rows,
     operating points]`` at once (NaN where vacuous at every budget)."""
-    reached = np.maximum.accumulate(rates, axis=1)
-    edges = np.concatenate([reached, np.full((len(rates), 1), math.inf)], axis=1)
+    if rule not in BUDGET_RULES:
+        raise SedContractError(f"unknown budget rule {rule!r}; choose one of "
+                               f"{', '.join(BUDGET_RULES)}")
+    if rule == "first":
+        steps, values = np.maximum.accumulate(rates, axis=1), scores
+    else:  # ties in rate keep their order: the higher threshold first, as budget_steps
+        order = np.argsort(rates, axis=1, kind="stable")
+        steps = np.take_along_axis(rates, order, axis=1)
+        values = np.fmax.accumulate(np.take_along_axis(scores, order, axis=1), axis=1)
+    edges = np.concatenate([steps, np.full((len(rates), 1), math.inf)], axis=1)
     lo, hi = np.maximum(edges[:, :-1], 0.0), np.minimum(edges[:, 1:], max_rate)
-    width = np.where((hi > lo) & ~np.isnan(scores), hi - lo, 0.0)
+    width = np.where((hi > lo) & ~np.isnan(values), hi - lo, 0.0)
     defined = width.sum(axis=1)
-    area = np.where(width > 0, np.nan_to_num(scores) * width, 0.0).sum(axis=1)
+    area = np.where(width > 0, np.nan_to_num(values) * width, 0.0).sum(axis=1)
     out = np.full(len(rates), math.nan)
     np.divide(area, defined, out=out, where=defined > 0)
     return out
@@ -300,13 +342,14 @@ def curve_metrics(summary: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
         if math.isnan(value):
             continue  # vacuous at every budget: no metric
         union = budget_curve(curves, name, "*", hours, top)
-        edges = np.r_[union.reached, math.inf]
+        edges = np.r_[union.steps, math.inf]
         lo, hi = np.maximum(edges[:-1], 0.0), np.minimum(edges[1:], top)
-        step = (hi > lo) & ~np.isnan(union.scores)  # the budgets each score holds over
+        held = union.scores[union.held]
+        step = (hi > lo) & ~np.isnan(held)  # the budgets each score holds over
         entry: dict[str, Any] = {
             "value": value, "settings": {"max_efpr": top},
             "per_class": {c: v for c, v in by_key.items() if c != "*" and not math.isnan(v)},
-            "roc": {"efpr": lo[step].tolist(), "etpr": union.scores[step].tolist()}}
+            "roc": {"efpr": lo[step].tolist(), "etpr": held[step].tolist()}}
         if "draws" in summary:
             interval = summary["intervals"][name]["*"]
             entry["draws"] = summary["draws"][name][:, -1].tolist()
@@ -344,8 +387,9 @@ def summary_markdown(summary: Mapping[str, Any]) -> str:
     keys = list(next(iter(areas.values())))
     lines = [f"## The guard vector at every threshold: area up to {summary['max_rate']:g} false "
              f"events per hour ({summary['hours']:.2f} h of audio)", "",
-             "Each coordinate's mean score over false-activity budgets (the threshold lowered "
-             "from the top until the budget is first exceeded); n/a: vacuous at every budget.",
+             "Each coordinate's mean score over false-activity budgets (at each budget, the "
+             "best score of the thresholds whose false rate is within it); n/a: vacuous at "
+             "every budget.",
              "", "| coordinate | " + " | ".join("union" if k == "*" else k for k in keys) + " |",
              "|---" * (len(keys) + 1) + "|"]
     intervals = summary.get("intervals")
@@ -443,12 +487,12 @@ def curves_png(curves: GuardCurves, hours: float, max_rate: float = 100.0,
                 scores = [s / o if o else math.nan for s, o in map(mine.at, finite)]
                 axes[0][col].step(finite, scores, where="post", color=colour, lw=width)
             found = budget_curve(curves, name, cls, hours, max_rate)
-            budgets = np.r_[found.reached, max_rate]
-            keep = budgets[:-1] <= max_rate
-            axes[1][col].step(np.r_[budgets[:-1][keep], max_rate],
-                              np.r_[found.scores[keep], found.scores[keep][-1:]]
-                              if keep.any() else [math.nan], where="post", color=colour,
-                              lw=width, label="union" if cls == "*" else cls)
+            keep = found.steps <= max_rate
+            held = found.scores[found.held][keep]
+            axes[1][col].step(np.r_[found.steps[keep], max_rate],
+                              np.r_[held, held[-1:]] if keep.any() else [math.nan],
+                              where="post", color=colour, lw=width,
+                              label="union" if cls == "*" else cls)
         axes[0][col].set_title(name, fontsize=10)
         axes[0][col].set_xlabel("threshold", fontsize=8)
         axes[1][col].set_xlabel("false events per hour", fontsize=8)

@@ -195,10 +195,10 @@ def _areas_and_levels(rates: np.ndarray, scores: np.ndarray, max_rate: float,
     """``[rows, 1 + budgets]``: the budget area (the mean score over budgets 0 … ``max_rate``,
     vacuous budgets left out) and the score at each budget, for each row of ``rates`` and
     ``scores`` ``[rows, thresholds]`` (:func:`~sedcontract.analysis.curve_summaries.
-    budget_curve`'s rules)."""
+    budget_curve`'s rule ``first``, the one the round-2 protocol was locked under)."""
     reached = np.maximum.accumulate(rates, axis=1)
     out = np.empty((len(rates), 1 + len(budgets)))
-    out[:, 0] = budget_areas(rates, scores, max_rate)
+    out[:, 0] = budget_areas(rates, scores, max_rate, rule="first")
     rows = np.arange(len(rates))
     for j, budget in enumerate(budgets, start=1):
         at = np.maximum((reached <= budget).sum(axis=1) - 1, 0)

@@ -9,7 +9,13 @@ import math
 
 import numpy as np
 
-from sedcontract.analysis.curve_summaries import BudgetCurve, _inside, decision_of, target_ranges
+from sedcontract.analysis.curve_summaries import (
+    BudgetCurve,
+    _inside,
+    budget_steps,
+    decision_of,
+    target_ranges,
+)
 from sedcontract.guard.curves import guard_curves
 from sedcontract.traces import EventList
 from sedcontract.traces.score_files import ScoreTable
@@ -37,8 +43,9 @@ def test_a_coordinate_at_exactly_its_target_holds_and_adjacent_ranges_join():
 
 
 def test_a_budget_exactly_at_a_reached_rate_allows_that_operating_point():
-    curve = BudgetCurve("onset", "x", np.array([math.inf, 0.8, 0.5]), np.array([0.0, 10, 20]),
-                        np.array([0.0, 10, 20]), np.array([math.nan, 0.5, 0.9]), 100.0, 0.7)
+    rates, scores = np.array([0.0, 10, 20]), np.array([math.nan, 0.5, 0.9])
+    curve = BudgetCurve("onset", "x", np.array([math.inf, 0.8, 0.5]), rates, scores, 100.0,
+                        0.7, *budget_steps(rates, scores))
     assert curve.at_budget(10.0) == (0.8, 0.5)
     below = curve.at_budget(np.nextafter(10.0, 0))  # just under: the first point only
     assert below[0] == math.inf and math.isnan(below[1])

@@ -94,7 +94,7 @@ def exact(ref, tables, durations) -> dict[str, float]:
     out: dict[str, float] = {}
     for name in GUARD:
         for mode, keys in (("typed", CLASSES), ("union", ("*",))):
-            found = [budget_curve(curves, name, k, hours) for k in keys]
+            found = [budget_curve(curves, name, k, hours, rule="first") for k in keys]
             areas = [f.area for f in found if not math.isnan(f.area)]
             out[f"{name}/{mode}/area"] = float(np.mean(areas)) if areas else math.nan
             for b in BUDGETS:

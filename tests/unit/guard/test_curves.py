@@ -8,6 +8,8 @@ filter. ``duration`` is audited at the thresholds given; unsupported settings ar
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -195,33 +197,48 @@ def test_what_is_not_exact_here_is_refused_by_name():
 # -- threshold-free summaries ----------------------------------------------------------------
 
 
-def test_the_budget_area_is_the_mean_score_over_budgets_lowering_the_threshold():
-    """Oracle: for each budget on a fine grid, lower the threshold from the top (the
-    operating points, one by one) until the false rate would first exceed it, read the score
-    there; the mean over the budgets equals the area to the grid's resolution."""
+def test_the_budget_area_is_the_mean_score_over_budgets_under_either_rule():
+    """Oracle: for each budget on a fine grid, read the score of rule ``best`` (the best of
+    every operating point whose false rate is within the budget) and of rule ``first`` (lower
+    the threshold from the top, one operating point at a time, until the false rate would
+    first exceed the budget); the mean over the budgets equals each rule's area to the grid's
+    resolution. Under ``best`` the score never falls as the budget grows."""
     from sedcontract.analysis.curve_summaries import budget_curve
 
     ref, tables, durations, classes = scored_corpus(4, None, False, False)
     curves = guard_curves(ref, tables, durations)
     hours = sum(durations.values()) / 3600
+    differ = 0
     for cls in (classes[0], "*"):
         for name in ("onset", "missed", "silence"):
-            found = budget_curve(curves, name, cls, hours, max_rate=20_000.0)
+            best = budget_curve(curves, name, cls, hours, max_rate=20_000.0)
+            first = budget_curve(curves, name, cls, hours, max_rate=20_000.0, rule="first")
             false = curves.union["false"] if cls == "*" else curves.typed["false"][cls]
             mine = curves.union[name] if cls == "*" else curves.typed[name][cls]
-            values = []
-            for x in np.linspace(0, 20_000.0, 4001)[:-1] + 2.5:
-                chosen = found.thresholds[0]
-                for t in found.thresholds:  # down from the top
-                    sat, obl = false.at(float(t))
-                    if (obl - sat) / hours > x:
-                        break
-                    chosen = t
-                sat, obl = mine.at(float(chosen))
-                if obl:
-                    values.append(sat / obl)
-            assert found.area == pytest.approx(np.mean(values), abs=2e-3), (cls, name)
-            assert found.at_budget(-1.0)[0] == found.thresholds[0]
+            points = [(float(t), false.at(float(t)), mine.at(float(t)))
+                      for t in best.thresholds]  # descending thresholds
+            rates = [(obl - sat) / hours for _, (sat, obl), _ in points]
+            scores = [sat / obl if obl else math.nan for _, _, (sat, obl) in points]
+            values: dict[str, list[float]] = {"best": [], "first": []}
+            budgets = np.linspace(0, 20_000.0, 4001)[:-1] + 2.5
+            for x in budgets:
+                within = [s for r, s in zip(rates, scores, strict=True)
+                          if r <= x and not math.isnan(s)]
+                if within:
+                    values["best"].append(max(within))
+                k = 0
+                while k + 1 < len(points) and rates[k + 1] <= x and max(rates[:k + 2]) <= x:
+                    k += 1
+                if not math.isnan(scores[k]):
+                    values["first"].append(scores[k])
+            assert best.area == pytest.approx(np.mean(values["best"]), abs=2e-3), (cls, name)
+            assert first.area == pytest.approx(np.mean(values["first"]), abs=2e-3), (cls, name)
+            at = [best.at_budget(float(x))[1] for x in budgets]
+            defined = [v for v in at if not math.isnan(v)]
+            assert defined == sorted(defined), (cls, name)  # monotone under best
+            assert best.at_budget(-1.0)[0] == first.at_budget(-1.0)[0] == best.thresholds[0]
+            differ += best.area != first.area
+    assert differ  # the rules read these curves apart
 
 
 def test_target_ranges_hold_every_target_and_their_decision_file_meets_them(tmp_path):

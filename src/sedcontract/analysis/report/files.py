@@ -138,9 +138,10 @@ def _overview_html(ov: Overview, rows: SourceRows, baseline: str | None) -> str:
                              f"{'max_rate' if rate is None else f'{rate:g}'} per hour "
                              f"({ranking_note(ov)})")
                 + '<p class="legend">The guard vector at every threshold (audit --curves): at '
-                "each budget of false events per hour, the threshold is lowered from the top "
-                "until the budget is first exceeded; each cell is that coordinate's mean score "
-                "over the budgets, of the union trace (n/a: vacuous at every budget). A "
+                "each budget of false events per hour, the best score of the thresholds whose "
+                "false rate is within it (as a PSD-ROC keeps the best TPR, so it never falls as "
+                "the budget grows); each cell is that coordinate's mean score over the budgets, "
+                "of the union trace (n/a: vacuous at every budget). A "
                 "threshold someone picked does not enter it (docs/curves.md).</p>\n")
     if ov.scores:
         top += scores_table(ov)
