@@ -1,7 +1,8 @@
-"""The layout of every JSON report and CSV row file the commands write, on one generated corpus
+"""The layout of every JSON report and CSV file the commands write, on one generated corpus
 that fills every section (standard scores, PSDS, mAUC and mpAUC, bootstrap intervals, a paired
-comparison, guard curves, a shard): JSON as the paths of its keys with the kind of each value,
-CSV as its columns and the kinds of row it holds. The pins live in ``tests/data/schema``, one
+comparison, guard curves, a shard, a report folder with a baseline): JSON as the paths of its
+keys with the kind of each value, the rows CSV as its columns and the kinds of row it holds,
+each CSV table of the report folder as its columns. The pins live in ``tests/data/schema``, one
 file per ``SCHEMA_VERSION``; ``python -m tests.helpers.schema_layout`` writes the current
 version's pin and refuses to change a version already pinned."""
 
@@ -80,6 +81,16 @@ def layouts() -> dict[str, list[str]]:
                    ["audit", *base, "--curves", "--shard", "0/2", "--format", "json"])))),
                "audit.csv": csv_kinds(_run(["audit", *base, "--bootstrap", "20",
                                             "--with-scores", "--curves", "--format", "csv"]))}
+        rows = []  # two systems' rows, then the report folder's tables (their columns)
+        for system, folder in (("a", mine), ("b", theirs)):
+            rows.append(str(root / f"{system}.csv"))
+            _run(["audit", *base[:5], str(folder), "--bootstrap", "20", "--with-scores",
+                  "--curves", "--system", system, "--format", "csv", "--out", rows[-1]])
+        _run(["report", *rows, "--out", str(root / "report"), "--baseline", "a",
+              "--bootstrap", "20", "--title", "layout"])
+        for table in sorted((root / "report").glob("*.csv")):
+            header = table.read_text().splitlines()[0]
+            out[f"report/{table.name}"] = ["columns: " + header.replace(",", ", ")]
     return out
 
 

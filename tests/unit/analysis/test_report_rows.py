@@ -7,6 +7,8 @@ setting rows are named; macro F1 follows a plain-loop oracle."""
 
 from __future__ import annotations
 
+import csv
+import json
 import math
 
 import numpy as np
@@ -350,3 +352,36 @@ def test_a_count_above_its_obligations_is_refused_by_the_fast_reader_too(scored,
     with pytest.raises(TraceFormatError, match="satisfied") as info:
         read_rows([path])
     assert (info.value.path, info.value.row) == (str(path), k + 2)
+
+
+def test_the_per_class_table_gives_each_classs_f1_and_ranking_metrics(scored, tmp_path):
+    """Beside each class's guard vector, each standard score's F1 of the class and its PSDS
+    and (partial) AUROC: the per-class values ``scores`` and ``psds`` / ``segment_auroc``
+    give on the same files, read from the rows alone."""
+    root, ref, durations, systems = scored
+    assert main(["report", str(root / "a.csv"), str(root / "b.csv"), "--out",
+                 str(tmp_path / "r"), "--bootstrap", "0"]) == 0
+    table = {(r["class"], r["system"]): r for r in
+             csv.DictReader((tmp_path / "r" / "per_class.csv").open())}
+    classes = sorted({c for c, _ in table})
+    columns = next(iter(table.values()))
+    assert [c for c in columns if c.endswith("_f1")][:3] == ["event_f1", "frame_f1",
+                                                             "intersection_f1"]
+    assert {"psds1", "psds2", "mauc", "mpauc"} <= set(columns)
+    for name, tables in systems.items():
+        assert main(["scores", "--ref", str(root / "ref.tsv"), "--durations",
+                     str(root / "durations.tsv"), "--pred-scores", str(root / name),
+                     "--format", "json", "--out", str(tmp_path / f"{name}.json")]) == 0
+        scores = json.loads((tmp_path / f"{name}.json").read_text())
+        psds = sedcontract.psds(tables, ref, durations)
+        auroc = segment_auroc(tables, ref, durations)
+        for cls in classes:
+            row = table[(cls, name)]
+            for score in ("event", "intersection", "segment"):
+                want = scores["scores"][score]["per_class"][cls]["f1"]
+                assert float(row[f"{score}_f1"]) == pytest.approx(want, abs=1e-4), (cls, score)
+            for scenario in ("psds1", "psds2"):
+                assert float(row[scenario]) == pytest.approx(
+                    psds[scenario]["per_class"][cls], abs=1e-4), (cls, scenario)
+            assert float(row["mpauc"]) == pytest.approx(
+                auroc["per_class"][cls]["pauc"], abs=1e-4), cls

@@ -87,7 +87,7 @@ def report_files(rows: SourceRows | Sequence[dict[str, Any]],
     if sentences:
         top += ('<h3 id="meanings">What the numbers say</h3>\n<ul class="meanings">'
                 + "".join(f"<li>{html.escape(x)}</li>" for x in sentences) + "</ul>\n")
-    top += per_class.html(unfolded=True, shaded=(*ov.guard, "logic"))
+    top += per_class.html(unfolded=True, shaded=per_class.columns[3:])
     shown = _figures_html(files, figure, ov, rows, colours, policies, sweep, timelines)
     files["report.html"] = (
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"

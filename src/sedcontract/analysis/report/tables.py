@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from sedcontract.analysis.confidence import STRATA
+from sedcontract.analysis.ranking import Ranking, metric_order, rankings
 from sedcontract.analysis.report.style import colour, relative
 from sedcontract.analysis.source_rows import SourceRows
 from sedcontract.guard.render import (
@@ -26,6 +27,7 @@ from sedcontract.guard.rows import (
     SCORE,
     RowKind,
     confidence_row,
+    curve_coordinate,
     of_kind,
     score_row,
 )
@@ -221,16 +223,53 @@ def report_tables(rows: SourceRows | Sequence[dict[str, Any]],
     classes = sorted(v["class"][c] for c in np.unique(rows.codes["class"][vector & is_typed]))
     mechanism = _mechanism(systems, classes, guard, counts, facts, score)
     tables.append(mechanism)
+    beside, by_class = _class_scores(rows, extra & is_typed, systems)
     per_class = Table("per_class", "Guard vectors per class (typed): each coordinate and logic "
-                      "of each class, the view in which classes that fail stand out",
-                      ("class", "system", "policy", *guard, "logic"), [])
+                      "of each class, the view in which classes that fail stand out, then "
+                      "each standard score's F1 and each ranking metric of the class",
+                      ("class", "system", "policy", *guard, "logic", *beside), [])
     for cls in classes:  # a class's systems side by side
         for system, policy in systems:
             values = [score(system, policy, "typed", f"class:{cls}", c) for c in guard]
-            per_class.rows.append((cls, system, policy, *values, _mean(values)))
+            per_class.rows.append((cls, system, policy, *values, _mean(values),
+                                   *(by_class.get((system, policy, cls, name), math.nan)
+                                     for name in beside)))
     tables.append(per_class)
     tables += _extra_tables(rows, extra, systems)
     return tables
+
+
+def _class_scores(rows: SourceRows, typed_extra: np.ndarray, systems: Sequence[tuple[str, str]]
+                  ) -> tuple[list[str], dict[tuple[str, str, str, str], float]]:
+    """The per-class columns beside the vectors: each standard score's F1 of the class
+    (``<score>_f1``, from its ``score:`` rows; NaN without references) and each ranking
+    metric the rows give per class (PSDS, mAUC, mpAUC); (system, policy, class, column) →
+    value."""
+    v = rows.vocab
+    keys, sat, obl, _ = group_sums(rows, typed_extra, [rows.codes[c] for c in
+                                                       ("system", "policy", "class",
+                                                        "coordinate")])
+    sums = {tuple(v[c][keys[k][i]] for k, c in enumerate(("system", "policy", "class",
+                                                          "coordinate"))): (int(sat[i]),
+                                                                            int(obl[i]))
+            for i in range(len(sat))}
+    names = sorted({kind.name for k in sums if (kind := of_kind(k[3], SCORE)) is not None})
+    out: dict[tuple[str, str, str, str], float] = {}
+    for system, policy, cls, coordinate in sums:
+        kind = of_kind(coordinate, SCORE)
+        if kind is not None and kind.part == "recall":
+            tp, n_ref = sums[(system, policy, cls, coordinate)]
+            _, n_sys = sums.get((system, policy, cls, score_row(kind.name, "precision")),
+                                (tp, 0))
+            out[(system, policy, cls, f"{kind.name}_f1")] = Counts(tp, n_ref, n_sys).f1
+    ranked = rankings(rows)
+    metrics = [m for m in metric_order({m for r in ranked.values() for m in r.per_class})
+               if curve_coordinate(m) is None]
+    for key in systems:
+        for metric in metrics:
+            for cls, value in ranked.get(key, Ranking()).per_class.get(metric, {}).items():
+                out[(*key, cls, metric)] = value
+    return [*(f"{n}_f1" for n in names), *metrics], out
 
 
 def _facts(rows: SourceRows, typed_extra: np.ndarray) -> dict[tuple, tuple[int, int]]:
