@@ -48,6 +48,10 @@ def compute_psds_from_scores(scores, ground_truth_file, durations_file, dtc_thre
             max_efpr=max_efpr, num_jobs=num_jobs)
     if save_dir is not None:
         sed_scores_eval.io.write_sed_scores(scores, save_dir + "/scores")
+        sed_scores_eval.utils.visualization.plot_psd_roc(
+            psd_roc, filename=save_dir + "/psd_roc.png", dtc_threshold=dtc_threshold,
+            gtc_threshold=gtc_threshold, cttc_threshold=cttc_threshold, alpha_ct=alpha_ct,
+            alpha_st=alpha_st, unit_of_time="hour", max_efpr=max_efpr, psds=psds)
     return psds, single_class_psds, psd_roc, single_class_rocs
 
 
@@ -83,6 +87,9 @@ def evaluate(frame_scores, classes, hop, tsv, durations_tsv, filter_lengths, sav
     out["mpauc"] = sed_scores_eval.segment_based.auroc(
         scores, ground_truth, audio_durations, segment_length=1.0, max_fpr=0.1)[0]
     out["written"] = sed_scores_eval.io.read_sed_scores(save_dir + "/psds1/scores")
+    import os
+    out["plots"] = [os.path.getsize(save_dir + f"/{n}/psd_roc.png") > 10_000
+                    for n in ("psds1", "psds2")]
     return out
 '''
 

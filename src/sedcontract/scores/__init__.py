@@ -14,6 +14,7 @@ from sedcontract.scores import (
     io,
     psds,
     segment_based,
+    utils,
 )
 from sedcontract.scores.boundary import boundary_metrics
 from sedcontract.scores.collar_based import event_metrics
@@ -27,4 +28,4 @@ from sedcontract.scores.standard import SCORE_NAMES, standard_scores
 __all__ = ["SCORE_NAMES", "Counts", "MetricResult", "boundary", "boundary_metrics",
            "collar_based", "event_metrics", "frame_based", "frame_metrics", "fscore_dicts",
            "intersection_based", "intersection_metrics", "io", "psds", "segment_based",
-           "segment_metrics", "standard_scores"]
+           "segment_metrics", "standard_scores", "utils"]

@@ -129,3 +129,24 @@ def test_io_reads_and_writes_as_sed_scores_eval(tmp_path, generated):
     with pytest.raises(SedContractError, match="not in time order"):
         io.write_sed_scores({clip: shuffled}, tmp_path / "bad")
     assert not (tmp_path / "bad").exists()  # checked before the folder is made
+
+
+def test_plot_psd_roc_draws_the_pair_and_refuses_anything_else(tmp_path, generated):
+    """``utils.visualization.plot_psd_roc`` saves the PSD-ROC it is given as sed_scores_eval
+    does; a dict (what DESED_task's recipe passes when it unpacks a 4-tuple as 3) is refused
+    as a ValueError, as there."""
+    from sedcontract.scores import intersection_based
+    from sedcontract.scores.utils.visualization import plot_psd_roc
+
+    frames, truth, durations = generated
+    value, per_class, roc, _ = intersection_based.psds(frames, truth, durations,
+                                                       dtc_threshold=0.5, gtc_threshold=0.5)
+    keywords = dict(dtc_threshold=0.5, gtc_threshold=0.5, cttc_threshold=None, alpha_ct=0.0,
+                    alpha_st=0.0, unit_of_time="hour", max_efpr=100.0, psds=value)
+    plot_psd_roc(roc, filename=tmp_path / "roc.png", **keywords)
+    assert (tmp_path / "roc.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    for wrong in (per_class, (roc[0],)):
+        with pytest.raises(ValueError, match=r"the PSD-ROC is the pair \(etpr, efpr\)"):
+            plot_psd_roc(wrong, **keywords)
+        with pytest.raises(ValueError, match="psd roc needs to be given as a tuple"):
+            sse().utils.visualization.plot_psd_roc(wrong, **keywords)
