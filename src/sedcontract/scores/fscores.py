@@ -121,7 +121,7 @@ def best_fscores(curves: Mapping[str, tuple[np.ndarray, dict[str, Any]]], *, bet
                             dict[str, float], dict[str, dict[str, float]]]:
     """``f, p, r, thresholds, stats`` as sed_scores_eval's ``best_fscore`` returns them, from
     each class's counts at every threshold (``curves[class]``: the thresholds ascending, and
-    ``tps``, ``fps`` there with ``n_ref``): the highest F (the lowest threshold among equal
+    ``tps``, ``fps`` there with ``n_ref``): the highest F (the highest threshold among equal
     ones) where precision and recall reach their minimums; its threshold halfway to the next
     lower one (``-inf`` below the lowest); the macro average over the classes and the micro
     average of their summed counts at their own thresholds."""
