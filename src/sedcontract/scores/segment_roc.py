@@ -216,25 +216,56 @@ def grouped_roc(values: np.ndarray, inverse: np.ndarray, positives: np.ndarray,
 def auroc_draws(counts: SegmentRuns, n_clips: int, settings: AurocSettings,
                 resamples: int, seed: int) -> np.ndarray:
     """``[resamples, 2]``: mAUC and mpAUC of each bootstrap resample of the clips (the draws of
-    :func:`sedcontract.resampling.index_chunks`, the same as every interval of these clips
-    and seed), each clip's runs counted as often as it was drawn."""
+    :func:`sedcontract.resampling.index_chunks`, the same as every other interval of these
+    clips and seed), each clip's runs counted as often as it was drawn. A chunk of resamples
+    is counted at once per class: its weighted positives and negatives per score value as one
+    product, the ROC points already in FPR order down from the top threshold, each area
+    summed point after point as :func:`area` sums it (the same numbers)."""
+    from scipy import sparse
+
     n = counts.score.shape[1]
-    groups = [np.unique(counts.score[:, c], return_inverse=True) for c in range(n)]
+    runs = np.arange(len(counts.clip))
     negatives = counts.length[:, None] - counts.positives
+    columns = []
+    for c in range(n):
+        values, inverse = np.unique(counts.score[:, c], return_inverse=True)
+        shape = (len(runs), len(values))
+        columns.append((sparse.csr_matrix((counts.positives[:, c].astype(np.float64),
+                                           (runs, inverse)), shape=shape),
+                        sparse.csr_matrix((negatives[:, c].astype(np.float64),
+                                           (runs, inverse)), shape=shape)))
     out = np.empty((resamples, 2))
     k = 0
     for chunk in index_chunks(n_clips, resamples, seed):
-        for draw in chunk:
-            w = np.bincount(draw, minlength=n_clips)[counts.clip]
-            full, partial = [], []
-            for c, (values, inverse) in enumerate(groups):
-                tpr, fpr, _ = grouped_roc(values, inverse, counts.positives[:, c] * w,
-                                          negatives[:, c] * w)
-                full.append(area(tpr, fpr))
-                partial.append(area(tpr, fpr, settings.max_fpr))
-            out[k] = [_mean_defined(full), _mean_defined(partial)]
+        weights = np.stack([np.bincount(draw, minlength=n_clips) for draw in chunk]
+                           ).astype(np.float64)[:, counts.clip]
+        full, partial = np.empty((len(chunk), n)), np.empty((len(chunk), n))
+        for c, (pos, neg) in enumerate(columns):
+            tpr, fpr = _rates(np.asarray((pos.T @ weights.T).T), np.asarray((neg.T @ weights.T).T))
+            full[:, c], partial[:, c] = _areas(tpr, fpr, 1.0), _areas(tpr, fpr, settings.max_fpr)
+        for row in range(len(chunk)):
+            out[k] = [_mean_defined(list(full[row])), _mean_defined(list(partial[row]))]
             k += 1
     return out
+
+
+def _rates(pos: np.ndarray, neg: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """TPR and FPR ``[draws, points]`` from positives and negatives per score value
+    ``[draws, values]``: the points from the empty detection down to the lowest value (FPR,
+    then TPR, non-decreasing), NaN rows where a draw has no positive (or negative) segment."""
+    tps = np.concatenate([np.zeros((len(pos), 1)), np.cumsum(pos[:, ::-1], axis=1)], axis=1)
+    fps = np.concatenate([np.zeros((len(neg), 1)), np.cumsum(neg[:, ::-1], axis=1)], axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return tps / tps[:, -1:], fps / fps[:, -1:]
+
+
+def _areas(tpr: np.ndarray, fpr: np.ndarray, bound: float) -> np.ndarray:
+    """:func:`area` of each row (points in FPR order), summed point after point as it sums."""
+    x = np.where(fpr < bound, fpr, bound)  # a point at or past the bound adds no area
+    widths = np.diff(np.concatenate([x, np.full((len(x), 1), bound)], axis=1), axis=1)
+    areas = np.cumsum(widths * np.where(fpr < bound, tpr, 0.0), axis=1)[:, -1] / bound
+    bad = np.isnan(tpr).any(axis=1) | np.isnan(fpr).any(axis=1)
+    return np.where(bad, np.nan, areas)
 
 
 def _mean_defined(values: Sequence[float]) -> float:

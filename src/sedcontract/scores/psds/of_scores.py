@@ -61,10 +61,14 @@ def _class_curve(parts: Sequence[ScoreChanges], c: int, n_ref: int, weights: np.
     keeps: sorted by eFPR, the running maximum of the TPR, the last point of each eFPR, up to
     ``max_efpr``."""
     rows = [p.of_class(c) for p in parts]
-    score = np.concatenate([x[0] for x in rows])
-    order = np.argsort(score, kind="stable")
-    (score,), (tp, fp) = summed((score[order],), (np.concatenate([x[1] for x in rows])[order],
-                                                   np.concatenate([x[2] for x in rows])[order]))
+    if len(rows) == 1:  # one part's rows are sorted by score, each score once
+        score, tp, fp = rows[0][0], rows[0][1].astype(np.int64), rows[0][2].astype(np.int64)
+    else:
+        score = np.concatenate([x[0] for x in rows])
+        order = np.argsort(score, kind="stable")
+        (score,), (tp, fp) = summed((score[order],),
+                                    (np.concatenate([x[1] for x in rows])[order],
+                                     np.concatenate([x[2] for x in rows])[order]))
     ct_rate = None
     if weights is not None:
         cs = np.concatenate([x[3] for x in rows])

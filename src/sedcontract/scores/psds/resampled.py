@@ -105,12 +105,14 @@ def psds_draws(rows: Sequence[ClipRows], truth: ClipTruth, classes: Sequence[str
     """``[resamples, scenarios]``: each scenario's PSDS of each resample of the clips;
     ``rows[k]``: scenario ``k``'s counts by clip, ``seconds[c]`` clip ``c``'s duration."""
     n_clips = len(truth.clips)
+    lengths = np.asarray(seconds, dtype=np.float64)
     out = np.empty((resamples, len(rows)))
     k = 0
     for chunk in index_chunks(n_clips, resamples, seed):
         for draw in chunk:
             weights = np.bincount(draw, minlength=n_clips)
-            total = float(sum(w * s for w, s in zip(weights.tolist(), seconds, strict=True)))
+            # summed clip after clip, as the corpus's total is: the same float
+            total = float(np.cumsum(weights * lengths)[-1]) if n_clips else 0.0
             for j, (chosen, scenario) in enumerate(zip(settings.values(), rows, strict=True)):
                 out[k, j] = psds_from_counts([scenario.weighted(weights)], truth, classes,
                                              total, chosen, weights, value_only=True)["value"]

@@ -48,12 +48,12 @@ class ScoreChanges:
     @classmethod
     def of(cls, n_classes: int, label: np.ndarray, score: np.ndarray, tp: np.ndarray,
            fp: np.ndarray, ct_label: np.ndarray, ct_score: np.ndarray, ct_other: np.ndarray,
-           ct: np.ndarray, fold: int | None = None) -> ScoreChanges:
+           ct: np.ndarray, fold: int | None = None, kept: bool = False) -> ScoreChanges:
         """Changes summed per (label, score) and per (label, other class, score); the ones
         that sum to zero left out. With ``fold``, the labels (clip · fold + class) are then
         summed per class, keeping a score where some clip's counts change even when the
         clips' changes cancel: sed_scores_eval's change points, so each ROC point keeps its
-        threshold."""
+        threshold. ``kept``: the rows are such sums already (of blocks), none left out."""
         def changes(label: np.ndarray, score: np.ndarray, values: tuple[np.ndarray, ...],
                     n: int, other: np.ndarray | None = None, drop: bool = True
                     ) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]:
@@ -65,11 +65,11 @@ class ScoreChanges:
                 np.ones(len(keys[0]), dtype=bool)
             return tuple(k[keep] for k in keys), tuple(v[keep] for v in sums)
 
-        live = (tp != 0) | (fp != 0)
+        live = np.ones(len(tp), dtype=bool) if kept else (tp != 0) | (fp != 0)
         (label, score), (tp, fp) = changes(label[live], score[live], (tp[live], fp[live]),
-                                           n_classes)
+                                           n_classes, drop=not kept)
         (ct_label, ct_other, ct_score), (ct,) = changes(ct_label, ct_score, (ct,), n_classes,
-                                                        ct_other)
+                                                        ct_other, drop=not kept)
         if fold is not None:
             n_classes = fold
             (label, score), (tp, fp) = changes(label % fold, score, (tp, fp), fold,
@@ -96,7 +96,8 @@ class ScoreChanges:
             return np.concatenate([getattr(p, name) for p in parts])
 
         return cls.of(n, labels("ptr"), joined("score"), joined("tp"), joined("fp"),
-                      labels("ct_ptr"), joined("ct_score"), joined("ct_other"), joined("ct"))
+                      labels("ct_ptr"), joined("ct_score"), joined("ct_other"), joined("ct"),
+                      kept=True)
 
     @property
     def rows(self) -> int:
