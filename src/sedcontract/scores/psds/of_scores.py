@@ -87,8 +87,8 @@ def _class_curve(parts: Sequence[ScoreChanges], c: int, n_ref: int, weights: np.
             ct_rate[np.searchsorted(both, cs[starts])] = np.add.reduceat(rate, starts)
         score, tp, fp = both, tp_all, fp_all
     # counts at each score: the changes at that score and above; none above the highest
-    tps = np.append(np.cumsum(tp[::-1])[::-1], 0)
-    fps = np.append(np.cumsum(fp[::-1])[::-1], 0)
+    tps = np.concatenate((np.cumsum(tp[::-1])[::-1], [0]))
+    fps = np.concatenate((np.cumsum(fp[::-1])[::-1], [0]))
     tpr = tps / max(n_ref, 1)
     efpr = fps / total
     if ct_rate is not None:
@@ -99,10 +99,11 @@ def _class_curve(parts: Sequence[ScoreChanges], c: int, n_ref: int, weights: np.
     order = np.lexsort((tpr, efpr))
     tpr, efpr, threshold = tpr[order], efpr[order], threshold[order]
     running = np.maximum.accumulate(tpr)
-    rise = np.r_[0, np.flatnonzero(running[1:] > running[:-1]) + 1]
+    rise = np.concatenate(([0], np.flatnonzero(running[1:] > running[:-1]) + 1))
     tpr, efpr, threshold = tpr[rise], efpr[rise], threshold[rise]
-    efpr, last = np.unique(efpr[::-1], return_index=True)
-    tpr, threshold = tpr[::-1][last], threshold[::-1][last]
+    # the last point of each eFPR (sorted: the end of each run of equal ones)
+    last = np.flatnonzero(np.concatenate((efpr[1:] != efpr[:-1], [True])))
+    tpr, efpr, threshold = tpr[last], efpr[last], threshold[last]
     keep = np.searchsorted(efpr, settings.max_efpr, side="right")
     return tpr[:keep], efpr[:keep], threshold[:keep]
 
@@ -112,7 +113,7 @@ def _roc(curves: Sequence[tuple[np.ndarray, ...]], settings: PsdsSettings
     """The PSD-ROC of the classes' staircases: the union of their eFPRs, each class's TPR
     there, the mean and spread, and ``etpr = max(mean − alpha_st · std, 0)``."""
     axis = np.unique(np.concatenate([efpr for _, efpr, _ in curves]))
-    values = [staircase_at(axis, efpr, tpr) for tpr, efpr, _ in curves]
+    values = [staircase_at(axis, efpr, tpr, reduced=True) for tpr, efpr, _ in curves]
     mean, std = np.mean(values, axis=0), np.std(values, axis=0)
     etpr = np.maximum(mean - settings.alpha_st * std, 0.0)
     return {"efpr": np.append(axis, settings.max_efpr), "etpr": np.append(etpr, etpr[-1]),
