@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.helpers.desed_recipe import OURS, THEIRS, assert_same, run_recipe
+from tests.helpers.desed_recipe import OURS, THEIRS, assert_same, merged_truth, run_recipe
 from tests.helpers.real_dcase import CLASSES, DURATIONS, FRAMES, HOP, REF, implied_scores
 
 pytest.importorskip("pandas")
@@ -30,3 +30,24 @@ def test_the_recipe_gives_sed_scores_evals_numbers_on_desed_validation(teacher_p
         for name in ("psds1", "psds2"):
             assert (tmp_path / "ours" / name / "scores" / f"{clip}.tsv").read_bytes() == \
                 (tmp_path / "theirs" / name / "scores" / f"{clip}.tsv").read_bytes()
+
+
+def test_intersection_best_fscore_on_desed_validation(teacher_points):
+    """``intersection_based.best_fscore`` (dtc = gtc = 0.5) on DESED validation: sed_scores_eval's
+    F, precision, recall and threshold of every class and both averages."""
+    import warnings
+
+    import numpy as np
+
+    from sedcontract.scores import intersection_based
+    from sedcontract.scores.io import create_score_dataframe, read_ground_truth_events
+
+    frames = {clip: create_score_dataframe(s, np.arange(len(s) + 1) * HOP, list(CLASSES))
+              for clip, s in implied_scores(teacher_points).items()}
+    truth = merged_truth(read_ground_truth_events(REF))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        import sed_scores_eval
+    keywords = dict(dtc_threshold=0.5, gtc_threshold=0.5)
+    assert_same(intersection_based.best_fscore(frames, truth, **keywords)[:4],
+                sed_scores_eval.intersection_based.best_fscore(frames, truth, **keywords)[:4])

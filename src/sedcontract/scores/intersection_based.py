@@ -8,16 +8,25 @@ from typing import Any
 
 import numpy as np
 
-from sedcontract.blocks import check_jobs, with_jobs
+from sedcontract.blocks import block_results, check_jobs, with_jobs
 from sedcontract.errors import SedContractError
 from sedcontract.numbers import is_whole, number_in
 from sedcontract.scores.counts import MetricResult, event_rows, overlapping, row_sums
-from sedcontract.scores.fscores import Thresholds, fscore_dicts, microseconds, system_output
+from sedcontract.scores.fscores import (
+    Thresholds,
+    best_fscores,
+    fscore_dicts,
+    microseconds,
+    system_output,
+)
+from sedcontract.scores.psds.of_scores import block_task
 from sedcontract.scores.psds.request import psds as psds_of_scenarios
 from sedcontract.scores.psds.resampled import psds_of_subsets
+from sedcontract.scores.psds.score_counts import ScoreChanges
 from sedcontract.scores.psds.settings import PsdsSettings
+from sedcontract.scores.truth import ClipTruth
 from sedcontract.traces import EventList
-from sedcontract.traces.given import events_of
+from sedcontract.traces.given import events_of, score_source
 from sedcontract.traces.grid import SECONDS_PER_HOUR, US_PER_SECOND, to_us
 from sedcontract.traces.intervals import Intervals
 
@@ -181,3 +190,47 @@ def fold_subsets(clips: Sequence[str], n_folds: int, n_iterations: int) -> list[
         np.random.RandomState(i).shuffle(ids)
         out += [ids[:split[j]] + ids[split[j + 1]:] for j in range(n_folds)]
     return out
+
+
+def best_fscore(scores: Any, ground_truth: Any, *, dtc_threshold: float, gtc_threshold: float,
+                min_precision: float = 0.0, min_recall: float = 0.0, beta: float = 1.0,
+                time_decimals: int = 6, num_jobs: int = 1
+                ) -> tuple[dict[str, float], dict[str, float], dict[str, float],
+                           dict[str, float], dict[str, dict[str, float]]]:
+    """The best intersection-based F per class over every threshold, as sed_scores_eval's
+    ``intersection_based.best_fscore`` returns it: ``f, p, r, thresholds, stats``
+    (:func:`~sedcontract.scores.fscores.best_fscores`), the true and false positives at
+    each threshold counted as PSDS counts them (without cross-triggers), on ``num_jobs``
+    processes."""
+    microseconds(time_decimals)
+    settings = PsdsSettings(dtc=number_in("dtc_threshold", dtc_threshold, 0.0, 1.0),
+                            gtc=number_in("gtc_threshold", gtc_threshold, 0.0, 1.0))
+    truth_events = events_of(ground_truth, "ground truth")
+    source = score_source(scores, truth_events.clips)
+    classes = tuple(source.columns)
+    truth = ClipTruth.of(truth_events, list(truth_events.clips), classes)
+
+    def count(executor: Any, blocks: int | None) -> ScoreChanges:
+        if executor is None:
+            return ScoreChanges.join(block_task(source, truth, classes, [settings])[0][0])
+        clips = list(truth.clips)
+
+        def task(a: int, b: int) -> Any:
+            return executor.submit(block_task, source.select(clips[a:b]), truth.block(a, b),
+                                   classes, [settings])
+
+        return ScoreChanges.join([part for done in block_results(len(clips), blocks, task)
+                                  for part in done[0][0]])
+
+    changes = with_jobs(num_jobs, __name__, count)
+    n_ref = np.bincount(truth.cls, minlength=len(classes))
+    curves = {}
+    for c, name in enumerate(classes):
+        score, tp, fp = changes.of_class(c)[:3]
+        tps = np.concatenate((np.cumsum(tp[::-1])[::-1], [0])).astype(np.float64)
+        fps = np.concatenate((np.cumsum(fp[::-1])[::-1], [0])).astype(np.float64)
+        curves[name] = (np.append(score, np.inf), {"tps": tps, "fps": fps,
+                                                   "n_ref": float(n_ref[c])})
+    return best_fscores(curves, beta=number_in("beta", beta, 0.0),
+                        min_precision=number_in("min_precision", min_precision, 0.0, 1.0),
+                        min_recall=number_in("min_recall", min_recall, 0.0, 1.0))

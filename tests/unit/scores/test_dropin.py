@@ -150,3 +150,22 @@ def test_plot_psd_roc_draws_the_pair_and_refuses_anything_else(tmp_path, generat
             plot_psd_roc(wrong, **keywords)
         with pytest.raises(ValueError, match="psd roc needs to be given as a tuple"):
             sse().utils.visualization.plot_psd_roc(wrong, **keywords)
+
+
+def test_intersection_best_fscore_is_sed_scores_evals(generated):
+    """``intersection_based.best_fscore``: each class's best F, its threshold and counts, and
+    the averages, as sed_scores_eval's, under its defaults and under minimums and another
+    beta; ``num_jobs=2`` gives one process's result."""
+    from sedcontract.scores import intersection_based
+
+    frames, truth, _ = generated
+    for keywords in (dict(dtc_threshold=0.5, gtc_threshold=0.5),
+                     dict(dtc_threshold=0.7, gtc_threshold=0.3, min_precision=0.5,
+                          min_recall=0.2, beta=0.5)):
+        ours = intersection_based.best_fscore(frames, truth, **keywords)
+        theirs = sse().intersection_based.best_fscore(frames, truth, **keywords)
+        assert_same(ours[:4], theirs[:4])
+        for name, stats in theirs[4].items():
+            assert {k: ours[4][name][k] for k in ("tps", "fps", "n_ref")} == \
+                {k: float(stats[k]) for k in ("tps", "fps", "n_ref")}, name
+    assert_same(intersection_based.best_fscore(frames, truth, num_jobs=2, **keywords), ours)
