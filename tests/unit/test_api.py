@@ -15,6 +15,7 @@ import pytest
 
 import sedcontract
 from sedcontract.errors import SedContractError, TraceFormatError
+from tests.helpers.desed_recipe import merged_truth
 from tests.helpers.paths import REPO
 from tests.helpers.real_dcase import CLASSES, DURATIONS, FRAMES, HOP, REF, implied_scores
 
@@ -46,20 +47,6 @@ def field(teacher_points):
     return frames, truth, durations, rows, seconds
 
 
-def merged(truth):
-    """Overlapping or touching same-class events joined (sed_scores_eval refuses them)."""
-    out = {}
-    for clip, events in truth.items():
-        joined: list[list] = []
-        for on, off, label in sorted(events, key=lambda e: (e[2], e[0])):
-            if joined and joined[-1][2] == label and on <= joined[-1][1]:
-                joined[-1][1] = max(joined[-1][1], off)
-            else:
-                joined.append([on, off, label])
-        out[clip] = [tuple(e) for e in joined]
-    return out
-
-
 def sse():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -81,7 +68,7 @@ def test_fscores_of_score_dataframes_follow_sed_scores_eval(field, family):
     its keywords: f, p, r per class, macro and micro average equal (every class has reference
     events here, so the declared NaN rule does not arise); tps, fps and n_ref too."""
     frames, truth, durations, _, _ = field
-    truth = merged(truth)
+    truth = merged_truth(truth)
     ours_fn = getattr(sedcontract.scores, family).fscore
     theirs_fn = getattr(sse(), family).fscore
     keywords = {"collar_based": dict(onset_collar=0.2, offset_collar=0.2,
@@ -101,7 +88,7 @@ def test_per_class_thresholds_and_an_offset_collar_of_its_own(field):
     """A threshold per class and ``offset_collar`` apart from ``onset_collar`` mean what they
     mean in sed_scores_eval."""
     frames, truth, _, _, _ = field
-    truth = merged(truth)
+    truth = merged_truth(truth)
     thresholds = {c: 0.2 + 0.06 * k for k, c in enumerate(CLASSES)}
     keywords = dict(onset_collar=0.2, offset_collar=0.4, offset_collar_rate=0.1)
     ours = sedcontract.scores.collar_based.fscore(frames, truth, thresholds, **keywords)
@@ -121,9 +108,9 @@ def test_psds_of_score_dataframes_follows_sed_scores_eval_and_the_cli(field, tea
     frames, truth, durations, rows, seconds = field
     keywords = dict(dtc_threshold=0.1, gtc_threshold=0.1, cttc_threshold=0.3, alpha_ct=0.5,
                     alpha_st=1.0, max_efpr=100.0)
-    ours = sedcontract.scores.intersection_based.psds(frames, merged(truth), durations,
+    ours = sedcontract.scores.intersection_based.psds(frames, merged_truth(truth), durations,
                                                       **keywords)
-    theirs = sse().intersection_based.psds(frames, merged(truth), durations, **keywords)
+    theirs = sse().intersection_based.psds(frames, merged_truth(truth), durations, **keywords)
     assert ours[0] == pytest.approx(theirs[0], rel=1e-12)
     assert ours[1] == pytest.approx(theirs[1], rel=1e-12)
     np.testing.assert_allclose(ours[2][0], theirs[2][0], rtol=1e-12)
@@ -228,13 +215,14 @@ def test_tables_whatever_their_index_and_a_subset_of_classes(field):
     frames, truth, _, _, _ = field
     shifted = {clip: frame.set_axis(frame.index + 100) for clip, frame in frames.items()}
     collar = sedcontract.scores.collar_based.fscore
-    assert collar(shifted, merged(truth), 0.5, **COLLARS)[0] == \
-        collar(frames, merged(truth), 0.5, **COLLARS)[0]
+    assert collar(shifted, merged_truth(truth), 0.5, **COLLARS)[0] == \
+        collar(frames, merged_truth(truth), 0.5, **COLLARS)[0]
     some = ("Speech", "Dog")
     thresholds = {"Speech": 0.3, "Dog": 0.7}
-    only = {clip: [e for e in events if e[2] in some] for clip, events in merged(truth).items()}
+    only = {clip: [e for e in events if e[2] in some]
+            for clip, events in merged_truth(truth).items()}
     f, _, _, stats = collar(frames, only, thresholds, classes=some, **COLLARS)
-    whole = collar(frames, merged(truth), {**dict.fromkeys(CLASSES, 0.5), **thresholds},
+    whole = collar(frames, merged_truth(truth), {**dict.fromkeys(CLASSES, 0.5), **thresholds},
                    **COLLARS)
     assert set(f) == {*some, "macro_average", "micro_average"}
     for name in some:
@@ -374,9 +362,9 @@ def test_psd_roc_gives_the_roc_and_each_classs_curve_as_sed_scores_eval(field):
     frames, truth, durations, _, _ = field
     keywords = dict(dtc_threshold=0.7, gtc_threshold=0.7, alpha_st=1.0, max_efpr=100.0)
     (etpr, efpr), classes = sedcontract.scores.intersection_based.psd_roc(
-        frames, merged(truth), durations, **keywords)
+        frames, merged_truth(truth), durations, **keywords)
     (their_etpr, their_efpr), theirs = sse().intersection_based.psd_roc(
-        frames, merged(truth), durations, **keywords)
+        frames, merged_truth(truth), durations, **keywords)
     np.testing.assert_allclose(etpr, their_etpr, rtol=1e-12)
     np.testing.assert_allclose(efpr, their_efpr, rtol=1e-12)
     assert list(classes) == list(theirs) == list(CLASSES)
@@ -385,7 +373,7 @@ def test_psd_roc_gives_the_roc_and_each_classs_curve_as_sed_scores_eval(field):
         np.testing.assert_allclose(tpr, theirs[name][0], rtol=1e-12)
         np.testing.assert_allclose(class_efpr, theirs[name][1], rtol=1e-12)
         assert tpr.max() <= 1.0 < class_efpr.max()  # rates, then per-hour rates
-    psds = sedcontract.scores.intersection_based.psds(frames, merged(truth), durations,
+    psds = sedcontract.scores.intersection_based.psds(frames, merged_truth(truth), durations,
                                                       **keywords)
     np.testing.assert_array_equal(psds[2][0], etpr)
     for name in CLASSES:

@@ -31,6 +31,7 @@ from sedcontract.scores.segment_roc import (
     SegmentRuns,
     auroc_of,
     class_counts,
+    class_roc,
     corpus_auroc_counts,
 )
 from sedcontract.traces import EventList
@@ -118,17 +119,8 @@ def _curves(counts: SegmentRuns, classes: Sequence[str]
             ) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]]:
     """Each class's ROC as sed_scores_eval's ``roc_curve``: ``(tpr, fpr, thresholds, stats)``
     sorted by FPR, then TPR."""
-    out = {}
-    for c, name in enumerate(classes):
-        thresholds, stats = class_counts(counts.score[:, c], counts.positives[:, c],
-                                         counts.length)
-        with np.errstate(invalid="ignore", divide="ignore"):  # NaN rates: no positive segment
-            tpr = stats["tps"] / stats["n_ref"]
-            fpr = stats["fps"] / (stats["tns"] + stats["fps"])
-        order = np.lexsort((tpr, fpr))
-        out[name] = (tpr[order], fpr[order], thresholds[order],
-                     {k: v[order] if isinstance(v, np.ndarray) else v for k, v in stats.items()})
-    return out
+    return {name: class_roc(counts.score[:, c], counts.positives[:, c], counts.length)
+            for c, name in enumerate(classes)}
 
 
 def roc_curve(scores: Any, ground_truth: Any, audio_durations: Any, *,

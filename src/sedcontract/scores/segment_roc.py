@@ -171,16 +171,6 @@ def segment_counts(tables: Iterable[ScoreTable], truth: ClipTruth,
     return SegmentRuns.concat(parts, n_classes)
 
 
-def class_roc(score: np.ndarray, positives: np.ndarray, length: np.ndarray
-              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """One class's ROC as sed_scores_eval returns it: ``(tpr, fpr, thresholds)`` sorted by FPR,
-    then TPR, a point per distinct segment score (detected: ``score >= threshold``) and the
-    empty detection at threshold ``inf``. NaN rates where the class has no positive (TPR) or
-    no negative (FPR) segment."""
-    values, inverse = np.unique(score, return_inverse=True)
-    return grouped_roc(values, inverse, positives, length - positives)
-
-
 def class_counts(score: np.ndarray, positives: np.ndarray, length: np.ndarray
                  ) -> tuple[np.ndarray, dict[str, Any]]:
     """One class's segment counts at each threshold as sed_scores_eval keeps them: the
@@ -196,21 +186,19 @@ def class_counts(score: np.ndarray, positives: np.ndarray, length: np.ndarray
                                        "n_ref": n_ref, "tns": n_neg - fps}
 
 
-def grouped_roc(values: np.ndarray, inverse: np.ndarray, positives: np.ndarray,
-                negatives: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """:func:`class_roc` of runs already grouped by score (``values[inverse]`` is each run's
-    score): what a bootstrap resample recomputes with its weighted counts, without sorting."""
-    pos = np.bincount(inverse, weights=positives, minlength=len(values))
-    neg = np.bincount(inverse, weights=negatives, minlength=len(values))
-    tps = np.concatenate([np.cumsum(pos[::-1])[::-1], [0.0]])
-    fps = np.concatenate([np.cumsum(neg[::-1])[::-1], [0.0]])
-    thresholds = np.concatenate([values, [np.inf]])
-    n_pos, n_neg = (tps[0], fps[0]) if len(values) else (0.0, 0.0)
+def class_roc(score: np.ndarray, positives: np.ndarray, length: np.ndarray
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+    """One class's ROC as sed_scores_eval returns it: ``(tpr, fpr, thresholds, stats)`` sorted
+    by FPR, then TPR, a point per distinct segment score (detected: ``score >= threshold``)
+    and the empty detection at threshold ``inf``; ``stats``: :func:`class_counts` in that
+    order. NaN rates where the class has no positive (TPR) or no negative (FPR) segment."""
+    thresholds, stats = class_counts(score, positives, length)
     with np.errstate(invalid="ignore", divide="ignore"):
-        tpr = tps / n_pos if n_pos else np.full(len(tps), np.nan)
-        fpr = fps / n_neg if n_neg else np.full(len(fps), np.nan)
+        tpr = stats["tps"] / stats["n_ref"]
+        fpr = stats["fps"] / (stats["tns"] + stats["fps"])
     order = np.lexsort((tpr, fpr))
-    return tpr[order], fpr[order], thresholds[order]
+    return (tpr[order], fpr[order], thresholds[order],
+            {k: v[order] if isinstance(v, np.ndarray) else v for k, v in stats.items()})
 
 
 def auroc_draws(counts: SegmentRuns, n_clips: int, settings: AurocSettings,

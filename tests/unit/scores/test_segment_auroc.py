@@ -27,6 +27,7 @@ from sedcontract.scores.segment_roc import (
 from sedcontract.traces import EventList, read_durations, write_durations, write_events
 from sedcontract.traces.score_files import ScoreTable, scores_tsv
 from sedcontract.traces.windows import window_id, window_starts
+from tests.helpers.desed_recipe import merged_truth
 from tests.helpers.score_tables import corpus
 
 
@@ -213,15 +214,7 @@ def dcase_truth(soft):
         truth.setdefault(clip, [])
         if float(conf) > 0.5:
             truth[clip].append([float(on), float(off), label])
-    for clip, events in truth.items():
-        joined = []
-        for on, off, label in sorted(events, key=lambda e: (e[2], e[0])):
-            if joined and joined[-1][2] == label and on <= joined[-1][1]:
-                joined[-1][1] = max(joined[-1][1], off)
-            else:
-                joined.append([on, off, label])
-        truth[clip] = [tuple(e) for e in joined]
-    return truth
+    return merged_truth(truth)
 
 
 def test_maestro_shaped_mpauc_on_the_command_line_equals_sed_scores_eval(tmp_path, capsys):
@@ -298,8 +291,8 @@ def test_roc_points_tied_in_fpr_are_ordered_by_tpr():
     points of one FPR come lower TPR first."""
     from sedcontract.scores.segment_roc import class_roc
 
-    tpr, fpr, thresholds = class_roc(np.array([0.2, 0.5, 0.8]), np.array([1, 0, 1]),
-                                     np.array([1, 1, 1]))
+    tpr, fpr, thresholds, _ = class_roc(np.array([0.2, 0.5, 0.8]), np.array([1, 0, 1]),
+                                        np.array([1, 1, 1]))
     assert fpr.tolist() == [0.0, 0.0, 1.0, 1.0] and tpr.tolist() == [0.0, 0.5, 0.5, 1.0]
     assert thresholds.tolist() == [np.inf, 0.8, 0.5, 0.2]
 
