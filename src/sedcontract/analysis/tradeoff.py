@@ -34,7 +34,7 @@ from sedcontract.guard.curves import clip_changes
 from sedcontract.resampling import Interval, percentile_intervals, resampling
 from sedcontract.scores.psds.of_scores import ScoredCorpus, block_task, psds_from_counts
 from sedcontract.scores.psds.resampled import ClipRows
-from sedcontract.scores.psds.score_counts import ScoreChanges
+from sedcontract.scores.psds.score_counts import ScoreChanges, summed
 from sedcontract.scores.psds.settings import PsdsSettings
 from sedcontract.traces.decision import DecisionPolicy
 from sedcontract.traces.grid import SECONDS_PER_HOUR
@@ -87,17 +87,9 @@ def _bins(thresholds: np.ndarray, values: np.ndarray, strict: bool) -> np.ndarra
 def _summed(keys: Sequence[np.ndarray], values: Sequence[np.ndarray]
             ) -> tuple[list[np.ndarray], list[np.ndarray]]:
     """Values summed over equal key tuples (rows beyond the grid dropped by the caller)."""
-    if not len(keys[0]):
-        return [k[:0] for k in keys], [v[:0] for v in values]
     order = np.lexsort(keys[::-1])
-    keys = [k[order] for k in keys]
-    new = np.zeros(len(order), dtype=bool)
-    new[0] = True
-    for k in keys:
-        new[1:] |= k[1:] != k[:-1]
-    starts = np.flatnonzero(new)
-    return ([k[starts] for k in keys],
-            [np.add.reduceat(v[order], starts) for v in values])
+    keys, sums = summed(tuple(k[order] for k in keys), tuple(v[order] for v in values))
+    return list(keys), list(sums)
 
 
 def grid_material(ref: Any, scores: Any, durations: Any, *,

@@ -290,8 +290,15 @@ def to_rows(report: GuardReport, system: str = "system",
     A row whose counts are both 0 adds nothing to any sum and is left out (most rows of a
     many-class corpus), except on each mode's first coordinate, so every clip and class keeps
     its row in order, and on the first clip, so every coordinate is named."""
+    return [dict(zip(ROW_FIELDS, row, strict=True)) for row in _source_rows(report, system, soft)]
+
+
+def _source_rows(report: GuardReport, system: str, soft: SoftLabels | None
+                 ) -> list[tuple[Any, ...]]:
+    """:func:`to_rows`'s rows as tuples in :data:`ROW_FIELDS` order (written without a dict
+    per row)."""
     of_kind("report", report, GuardReport)
-    rows = []
+    rows: list[tuple[Any, ...]] = []
     policy = policy_id(report.policy)
     first_clip = report.clips[0] if report.clips else None
     named: set[str] = set()  # modes whose first coordinate was written in full
@@ -300,14 +307,15 @@ def to_rows(report: GuardReport, system: str = "system",
             sort: str, satisfied: np.ndarray, obligations: np.ndarray) -> None:
         every = mode not in named
         named.add(mode)
-        for i in (range(len(labels)) if every else
-                  np.flatnonzero((np.asarray(satisfied) != 0) | (np.asarray(obligations) != 0)
-                                 | np.array([c == first_clip for c, _ in labels], dtype=bool))):
+        kept = (range(len(labels)) if every else
+                np.flatnonzero((np.asarray(satisfied) != 0) | (np.asarray(obligations) != 0)
+                               | np.array([c == first_clip for c, _ in labels], dtype=bool)))
+        counts = zip(np.asarray(satisfied)[kept].tolist(), np.asarray(obligations)[kept].tolist(),
+                     strict=True)
+        for i, (done, owed) in zip(kept, counts, strict=True):
             clip, cls = labels[i]
-            rows.append({"system": system, "policy": policy, "mode": mode, "clip": clip,
-                         "class": "*" if cls is None else cls, "coordinate": coordinate,
-                         "role": role, "sort": sort, "satisfied": int(satisfied[i]),
-                         "obligations": int(obligations[i])})
+            rows.append((system, policy, mode, clip, "*" if cls is None else cls, coordinate,
+                         role, sort, done, owed))
 
     for name, mode in report.modes.items():
         for coordinate, role in _names(report, mode):
@@ -348,9 +356,9 @@ def to_csv(report: GuardReport, system: str = "system", soft: SoftLabels | None 
     the guard curves' areas as ranking metrics (``curve_<coordinate>``, in a PSDS result's
     layout)."""
     out = io.StringIO()
+    csv.writer(out, lineterminator="\n").writerows(
+        [(*ROW_FIELDS, VALUE_FIELD), *((*row, "") for row in _source_rows(report, system, soft))])
     writer = csv.DictWriter(out, fieldnames=(*ROW_FIELDS, VALUE_FIELD), lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(to_rows(report, system, soft))
     writer.writerows(extra)
     digest = policy_id(report.policy)
     metrics = {**(report.psds or {}), **(curves or {})} or None

@@ -212,21 +212,20 @@ def auroc_draws(counts: SegmentRuns, n_clips: int, settings: AurocSettings,
     from scipy import sparse
 
     n = counts.score.shape[1]
-    runs = np.arange(len(counts.clip))
     negatives = counts.length[:, None] - counts.positives
-    columns = []
+    columns = []  # per class: each clip's positive and negative segments per score value
     for c in range(n):
         values, inverse = np.unique(counts.score[:, c], return_inverse=True)
-        shape = (len(runs), len(values))
+        shape = (n_clips, len(values))
         columns.append((sparse.csr_matrix((counts.positives[:, c].astype(np.float64),
-                                           (runs, inverse)), shape=shape),
+                                           (counts.clip, inverse)), shape=shape),
                         sparse.csr_matrix((negatives[:, c].astype(np.float64),
-                                           (runs, inverse)), shape=shape)))
+                                           (counts.clip, inverse)), shape=shape)))
     out = np.empty((resamples, 2))
     k = 0
     for chunk in index_chunks(n_clips, resamples, seed):
         weights = np.stack([np.bincount(draw, minlength=n_clips) for draw in chunk]
-                           ).astype(np.float64)[:, counts.clip]
+                           ).astype(np.float64)
         full, partial = np.empty((len(chunk), n)), np.empty((len(chunk), n))
         for c, (pos, neg) in enumerate(columns):
             tpr, fpr = _rates(np.asarray((pos.T @ weights.T).T), np.asarray((neg.T @ weights.T).T))

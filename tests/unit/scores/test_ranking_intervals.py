@@ -14,9 +14,10 @@ import pytest
 
 from sedcontract.cli import main
 from sedcontract.resampling import index_chunks
-from sedcontract.scores.psds.of_scores import ClipTruth, psds_from_counts
+from sedcontract.scores.psds.of_scores import ClipTruth, _rocs, psds_from_counts
 from sedcontract.scores.psds.request import psds
 from sedcontract.scores.psds.resampled import ClipRows, psds_draws
+from sedcontract.scores.psds.roc import staircase_area, staircase_at
 from sedcontract.scores.psds.score_counts import block_counts
 from sedcontract.scores.psds.settings import PRESETS, PsdsSettings
 from sedcontract.scores.segment_roc import (
@@ -80,9 +81,83 @@ def test_each_psds_resample_is_the_psds_of_the_clips_it_drew(seed):
     weights = np.ones(len(ref.clips), dtype=np.int64)
     total = float(sum(seconds))
     for j, (name, chosen) in enumerate(SETTINGS.items()):
-        value = psds_from_counts([rows[j].weighted(weights)], truth, classes, total, chosen,
+        value = psds_from_counts([rows[j].weighted(weights[None])], truth, classes, total, chosen,
                                  weights)["value"]
         assert value == point[name]["value"]
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("seconds", [None, 600.0])
+def test_resamples_formed_together_equal_each_formed_alone_bit_for_bit(seed, seconds):
+    """Many resamples' PSD-ROCs at once give each resample's value as it gives alone, to the
+    bit, and as numpy forms a ROC from the classes' [K, n] staircases. With ten classes
+    numpy sums a one-point ROC pairwise, unlike a ROC of many points: short clips (one false
+    positive past ``max_efpr``) give one-point ROCs, long ones many points."""
+    ref, tables, durations, classes = corpus(seed, clips=9, n_classes=10, levels=4)
+    if seconds is not None:
+        durations = dict.fromkeys(durations, seconds)
+    truth = ClipTruth.of(ref, list(ref.clips), classes)
+    keyed = block_counts([tables[c] for c in ref.clips], truth, classes,
+                         list(SETTINGS.values()), per_clip=True)
+    rows = [ClipRows.of(k, len(classes)) for k in keyed]
+    lengths = [durations[c] for c in ref.clips]
+    draws = psds_draws(rows, truth, classes, lengths, SETTINGS, 30, seed)
+    drawn = np.concatenate(list(index_chunks(len(ref.clips), 30, seed)))
+    points = []
+    for r in range(30):
+        weights = np.bincount(drawn[r], minlength=len(ref.clips))
+        total = float(np.cumsum(weights * np.asarray(lengths))[-1])
+        for j, chosen in enumerate(SETTINGS.values()):
+            alone = psds_from_counts([rows[j].weighted(weights[None])], truth, classes, total,
+                                     chosen, weights)
+            if "roc" not in alone:  # a class without events in this resample
+                assert np.isnan(draws[r, j])
+                continue
+            # the ROC of the classes' staircases as numpy forms it from the [K, n] stack
+            curves = alone["roc"]["classes"].values()
+            axis = np.unique(np.concatenate([c["efpr"] for c in curves]))
+            stack = np.array([staircase_at(axis, np.array(c["efpr"]), np.array(c["tpr"]))
+                              for c in curves])
+            etpr = np.maximum(np.mean(stack, axis=0) - chosen.alpha_st * np.std(stack, axis=0),
+                              0.0)
+            m = chosen.max_efpr
+            expected = staircase_area(np.append(axis, m), np.append(etpr, etpr[-1]), m,
+                                      in_order=True) / m
+            assert draws[r, j] == alone["value"] == expected, (r, j)
+            points.append(len(axis))
+    assert len(points) >= 30  # most resamples are defined
+    assert min(points) == 1 and (max(points) > 1) == (seconds is not None)
+
+
+def test_resamples_roc_means_are_numpys_of_each_resample_alone():
+    """The mean and spread over ten classes of many resamples' staircases at once are
+    numpy's of each resample's [K, n] stack to the bit: row after row, and pairwise for a
+    one-point ROC (numpy sums a [K, 1] stack as one run), which random TPRs tell apart."""
+    rng = np.random.default_rng(0)
+    K, D = 10, 60
+    curve, tpr, efpr = [], [], []
+    for d in range(D):
+        single = d % 3 == 0  # every class's staircase one point at eFPR 0
+        for c in range(K):
+            n = 1 if single else int(rng.integers(1, 5))
+            x = np.r_[0.0, np.sort(rng.choice(np.arange(1, 30), n - 1, replace=False)) / 3]
+            curve += [d * K + c] * n
+            efpr += x.tolist()
+            tpr += np.sort(rng.uniform(0, 1, n)).tolist()
+    draw, axis, etpr, mean, std = _rocs(np.array(curve), np.array(tpr), np.array(efpr), D, K,
+                                        0.7)
+    curve, tpr, efpr = np.array(curve), np.array(tpr), np.array(efpr)
+    for d in range(D):
+        mine = curve // K == d
+        grid = np.unique(efpr[mine])
+        stack = np.array([staircase_at(grid, efpr[curve == d * K + c], tpr[curve == d * K + c])
+                          for c in range(K)])
+        assert np.array_equal(axis[draw == d], grid)
+        assert np.array_equal(mean[draw == d], np.mean(stack, axis=0))
+        assert np.array_equal(std[draw == d], np.std(stack, axis=0))
+        assert np.array_equal(etpr[draw == d],
+                              np.maximum(np.mean(stack, axis=0) - 0.7 * np.std(stack, axis=0),
+                                         0.0))
 
 
 @pytest.mark.parametrize("seed", range(3))

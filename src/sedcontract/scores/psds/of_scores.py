@@ -18,23 +18,25 @@ grows across it; ``+inf`` is detected at every threshold, as sed_scores_eval rea
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any
 
 import numpy as np
 
 from sedcontract.blocks import EXECUTOR_BLOCKS, block_results
 from sedcontract.errors import SedContractError
+from sedcontract.resampling import CHUNK_CELLS
 from sedcontract.scores.psds.floors import false_needed, floors_of
-from sedcontract.scores.psds.roc import staircase_area, staircase_at
+from sedcontract.scores.psds.roc import staircase_area
 from sedcontract.scores.psds.score_counts import (
     Gathered,
     ScoreChanges,
     block_counts,
     block_tops,
     criterion_us,
-    summed,
+    new_runs,
 )
 from sedcontract.scores.psds.settings import PsdsSettings, PsdsUnavailable, audio_seconds
 from sedcontract.scores.truth import ClipTruth
@@ -43,121 +45,227 @@ from sedcontract.traces.grid import SECONDS_PER_HOUR
 from sedcontract.traces.overrun import cut_at_durations
 from sedcontract.traces.score_files import ScoreTable, cut_table
 
-# ---- the run tree of score columns ----
+# ---- the PSD-ROC, as sed_scores_eval forms it, of one resample or many at once ----
+# Curve d·K + c is class c's of resample d; rows of counts are sorted by curve, then score.
+# Each value is the one a curve formed alone gives, bit for bit: whole counts are summed
+# freely, floats one after another in the order a single class's arrays sum them.
 
-
-
-# ---- counts of one batch ----
-
-
-
-# ---- the PSD-ROC, as sed_scores_eval forms it ----
-
-def _class_curve(parts: Sequence[ScoreChanges], c: int, n_ref: int, weights: np.ndarray | None,
-                 total: float, settings: PsdsSettings, n_classes: int
-                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Class ``c``'s TPR, eFPR and threshold (detected: score >= it; ``inf`` detects nothing)
-    over every threshold (the parts' counts joined), reduced to the staircase sed_scores_eval
-    keeps: sorted by eFPR, the running maximum of the TPR, the last point of each eFPR, up to
-    ``max_efpr``."""
-    rows = [p.of_class(c) for p in parts]
-    if len(rows) == 1:  # one part's rows are sorted by score, each score once
-        score, tp, fp = rows[0][0], rows[0][1].astype(np.int64), rows[0][2].astype(np.int64)
-    else:
-        score = np.concatenate([x[0] for x in rows])
-        order = np.argsort(score, kind="stable")
-        (score,), (tp, fp) = summed((score[order],),
-                                    (np.concatenate([x[1] for x in rows])[order],
-                                     np.concatenate([x[2] for x in rows])[order]))
+def _staircases(counts: ScoreChanges, n_ref: np.ndarray, total: np.ndarray,
+                weights: np.ndarray | None, settings: PsdsSettings
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Each curve's TPR, eFPR and threshold (detected: score >= it; ``inf`` detects nothing)
+    over every threshold, reduced to the staircase sed_scores_eval keeps: sorted by eFPR, the
+    running maximum of the TPR, the last point of each eFPR, up to ``max_efpr``. ``n_ref``:
+    ``[resamples, K]`` reference events; ``total``: each resample's seconds; ``weights``:
+    ``[resamples, K]`` cross-trigger weights (1 / the class's reference seconds) or None.
+    Returns each point's curve, TPR, eFPR and threshold, sorted by curve, then eFPR."""
+    K = n_ref.shape[1]
+    S = n_ref.size
+    label = np.repeat(np.arange(S), np.diff(counts.ptr))
+    score, tp, fp = counts.score, counts.tp.astype(np.int64), counts.fp.astype(np.int64)
     ct_rate = None
-    if weights is not None:
-        cs = np.concatenate([x[3] for x in rows])
-        co = np.concatenate([x[4] for x in rows])
-        cn = np.concatenate([x[5] for x in rows])
-        order = np.lexsort((co, cs))
-        (cs, co), (cn,) = summed((cs[order], co[order]), (cn[order],))
-        both = np.union1d(score, cs)
-        at = np.searchsorted(both, score)
-        tp_all, fp_all = np.zeros(len(both), dtype=np.int64), np.zeros(len(both), dtype=np.int64)
-        tp_all[at], fp_all[at] = tp, fp
-        rate = cn * weights[co]
-        ct_rate = np.zeros(len(both))
+    if weights is not None:  # the union of each curve's scores and its cross-trigger scores
+        # by curve, then score, then other class: a stable sort of rows sorted by curve,
+        # then other class (one row per curve, other class and score)
+        ct_label = np.repeat(np.arange(S), np.diff(counts.ct_ptr))
+        order = np.lexsort((counts.ct_score, ct_label))
+        cl, cs, co, cn = (ct_label[order], counts.ct_score[order],
+                          counts.ct_other[order].astype(np.int64), counts.ct[order])
+        starts = np.flatnonzero(new_runs(cl, cs))
+        rate = cn * weights[cl // K, co]
+        keys = (np.concatenate((label, cl[starts])), np.concatenate((score, cs[starts])))
+        order = np.lexsort(keys[::-1])
+        new = new_runs(*(k[order] for k in keys))
+        first = np.flatnonzero(new)
+        at = np.empty(len(order), dtype=np.int64)
+        at[order] = np.cumsum(new) - 1
+        label, score = keys[0][order[first]], keys[1][order[first]]
+        tp_all, fp_all = np.zeros(len(first), dtype=np.int64), np.zeros(len(first), np.int64)
+        tp_all[at[:len(tp)]], fp_all[at[:len(tp)]] = tp, fp
+        ct_rate = np.zeros(len(first))
         if len(cs):
-            starts = np.flatnonzero(np.r_[True, cs[1:] != cs[:-1]])
-            ct_rate[np.searchsorted(both, cs[starts])] = np.add.reduceat(rate, starts)
-        score, tp, fp = both, tp_all, fp_all
-    # counts at each score: the changes at that score and above; none above the highest
-    tps = np.concatenate((np.cumsum(tp[::-1])[::-1], [0]))
-    fps = np.concatenate((np.cumsum(fp[::-1])[::-1], [0]))
-    tpr = tps / max(n_ref, 1)
-    efpr = fps / total
+            ct_rate[at[len(tp):]] = np.add.reduceat(rate, starts)
+        tp, fp = tp_all, fp_all
+    # each curve's rows, then one at threshold inf where nothing is detected
+    n = len(score)
+    ends = np.searchsorted(label, np.arange(S), side="right") + np.arange(S)
+    row = np.arange(n) + label
+    curve = np.repeat(np.arange(S), np.diff(np.r_[-1, ends]))
+    threshold = np.full(n + S, np.inf)
+    threshold[row] = score
+
+    def from_each_score(values: np.ndarray) -> np.ndarray:
+        """Whole counts at each score of a curve: its changes there and above."""
+        out = np.zeros(n + S, dtype=np.int64)
+        out[row] = values
+        above = np.cumsum(out[::-1])[::-1]
+        return above - above[ends][curve]
+
+    tps, fps = from_each_score(tp), from_each_score(fp)
+    tpr = tps / np.maximum(n_ref, 1).ravel()[curve]
+    efpr = fps / total[curve // K]
     if ct_rate is not None:
-        cross = np.append(np.cumsum(ct_rate[::-1])[::-1], 0.0) / (n_classes - 1)
-        efpr = efpr + settings.alpha_ct * cross
+        rates = np.zeros(n + S)
+        rates[row] = ct_rate
+        cross = np.zeros(n + S)
+        for c in np.unique(cl):  # summed as one class's column alone sums it
+            a = ends[c - 1] + 1 if c else 0
+            cross[a:ends[c] + 1] = np.cumsum(rates[a:ends[c] + 1][::-1])[::-1]
+        efpr = efpr + settings.alpha_ct * (cross / (K - 1))
     efpr = efpr * SECONDS_PER_HOUR
-    threshold = np.append(score, np.inf)
-    order = np.lexsort((tpr, efpr))
-    tpr, efpr, threshold = tpr[order], efpr[order], threshold[order]
-    running = np.maximum.accumulate(tpr)
+    # without cross-triggers, a curve's eFPR follows its false positives: whole numbers
+    order = np.lexsort((tps, efpr, curve) if ct_rate is not None else
+                       (tps, fps + curve * (int(fps.max(initial=0)) + 1)))
+    tps, tpr, efpr, threshold, curve = (x[order] for x in (tps, tpr, efpr, threshold, curve))
+    # the running maximum of the TPR within each curve: its counts, each curve above the last
+    running = np.maximum.accumulate(tps + curve * (int(tps.max(initial=0)) + 1))
     rise = np.concatenate(([0], np.flatnonzero(running[1:] > running[:-1]) + 1))
-    tpr, efpr, threshold = tpr[rise], efpr[rise], threshold[rise]
-    # the last point of each eFPR (sorted: the end of each run of equal ones)
-    last = np.flatnonzero(np.concatenate((efpr[1:] != efpr[:-1], [True])))
-    tpr, efpr, threshold = tpr[last], efpr[last], threshold[last]
-    keep = np.searchsorted(efpr, settings.max_efpr, side="right")
-    return tpr[:keep], efpr[:keep], threshold[:keep]
+    tpr, efpr, threshold, curve = tpr[rise], efpr[rise], threshold[rise], curve[rise]
+    # the last point of each eFPR of a curve, up to max_efpr
+    last = np.concatenate(((efpr[1:] != efpr[:-1]) | (curve[1:] != curve[:-1]), [True]))
+    keep = last & (efpr <= settings.max_efpr)
+    return curve[keep], tpr[keep], efpr[keep], threshold[keep]
 
 
-def _roc(curves: Sequence[tuple[np.ndarray, ...]], settings: PsdsSettings
-         ) -> dict[str, np.ndarray]:
-    """The PSD-ROC of the classes' staircases: the union of their eFPRs, each class's TPR
-    there, the mean and spread, and ``etpr = max(mean − alpha_st · std, 0)``."""
-    axis = np.unique(np.concatenate([efpr for _, efpr, _ in curves]))
-    values = [staircase_at(axis, efpr, tpr, reduced=True) for tpr, efpr, _ in curves]
-    mean, std = np.mean(values, axis=0), np.std(values, axis=0)
-    etpr = np.maximum(mean - settings.alpha_st * std, 0.0)
-    return {"efpr": np.append(axis, settings.max_efpr), "etpr": np.append(etpr, etpr[-1]),
-            "mean": np.append(mean, mean[-1]), "std": np.append(std, std[-1])}
+def _rocs(curve: np.ndarray, tpr: np.ndarray, efpr: np.ndarray, n_draws: int, K: int,
+          alpha_st: float) -> tuple[np.ndarray, ...]:
+    """Each resample's PSD-ROC of its classes' staircases: the union of their eFPRs
+    (``axis``, per resample ``draw``), each class's TPR there, its mean and spread over the
+    classes, and ``etpr = max(mean − alpha_st · std, 0)``. One class's TPRs are held at a
+    time, so memory follows the axis, not classes × axis."""
+    draw, cls = curve // K, curve % K
+    order = np.lexsort((efpr, draw))
+    new = new_runs(draw[order], efpr[order])
+    axis_draw, axis = draw[order][new], efpr[order][new]
+    place = np.empty(len(order), dtype=np.int64)
+    place[order] = np.cumsum(new) - 1  # each point's place on its resample's axis
+    by_class = np.argsort(cls, kind="stable")  # then by resample and eFPR: places ascend
+    bounds = np.searchsorted(cls[by_class], np.arange(K + 1))
+    everywhere = np.arange(len(axis))
+
+    def at_axis(c: int) -> np.ndarray:
+        """Class ``c``'s TPR at each place: its last point at or before it, same resample."""
+        mine = by_class[bounds[c]:bounds[c + 1]]
+        at = np.searchsorted(place[mine], everywhere, side="right") - 1
+        found = mine[np.maximum(at, 0)]
+        return np.where((at >= 0) & (draw[found] == axis_draw), tpr[found], 0.0)
+
+    # summed over the classes as numpy sums one resample's [K, n] stack: row after row, and
+    # pairwise where the resample's axis has one place (numpy sums a [K, 1] stack as one run)
+    alone = np.flatnonzero(np.bincount(axis_draw, minlength=n_draws)[axis_draw] == 1)
+
+    def over_classes(term: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+        out = term(at_axis(0)).copy()
+        stack = [out[alone]]
+        for c in range(1, K):
+            row = term(at_axis(c))
+            out += row
+            stack.append(row[alone])
+        out[alone] = np.ascontiguousarray(np.array(stack).T).sum(axis=1)
+        return out
+
+    mean = over_classes(lambda row: row) / K
+    std = np.sqrt(over_classes(lambda row: (row - mean) * (row - mean)) / K)
+    etpr = np.maximum(mean - alpha_st * std, 0.0)
+    return axis_draw, axis, etpr, mean, std
+
+
+def _areas(draw: np.ndarray, x: np.ndarray, y: np.ndarray, n_draws: int,
+           max_x: float) -> np.ndarray:
+    """Each resample's area under its staircase through ``(x, y)`` (sorted by resample,
+    then ``x``; each ``y`` held to the next ``x``) up to ``max_x``, the rectangles summed one
+    after another (sed_scores_eval's rule, as :func:`staircase_area` with ``in_order``)."""
+    below = x < max_x
+    draw, x, y = draw[below], x[below], y[below]
+    following = np.append(x[1:], max_x)
+    following[np.append(draw[1:] != draw[:-1], True)] = max_x
+    rank = np.arange(len(draw)) - np.searchsorted(draw, draw)
+    rectangles = np.zeros((n_draws, int(rank.max(initial=-1)) + 2))
+    rectangles[draw, rank] = (following - x) * y
+    return np.cumsum(rectangles, axis=1)[:, -1]
+
+
+def _references(truth: ClipTruth, K: int, clip_weights: np.ndarray) -> np.ndarray:
+    """``[resamples, K]`` reference events of each resample, each clip's events counted
+    ``clip_weights[d, clip]`` times."""
+    from scipy import sparse  # imported where used: ``import sedcontract`` stays light
+
+    events = sparse.csr_matrix((np.ones(len(truth.clip), dtype=np.int64),
+                                (truth.clip, truth.cls)), shape=(clip_weights.shape[1], K))
+    return np.asarray(events.T @ clip_weights.T).T
+
+
+def _ct_weights(truth: ClipTruth, K: int, clip_weights: np.ndarray,
+                settings: PsdsSettings) -> np.ndarray | None:
+    """``[resamples, K]`` cross-trigger weights, 1 / each class's reference seconds (each
+    clip's events counted ``clip_weights[d, clip]`` times, summed event after event, a block
+    of resamples at a time), when cross-triggers count."""
+    if settings.alpha_ct <= 0 or K < 2:
+        return None
+    D = len(clip_weights)
+    seconds = np.zeros((D, K))
+    lengths = truth.offset - truth.onset
+    by_class = np.argsort(truth.cls, kind="stable")
+    bounds = np.searchsorted(truth.cls[by_class], np.arange(K + 1))
+    for c in range(K):
+        mine = by_class[bounds[c]:bounds[c + 1]]
+        step = max(1, CHUNK_CELLS // max(len(mine), 1))
+        for a in range(0, D if len(mine) else 0, step):
+            seconds[a:a + step, c] = np.cumsum(
+                lengths[mine] * clip_weights[a:a + step, truth.clip[mine]], axis=1)[:, -1]
+    return 1.0 / np.maximum(seconds, 1e-12)
+
+
+def psds_values(counts: ScoreChanges, truth: ClipTruth, clip_weights: np.ndarray,
+                totals: np.ndarray, settings: PsdsSettings) -> np.ndarray:
+    """The PSDS of each of several resamples at once: ``counts`` of curves d·K + c (as
+    :meth:`ClipRows.weighted` gives them), ``clip_weights[d]`` and ``totals[d]`` resample
+    d's clip weights and seconds; NaN for a resample without events of some class. Each
+    value is :func:`psds_from_counts`'s of that resample alone, bit for bit."""
+    K = (len(counts.ptr) - 1) // len(clip_weights)
+    n_ref = _references(truth, K, clip_weights)
+    curve, tpr, efpr, _ = _staircases(counts, n_ref, totals,
+                                      _ct_weights(truth, K, clip_weights, settings), settings)
+    D = len(clip_weights)
+    draw, axis, etpr, _, _ = _rocs(curve, tpr, efpr, D, K, settings.alpha_st)
+    m = settings.max_efpr
+    values = _areas(draw, axis, etpr, D, m) / m
+    values[(n_ref == 0).any(axis=1)] = math.nan  # undefined, as for the corpus
+    return values
 
 
 def psds_from_counts(parts: Sequence[ScoreChanges], truth: ClipTruth, classes: Sequence[str],
                      total: float, settings: PsdsSettings,
-                     clip_weights: np.ndarray | None = None, *,
-                     value_only: bool = False) -> dict[str, Any]:
+                     clip_weights: np.ndarray | None = None) -> dict[str, Any]:
     """One scenario's PSDS, per-class PSDS and PSD-ROC from its counts (of a resample: each
     clip's reference events counted ``clip_weights[clip]`` times, as its counts were; a
-    resample without events of some class has no PSDS: ``{"value": nan}``); ``value_only``:
-    the value alone (a bootstrap draw), the same number."""
+    resample without events of some class has no PSDS: ``{"value": nan}``)."""
     K = len(classes)
-    if clip_weights is None:
-        n_ref = np.bincount(truth.cls, minlength=K)
-        lengths = truth.offset - truth.onset
-    else:
-        n_ref = np.bincount(truth.cls, weights=clip_weights[truth.clip],
-                            minlength=K).astype(np.int64)
-        if (n_ref == 0).any():  # undefined, as for the corpus (counted as such by intervals)
-            return {"value": math.nan}
-        lengths = (truth.offset - truth.onset) * clip_weights[truth.clip]
-    seconds = np.zeros(K)
-    np.add.at(seconds, truth.cls, lengths)
-    weights = 1.0 / np.maximum(seconds, 1e-12) if settings.alpha_ct > 0 and K > 1 else None
-    curves = [_class_curve(parts, c, int(n_ref[c]), weights, total, settings, K)
-              for c in range(K)]
-    roc = _roc(curves, settings)
+    weights = (np.ones(len(truth.clips), dtype=np.int64) if clip_weights is None
+               else clip_weights)
+    n_ref = _references(truth, K, weights[None])
+    if clip_weights is not None and (n_ref == 0).any():
+        return {"value": math.nan}
+    curve, tpr, efpr, threshold = _staircases(
+        ScoreChanges.join(parts), n_ref, np.array([total]),
+        _ct_weights(truth, K, weights[None], settings), settings)
+    _, axis, etpr, mean, std = _rocs(curve, tpr, efpr, 1, K, settings.alpha_st)
     m = settings.max_efpr
-    value = staircase_area(roc["efpr"], roc["etpr"], m, in_order=True) / m
-    if value_only:
-        return {"value": value}
+    value = float(_areas(np.zeros(len(axis), dtype=np.int64), axis, etpr, 1, m)[0]) / m
+    bounds = np.searchsorted(curve, np.arange(K + 1))
+    curves = [(tpr[a:b], efpr[a:b], threshold[a:b]) for a, b in pairwise(bounds)]
     return {"value": value,
-            "per_class": {name: staircase_area(efpr, tpr, m, in_order=True) / m
-                          for name, (tpr, efpr, _) in zip(classes, curves, strict=True)},
+            "per_class": {name: staircase_area(x, y, m, in_order=True) / m
+                          for name, (y, x, _) in zip(classes, curves, strict=True)},
             "settings": settings.as_dict(), "rule": "sed_scores_eval",
-            "roc": {**{k: v.tolist() for k, v in roc.items()},
+            "roc": {"efpr": np.append(axis, m).tolist(),
+                    "etpr": np.append(etpr, etpr[-1]).tolist(),
+                    "mean": np.append(mean, mean[-1]).tolist(),
+                    "std": np.append(std, std[-1]).tolist(),
                     # each class's staircase: at most one point per reference event + 1
-                    "classes": {name: {"tpr": tpr.tolist(), "efpr": efpr.tolist(),
-                                       "thresholds": threshold.tolist()}
-                                for name, (tpr, efpr, threshold)
-                                in zip(classes, curves, strict=True)}}}
+                    "classes": {name: {"tpr": y.tolist(), "efpr": x.tolist(),
+                                       "thresholds": t.tolist()}
+                                for name, (y, x, t) in zip(classes, curves, strict=True)}}}
 
 
 def block_task(scores: Any, truth: ClipTruth, classes: tuple[str, ...],

@@ -1,7 +1,9 @@
 """PSDS of bootstrap resamples of the clips, from per-clip counts (as sed_scores_eval's
 bootstrapped PSDS keeps each clip's deltas): a resample weighs each clip's counts, reference
 events and duration by how often it was drawn, and the PSD-ROC is formed again from those
-sums — nothing is read or counted twice. The draws are the project's
+sums — nothing is read or counted twice. A block of resamples is weighed as one sparse
+product and its PSD-ROCs formed together, each value the one its resample gives alone, bit for
+bit (:func:`~sedcontract.scores.psds.of_scores.psds_values`). The draws are the project's
 (:func:`sedcontract.resampling.index_chunks`), the same as every other interval of these clips
 and seed; with every clip drawn once the value is the point estimate, bit for bit."""
 
@@ -9,17 +11,32 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from sedcontract.resampling import index_chunks, interval_dicts, percentile_intervals, resampling
-from sedcontract.scores.psds.of_scores import ScoredCorpus, block_task, psds_from_counts
-from sedcontract.scores.psds.score_counts import ClipKeyed, ScoreChanges
+from sedcontract.resampling import (
+    CHUNK_CELLS,
+    index_chunks,
+    interval_dicts,
+    percentile_intervals,
+    resampling,
+)
+from sedcontract.scores.psds.of_scores import (
+    ScoredCorpus,
+    block_task,
+    psds_from_counts,
+    psds_values,
+)
+from sedcontract.scores.psds.score_counts import ClipKeyed, ScoreChanges, new_runs
 from sedcontract.scores.psds.settings import PsdsSettings, PsdsUnavailable
 from sedcontract.scores.truth import ClipTruth
 from sedcontract.traces import EventList
 from sedcontract.traces.given import durations_of, events_of, score_source
+
+if TYPE_CHECKING:
+    from scipy import sparse
 
 
 @dataclass(frozen=True)
@@ -28,6 +45,7 @@ class ClipRows:
     other class, score): a resample only weighs and sums them."""
 
     n_classes: int
+    n_clips: int
     clip: np.ndarray       # per row, the clip it came from
     group: np.ndarray      # per row, its (class, score) group
     label: np.ndarray      # per group
@@ -53,10 +71,7 @@ class ClipRows:
             if not len(keys[0]):
                 return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
             order = np.lexsort(keys[::-1])
-            new = np.zeros(len(order), dtype=bool)
-            new[0] = True
-            for k in keys:
-                new[1:] |= k[order][1:] != k[order][:-1]
+            new = new_runs(*(k[order] for k in keys))
             group = np.empty(len(order), dtype=np.int64)
             group[order] = np.cumsum(new) - 1
             return group, order[new]
@@ -75,48 +90,81 @@ class ClipRows:
         ct_other = joined("ct_other").astype(np.int64)
         ct_score = joined("ct_score")
         ct_group, ct_first = grouped((ct_label, ct_other, ct_score))
-        return cls(n_classes, clip.astype(np.int64), group, label[first], score[first],
+        n_clips = max((p.first + (len(p.counts.ptr) - 1) // n_classes for p in parts),
+                      default=0)
+        return cls(n_classes, n_clips, clip.astype(np.int64), group, label[first], score[first],
                    joined("tp").astype(np.int64), joined("fp").astype(np.int64),
                    ct_clip.astype(np.int64), ct_group, ct_label[ct_first], ct_other[ct_first],
                    ct_score[ct_first], joined("ct").astype(np.int64))
 
     def weighted(self, weights: np.ndarray) -> ScoreChanges:
-        """The counts of a resample: each clip's rows counted ``weights[clip]`` times; a
-        (class, score) is kept where a drawn clip's counts change (sed_scores_eval's change
-        points), even when their changes cancel."""
-        classes = np.arange(self.n_classes + 1)
-        w = weights[self.clip]
-        tp = np.bincount(self.group, weights=self.tp * w, minlength=len(self.label))
-        fp = np.bincount(self.group, weights=self.fp * w, minlength=len(self.label))
-        keep = np.bincount(self.group, weights=w, minlength=len(self.label)) > 0
-        ct_w = weights[self.ct_clip]
-        ct = np.bincount(self.ct_group, weights=self.ct * ct_w, minlength=len(self.ct_label))
-        ct_keep = np.bincount(self.ct_group, weights=ct_w, minlength=len(self.ct_label)) > 0
-        return ScoreChanges(np.searchsorted(self.label[keep], classes), self.score[keep],
-                           tp[keep].astype(np.int64), fp[keep].astype(np.int64),
-                           np.searchsorted(self.ct_label[ct_keep], classes),
-                           self.ct_score[ct_keep], self.ct_other[ct_keep].astype(np.int64),
-                           ct[ct_keep].astype(np.int64))
+        """The counts of resamples ``weights[d]`` (``[resamples, clips]``) as curves d·K + c:
+        each clip's rows counted ``weights[d, clip]`` times; a (class, score) is kept where a
+        drawn clip's counts change (sed_scores_eval's change points), even when their changes
+        cancel."""
+        D, K = len(weights), self.n_classes
+        rows, ct_rows = self._moves
+        sums = np.asarray(rows.T @ weights.T).T            # [D, 3 · groups]: tp, fp, drawn
+        ct_sums = np.asarray(ct_rows.T @ weights.T).T      # [D, 2 · groups]: count, drawn
+
+        def kept(sums: np.ndarray, label: np.ndarray, parts: int
+                 ) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
+            G = len(label)
+            d, g = np.nonzero(sums[:, (parts - 1) * G:] > 0)
+            curve = d * K + label[g]
+            return (np.searchsorted(curve, np.arange(D * K + 1)), g,
+                    [sums[d, k * G + g] for k in range(parts - 1)])
+
+        ptr, g, (tp, fp) = kept(sums, self.label, 3)
+        ct_ptr, ct_g, (ct,) = kept(ct_sums, self.ct_label, 2)
+        return ScoreChanges(ptr, self.score[g], tp, fp, ct_ptr, self.ct_score[ct_g],
+                            self.ct_other[ct_g].astype(np.int64), ct)
+
+    @cached_property
+    def cells(self) -> int:
+        """Numbers per resample that :meth:`weighted` holds at once."""
+        return 3 * len(self.label) + 2 * len(self.ct_label)
+
+    @cached_property
+    def _moves(self) -> tuple[sparse.csr_matrix, sparse.csr_matrix]:
+        """``[clips, 3 · groups]``: each clip's true and false positive changes per group and
+        its number of rows there; ``[clips, 2 · groups]``: the same of cross-triggers."""
+        from scipy import sparse  # imported where used: ``import sedcontract`` stays light
+
+        def matrix(clip: np.ndarray, group: np.ndarray, n: int,
+                   values: Sequence[np.ndarray]) -> sparse.csr_matrix:
+            columns = np.concatenate([group + k * n for k in range(len(values) + 1)])
+            data = np.concatenate([*values, np.ones(len(clip), dtype=np.int64)])
+            return sparse.csr_matrix((data, (np.tile(clip, len(values) + 1), columns)),
+                                     shape=(self.n_clips, n * (len(values) + 1)))
+
+        return (matrix(self.clip, self.group, len(self.label), (self.tp, self.fp)),
+                matrix(self.ct_clip, self.ct_group, len(self.ct_label), (self.ct,)))
 
 
 def psds_draws(rows: Sequence[ClipRows], truth: ClipTruth, classes: Sequence[str],
                seconds: Sequence[float], settings: Mapping[str, PsdsSettings], resamples: int,
                seed: int) -> np.ndarray:
-    """``[resamples, scenarios]``: each scenario's PSDS of each resample of the clips;
-    ``rows[k]``: scenario ``k``'s counts by clip, ``seconds[c]`` clip ``c``'s duration."""
+    """``[resamples, scenarios]``: each scenario's PSDS of each resample of the clips, many
+    resamples at once; ``rows[k]``: scenario ``k``'s counts by clip, ``seconds[c]`` clip
+    ``c``'s duration."""
     n_clips = len(truth.clips)
     lengths = np.asarray(seconds, dtype=np.float64)
     out = np.empty((resamples, len(rows)))
-    k = 0
+    done = 0
     for chunk in index_chunks(n_clips, resamples, seed):
-        for draw in chunk:
-            weights = np.bincount(draw, minlength=n_clips)
-            # summed clip after clip, as the corpus's total is: the same float
-            total = float(np.cumsum(weights * lengths)[-1]) if n_clips else 0.0
-            for j, (chosen, scenario) in enumerate(zip(settings.values(), rows, strict=True)):
-                out[k, j] = psds_from_counts([scenario.weighted(weights)], truth, classes,
-                                             total, chosen, weights, value_only=True)["value"]
-            k += 1
+        D = len(chunk)
+        weights = np.bincount((np.arange(D)[:, None] * n_clips + chunk).ravel(),
+                              minlength=D * n_clips).reshape(D, n_clips)
+        # summed clip after clip, as the corpus's total is: the same float
+        totals = np.cumsum(weights * lengths, axis=1)[:, -1]
+        for j, (chosen, scenario) in enumerate(zip(settings.values(), rows, strict=True)):
+            step = max(1, CHUNK_CELLS // max(scenario.cells, 1))
+            for a in range(0, D, step):
+                w = weights[a:a + step]
+                out[done + a:done + a + len(w), j] = psds_values(
+                    scenario.weighted(w), truth, w, totals[a:a + step], chosen)
+        done += D
     return out
 
 
@@ -134,7 +182,8 @@ def psds_and_draws(scores: Any, ref: EventList, durations: Mapping[str, float],
     seconds = [float(durations[c]) for c in corpus.clips]  # as the total sums them
     draws = psds_draws(rows, corpus.truth, corpus.classes, seconds, settings, resamples, seed)
     once = np.ones(len(corpus.clips), dtype=np.int64)  # every clip once: the counts themselves
-    return corpus.results([[r.weighted(once)] for r in rows], settings, pred_cut, cut), draws
+    return corpus.results([[r.weighted(once[None])] for r in rows], settings, pred_cut,
+                          cut), draws
 
 
 def psds_with_intervals(scores: Any, ref: EventList, durations: Mapping[str, float],
@@ -175,7 +224,7 @@ def psds_of_subsets(scores: Any, ref: Any, durations: Any, settings: PsdsSetting
         weights = np.zeros(len(corpus.clips), dtype=np.int64)
         weights[[index[c] for c in subset]] = 1
         total = float(sum(given[c] for c in subset))
-        result = psds_from_counts([rows.weighted(weights)], corpus.truth, corpus.classes,
+        result = psds_from_counts([rows.weighted(weights[None])], corpus.truth, corpus.classes,
                                   total, settings, weights)
         if "roc" not in result:
             raise PsdsUnavailable(f"subset {number} of the clips holds no reference event of "

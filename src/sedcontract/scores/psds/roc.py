@@ -7,19 +7,14 @@ from __future__ import annotations
 import numpy as np
 
 
-def staircase_at(x: np.ndarray, xp: np.ndarray, yp: np.ndarray, *,
-                 reduced: bool = False) -> np.ndarray:
+def staircase_at(x: np.ndarray, xp: np.ndarray, yp: np.ndarray) -> np.ndarray:
     """``y`` at each ``x`` of the staircase through ``(xp, yp)``: the best ``yp`` of the points
     with ``xp`` at most ``x`` (the highest TPR per eFPR, made non-decreasing, held to the
-    right; 0 left of the first point). ``reduced``: the points are that already (one per
-    ``xp``, ascending, ``yp`` non-decreasing), as a class's PSD-ROC staircase is."""
-    if reduced:
-        ux, best = xp, yp
-    else:
-        ux, inverse = np.unique(xp, return_inverse=True)
-        best = np.full(len(ux), -np.inf)
-        np.maximum.at(best, inverse, yp)
-        best = np.maximum.accumulate(best)
+    right; 0 left of the first point)."""
+    ux, inverse = np.unique(xp, return_inverse=True)
+    best = np.full(len(ux), -np.inf)
+    np.maximum.at(best, inverse, yp)
+    best = np.maximum.accumulate(best)
     at = np.searchsorted(ux, x, side="right") - 1
     return np.where(at >= 0, best[np.maximum(at, 0)], 0.0)
 

@@ -125,18 +125,22 @@ def _by_class(label: np.ndarray, score: np.ndarray, n_classes: int,
     return order
 
 
+def new_runs(*keys: np.ndarray) -> np.ndarray:
+    """Which rows start a run of equal keys, the rows sorted by them."""
+    new = np.zeros(len(keys[0]), dtype=bool)
+    new[:1] = True
+    for k in keys:
+        new[1:] |= k[1:] != k[:-1]
+    return new
+
+
 def summed(keys: tuple[np.ndarray, ...], values: tuple[np.ndarray, ...]
             ) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]:
     """Values of rows sorted by ``keys`` summed over each run of equal keys (whole numbers:
     the sums do not depend on how the rows were cut or ordered within a run)."""
-    n = len(keys[0])
-    if n == 0:
+    if len(keys[0]) == 0:
         return tuple(k[:0] for k in keys), tuple(v[:0].astype(np.int64) for v in values)
-    new = np.zeros(n, dtype=bool)
-    new[0] = True
-    for k in keys:
-        new[1:] |= k[1:] != k[:-1]
-    starts = np.flatnonzero(new)
+    starts = np.flatnonzero(new_runs(*keys))
     return (tuple(k[starts] for k in keys),
             tuple(np.add.reduceat(v.astype(np.int64), starts) for v in values))
 
