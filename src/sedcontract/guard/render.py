@@ -303,19 +303,32 @@ def _source_rows(report: GuardReport, system: str, soft: SoftLabels | None
     first_clip = report.clips[0] if report.clips else None
     named: set[str] = set()  # modes whose first coordinate was written in full
 
-    def add(mode: str, labels: list[tuple[str, str | None]], coordinate: str, role: str,
+    columns: dict[int, tuple[Any, list[str], list[str], np.ndarray]] = {}
+
+    def columns_of(labels: Sequence[tuple[str, str | None]]
+                   ) -> tuple[list[str], list[str], np.ndarray]:
+        """Each row's clip and class ('*' on the union trace), and whether it is of the first
+        clip: made once per list of labels (held, so its id stays its own)."""
+        if id(labels) not in columns:
+            pairs = list(labels)
+            clips = [clip for clip, _ in pairs]
+            columns[id(labels)] = (labels, clips, ["*" if c is None else c for _, c in pairs],
+                                   np.array([c == first_clip for c in clips], dtype=bool))
+        return columns[id(labels)][1:]
+
+    def add(mode: str, labels: Sequence[tuple[str, str | None]], coordinate: str, role: str,
             sort: str, satisfied: np.ndarray, obligations: np.ndarray) -> None:
         every = mode not in named
         named.add(mode)
-        kept = (range(len(labels)) if every else
-                np.flatnonzero((np.asarray(satisfied) != 0) | (np.asarray(obligations) != 0)
-                               | np.array([c == first_clip for c, _ in labels], dtype=bool)))
-        counts = zip(np.asarray(satisfied)[kept].tolist(), np.asarray(obligations)[kept].tolist(),
-                     strict=True)
-        for i, (done, owed) in zip(kept, counts, strict=True):
-            clip, cls = labels[i]
-            rows.append((system, policy, mode, clip, "*" if cls is None else cls, coordinate,
-                         role, sort, done, owed))
+        clips, classes, first = columns_of(labels)
+        satisfied = np.asarray(satisfied).astype(np.int64, copy=False)  # whole counts
+        obligations = np.asarray(obligations).astype(np.int64, copy=False)
+        kept = (np.arange(len(clips)) if every else
+                np.flatnonzero((satisfied != 0) | (obligations != 0) | first))
+        for i, done, owed in zip(kept.tolist(), satisfied[kept].tolist(),
+                                 obligations[kept].tolist(), strict=True):
+            rows.append((system, policy, mode, clips[i], classes[i], coordinate, role, sort,
+                         done, owed))
 
     for name, mode in report.modes.items():
         for coordinate, role in _names(report, mode):

@@ -8,7 +8,7 @@ the larger of the two scores beside the run, by the run born there around it. Co
 only where runs are born (a run's counts come in, those of the runs it replaces go out), so a
 clip costs its score changes (run-length segments) and the reference events its runs
 overlap. Counts are whole numbers kept per (class, score) and per
-(class, other class, score) only where a cross-trigger occurs; the counts of disjoint blocks of
+(class, score, other class) only where a cross-trigger occurs; the counts of disjoint blocks of
 clips add up to the corpus's exactly, so an executor gives the same value as one process, bit
 for bit. Times are compared in whole microseconds after the criteria are rounded to 1 µs, as
 sed_scores_eval rounds them (``time_decimals=6``): equal to it for times given to 1 µs. A
@@ -65,12 +65,8 @@ def _staircases(counts: ScoreChanges, n_ref: np.ndarray, total: np.ndarray,
     score, tp, fp = counts.score, counts.tp.astype(np.int64), counts.fp.astype(np.int64)
     ct_rate = None
     if weights is not None:  # the union of each curve's scores and its cross-trigger scores
-        # by curve, then score, then other class: a stable sort of rows sorted by curve,
-        # then other class (one row per curve, other class and score)
-        ct_label = np.repeat(np.arange(S), np.diff(counts.ct_ptr))
-        order = np.lexsort((counts.ct_score, ct_label))
-        cl, cs, co, cn = (ct_label[order], counts.ct_score[order],
-                          counts.ct_other[order].astype(np.int64), counts.ct[order])
+        cl = np.repeat(np.arange(S), np.diff(counts.ct_ptr))  # sorted by score, other class
+        cs, co, cn = counts.ct_score, counts.ct_other.astype(np.int64), counts.ct
         starts = np.flatnonzero(new_runs(cl, cs))
         rate = cn * weights[cl // K, co]
         keys = (np.concatenate((label, cl[starts])), np.concatenate((score, cs[starts])))

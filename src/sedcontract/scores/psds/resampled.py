@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class ClipRows:
     """One scenario's counts of every clip, grouped once by (class, score) and by (class,
-    other class, score): a resample only weighs and sums them."""
+    score, other class): a resample only weighs and sums them."""
 
     n_classes: int
     n_clips: int
@@ -89,7 +89,7 @@ class ClipRows:
         ct_label = np.concatenate([r[1] for r in ct_rows] or [np.zeros(0, dtype=np.int64)])
         ct_other = joined("ct_other").astype(np.int64)
         ct_score = joined("ct_score")
-        ct_group, ct_first = grouped((ct_label, ct_other, ct_score))
+        ct_group, ct_first = grouped((ct_label, ct_score, ct_other))
         n_clips = max((p.first + (len(p.counts.ptr) - 1) // n_classes for p in parts),
                       default=0)
         return cls(n_classes, n_clips, clip.astype(np.int64), group, label[first], score[first],
