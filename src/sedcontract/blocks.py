@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ProcessPoolExecutor
-from multiprocessing import get_context
+from concurrent.futures import Future
 from typing import Any, TypeVar
 
 from sedcontract.errors import ContractCheckError
@@ -33,6 +32,10 @@ class ProcessesAndCaller:
     only wait): with ``jobs`` blocks, the last is the caller's."""
 
     def __init__(self, jobs: int, module: str) -> None:
+        # imported where a pool is made: ``import sedcontract`` stays light
+        from concurrent.futures import ProcessPoolExecutor
+        from multiprocessing import get_context
+
         self.workers = jobs - 1
         self.pool = ProcessPoolExecutor(self.workers, mp_context=get_context("spawn"),
                                         initializer=importlib.import_module,

@@ -9,7 +9,6 @@ and ``guard.pipeline`` (the audit). Modules renamed for what they hold: score fi
 from __future__ import annotations
 
 import importlib
-import importlib.abc
 import importlib.machinery
 import importlib.util
 import sys
@@ -46,8 +45,9 @@ class _Forward(types.ModuleType):
         raise AttributeError(f"module {self.__name__!r} has no attribute {attribute!r}")
 
 
-class _OldPaths(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Finds an old module path: the renamed module, the same object."""
+class _OldPaths:
+    """Finds an old module path: the renamed module, the same object (a meta path finder and
+    its loader by their methods; ``importlib.abc`` costs ``import sedcontract`` 35 ms)."""
 
     def find_spec(self, name: str, path: Any = None, target: Any = None
                   ) -> importlib.machinery.ModuleSpec | None:

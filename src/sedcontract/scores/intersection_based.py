@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from sedcontract.blocks import block_results, check_jobs, with_jobs
+from sedcontract.blocks import block_results, with_jobs
 from sedcontract.errors import SedContractError
 from sedcontract.numbers import is_whole, number_in
 from sedcontract.scores.counts import MetricResult, event_rows, overlapping, row_sums
@@ -166,16 +166,17 @@ def bootstrapped_psds(scores: Any, ground_truth: Any, audio_durations: Any, *,
     n_iterations`` subsets of the clips — iteration ``i`` shuffles the sorted clip ids with
     numpy's ``RandomState(i)`` (each shuffle from the last order), and fold ``j`` leaves out
     the ``j``-th of ``n_folds`` nearly equal parts — as four lists in :func:`psds`'s order.
-    The clips are counted once; each subset only sums its clips' counts."""
+    The clips are counted once (on ``num_jobs`` processes); each subset only sums its clips'
+    counts."""
     settings, per_unit = _settings(dtc_threshold, gtc_threshold, cttc_threshold, alpha_ct,
                                    alpha_st, max_efpr, unit_of_time, time_decimals)
     for name, value in (("n_folds", n_folds), ("n_iterations", n_iterations)):
         if not is_whole(value) or value < 1 or (name == "n_folds" and value < 2):
             raise SedContractError(f"{name} must be a whole number >= "
                                    f"{2 if name == 'n_folds' else 1}, got {value!r}")
-    check_jobs(num_jobs, "num_jobs")  # the subsets are sums of counts: one process is quick
     results = psds_of_subsets(scores, ground_truth, audio_durations, settings,
-                              lambda clips: fold_subsets(clips, n_folds, n_iterations))
+                              lambda clips: fold_subsets(clips, n_folds, n_iterations),
+                              num_jobs)
     out = [(r["value"], dict(r["per_class"]), *_curves(r["roc"], per_unit)) for r in results]
     return tuple(list(column) for column in zip(*out, strict=True))
 

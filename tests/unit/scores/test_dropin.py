@@ -58,7 +58,8 @@ def generated():
 def test_psds_in_minutes_and_on_processes_and_its_bootstrap(generated):
     """``unit_of_time='minute'`` scales the eFPR axis and ``max_efpr`` (sed_scores_eval's
     numbers); ``num_jobs=2`` gives one process's result; ``bootstrapped_psds`` gives its
-    folds' values, per-class values and curves (the folds drawn as it draws them)."""
+    folds' values, per-class values and curves (the folds drawn as it draws them), on two
+    processes too."""
     from sedcontract.scores import intersection_based as ours
 
     frames, truth, durations = generated
@@ -74,6 +75,9 @@ def test_psds_in_minutes_and_on_processes_and_its_bootstrap(generated):
     got = ours.bootstrapped_psds(frames, truth, durations, **keywords, **folds)
     assert len(got) == 4 and len(got[0]) == 6
     assert_same(got[:3], theirs[:3])
+    on_two = ours.bootstrapped_psds(frames, truth, durations, **keywords, **folds, num_jobs=2)
+    assert got[:2] == on_two[:2]  # counted in two blocks: the same values, bit for bit
+    assert_same(on_two, got)
     for a, b in zip(got[3], theirs[3], strict=True):  # each class's (tpr, efpr) per fold
         assert_same({k: v[:2] for k, v in a.items()}, {k: v[:2] for k, v in b.items()})
 

@@ -8,7 +8,7 @@ the larger of the two scores beside the run, by the run born there around it. Co
 only where runs are born (a run's counts come in, those of the runs it replaces go out), so a
 clip costs its score changes (run-length segments) and the reference events its runs
 overlap. Counts are whole numbers kept per (class, score) and per
-(class, score, other class) only where a cross-trigger occurs; the counts of disjoint blocks of
+(class, other class, score) only where a cross-trigger occurs; the counts of disjoint blocks of
 clips add up to the corpus's exactly, so an executor gives the same value as one process, bit
 for bit. Times are compared in whole microseconds after the criteria are rounded to 1 µs, as
 sed_scores_eval rounds them (``time_decimals=6``): equal to it for times given to 1 µs. A
@@ -50,77 +50,135 @@ from sedcontract.traces.score_files import ScoreTable, cut_table
 # Each value is the one a curve formed alone gives, bit for bit: whole counts are summed
 # freely, floats one after another in the order a single class's arrays sum them.
 
-def _staircases(counts: ScoreChanges, n_ref: np.ndarray, total: np.ndarray,
+BLOCK_ROWS = 1 << 18  # counts whose staircases are formed at once (≈ 20 arrays of as many)
+
+
+def _staircases(parts: Sequence[ScoreChanges], n_ref: np.ndarray, total: np.ndarray,
                 weights: np.ndarray | None, settings: PsdsSettings
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Each curve's TPR, eFPR and threshold (detected: score >= it; ``inf`` detects nothing)
     over every threshold, reduced to the staircase sed_scores_eval keeps: sorted by eFPR, the
-    running maximum of the TPR, the last point of each eFPR, up to ``max_efpr``. ``n_ref``:
-    ``[resamples, K]`` reference events; ``total``: each resample's seconds; ``weights``:
-    ``[resamples, K]`` cross-trigger weights (1 / the class's reference seconds) or None.
-    Returns each point's curve, TPR, eFPR and threshold, sorted by curve, then eFPR."""
+    running maximum of the TPR, the last point of each eFPR, up to ``max_efpr``. ``parts``:
+    the counts, in blocks of clips; ``n_ref``: ``[resamples, K]`` reference events;
+    ``total``: each resample's seconds; ``weights``: ``[resamples, K]`` cross-trigger weights
+    (1 / the class's reference seconds) or None. Returns each point's curve, TPR, eFPR and
+    threshold, sorted by curve, then eFPR. Curves are formed in blocks of about
+    :data:`BLOCK_ROWS` counts, the parts' rows of a block joined alone, so memory follows a
+    block, not every class's counts at once."""
+    rows = sum(p.ptr + p.ct_ptr for p in parts)  # counts before each curve
+    out, first = [], 0
+    while first < n_ref.size:
+        stop = int(np.searchsorted(rows, rows[first] + BLOCK_ROWS, side="right")) - 1
+        stop = min(max(stop, first + 1), n_ref.size)
+        block = ScoreChanges.join([_curves_of(p, first, stop) for p in parts])
+        out.append(_staircase_block(block, first, n_ref, total, weights, settings))
+        first = stop
+    if not out:
+        return tuple(np.zeros(0, dtype=t) for t in (np.int64, float, float, float))
+    return tuple(np.concatenate(column) for column in zip(*out, strict=True))
+
+
+def _curves_of(counts: ScoreChanges, first: int, stop: int) -> ScoreChanges:
+    """The counts of curves ``first`` … ``stop − 1`` alone (numbered from 0)."""
+    a, b = counts.ptr[first], counts.ptr[stop]
+    x, y = counts.ct_ptr[first], counts.ct_ptr[stop]
+    return ScoreChanges(counts.ptr[first:stop + 1] - a, counts.score[a:b], counts.tp[a:b],
+                        counts.fp[a:b], counts.ct_ptr[first:stop + 1] - x, counts.ct_score[x:y],
+                        counts.ct_other[x:y], counts.ct[x:y])
+
+
+def _staircase_block(counts: ScoreChanges, first: int, n_ref: np.ndarray, total: np.ndarray,
+                     weights: np.ndarray | None, settings: PsdsSettings
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`_staircases` of the curves ``first`` … ``first + len(counts.ptr) − 2``, whose
+    counts are ``counts``; each curve formed as it would be alone."""
     K = n_ref.shape[1]
-    S = n_ref.size
+    S = len(counts.ptr) - 1
     label = np.repeat(np.arange(S), np.diff(counts.ptr))
     score, tp, fp = counts.score, counts.tp.astype(np.int64), counts.fp.astype(np.int64)
-    ct_rate = None
-    if weights is not None:  # the union of each curve's scores and its cross-trigger scores
-        cl = np.repeat(np.arange(S), np.diff(counts.ct_ptr))  # sorted by score, other class
-        cs, co, cn = counts.ct_score, counts.ct_other.astype(np.int64), counts.ct
-        starts = np.flatnonzero(new_runs(cl, cs))
-        rate = cn * weights[cl // K, co]
-        keys = (np.concatenate((label, cl[starts])), np.concatenate((score, cs[starts])))
-        order = np.lexsort(keys[::-1])
-        new = new_runs(*(k[order] for k in keys))
-        first = np.flatnonzero(new)
-        at = np.empty(len(order), dtype=np.int64)
-        at[order] = np.cumsum(new) - 1
-        label, score = keys[0][order[first]], keys[1][order[first]]
-        tp_all, fp_all = np.zeros(len(first), dtype=np.int64), np.zeros(len(first), np.int64)
-        tp_all[at[:len(tp)]], fp_all[at[:len(tp)]] = tp, fp
-        ct_rate = np.zeros(len(first))
-        if len(cs):
-            ct_rate[at[len(tp):]] = np.add.reduceat(rate, starts)
-        tp, fp = tp_all, fp_all
-    # each curve's rows, then one at threshold inf where nothing is detected
+    ct_rate = cl = None
+    if weights is not None:
+        label, score, tp, fp, ct_rate, cl = _with_cross_triggers(counts, first, label, score,
+                                                                 tp, fp, weights, K)
+    # each curve's rows, then one at threshold inf where nothing is detected; arrays are let
+    # go as soon as they are used, so a block holds a few arrays of its rows at a time
     n = len(score)
     ends = np.searchsorted(label, np.arange(S), side="right") + np.arange(S)
     row = np.arange(n) + label
+    del label
     curve = np.repeat(np.arange(S), np.diff(np.r_[-1, ends]))
-    threshold = np.full(n + S, np.inf)
-    threshold[row] = score
+
+    def spread(values: np.ndarray, empty: float) -> np.ndarray:
+        """The rows' values in place, ``empty`` on each curve's last row."""
+        out = np.full(n + S, empty, dtype=values.dtype)
+        out[row] = values
+        return out
 
     def from_each_score(values: np.ndarray) -> np.ndarray:
         """Whole counts at each score of a curve: its changes there and above."""
-        out = np.zeros(n + S, dtype=np.int64)
-        out[row] = values
-        above = np.cumsum(out[::-1])[::-1]
+        above = np.cumsum(spread(values, 0)[::-1])[::-1]
         return above - above[ends][curve]
 
+    threshold = spread(score, np.inf)
     tps, fps = from_each_score(tp), from_each_score(fp)
-    tpr = tps / np.maximum(n_ref, 1).ravel()[curve]
-    efpr = fps / total[curve // K]
+    efpr = fps / total[(curve + first) // K]
     if ct_rate is not None:
-        rates = np.zeros(n + S)
-        rates[row] = ct_rate
+        rates = spread(ct_rate, 0.0)
         cross = np.zeros(n + S)
         for c in np.unique(cl):  # summed as one class's column alone sums it
             a = ends[c - 1] + 1 if c else 0
             cross[a:ends[c] + 1] = np.cumsum(rates[a:ends[c] + 1][::-1])[::-1]
+        del rates
         efpr = efpr + settings.alpha_ct * (cross / (K - 1))
-    efpr = efpr * SECONDS_PER_HOUR
+        del cross
+    efpr *= SECONDS_PER_HOUR
     # without cross-triggers, a curve's eFPR follows its false positives: whole numbers
     order = np.lexsort((tps, efpr, curve) if ct_rate is not None else
                        (tps, fps + curve * (int(fps.max(initial=0)) + 1)))
-    tps, tpr, efpr, threshold, curve = (x[order] for x in (tps, tpr, efpr, threshold, curve))
+    del fps
+    tps = tps[order]
+    efpr = efpr[order]
+    threshold = threshold[order]
+    curve = curve[order]
+    del order
     # the running maximum of the TPR within each curve: its counts, each curve above the last
     running = np.maximum.accumulate(tps + curve * (int(tps.max(initial=0)) + 1))
     rise = np.concatenate(([0], np.flatnonzero(running[1:] > running[:-1]) + 1))
-    tpr, efpr, threshold, curve = tpr[rise], efpr[rise], threshold[rise], curve[rise]
+    del running
+    tps, efpr, threshold, curve = tps[rise], efpr[rise], threshold[rise], curve[rise]
     # the last point of each eFPR of a curve, up to max_efpr
     last = np.concatenate(((efpr[1:] != efpr[:-1]) | (curve[1:] != curve[:-1]), [True]))
     keep = last & (efpr <= settings.max_efpr)
-    return curve[keep], tpr[keep], efpr[keep], threshold[keep]
+    curve = curve[keep] + first
+    return curve, tps[keep] / np.maximum(n_ref, 1).ravel()[curve], efpr[keep], threshold[keep]
+
+
+def _with_cross_triggers(counts: ScoreChanges, first: int, label: np.ndarray,
+                         score: np.ndarray, tp: np.ndarray, fp: np.ndarray,
+                         weights: np.ndarray, K: int) -> tuple[np.ndarray, ...]:
+    """The union of each curve's scores and its cross-trigger scores: the curve, score, true
+    and false positive changes of each, its weighted cross-trigger rate (the other classes
+    summed in their order), and each cross-trigger row's curve."""
+    # by curve, score, then other class: a stable sort of rows sorted by curve, other
+    # class, then score (one row per curve, other class and score)
+    cl = np.repeat(np.arange(len(counts.ct_ptr) - 1), np.diff(counts.ct_ptr))
+    order = np.lexsort((counts.ct_score, cl))
+    cl, cs, co, cn = (cl[order], counts.ct_score[order],
+                      counts.ct_other[order].astype(np.int64), counts.ct[order])
+    starts = np.flatnonzero(new_runs(cl, cs))
+    rate = cn * weights[(cl + first) // K, co]
+    keys = (np.concatenate((label, cl[starts])), np.concatenate((score, cs[starts])))
+    order = np.lexsort(keys[::-1])
+    new = new_runs(*(k[order] for k in keys))
+    heads = np.flatnonzero(new)
+    at = np.empty(len(order), dtype=np.int64)
+    at[order] = np.cumsum(new) - 1
+    tp_all, fp_all = np.zeros(len(heads), dtype=np.int64), np.zeros(len(heads), np.int64)
+    tp_all[at[:len(tp)]], fp_all[at[:len(tp)]] = tp, fp
+    ct_rate = np.zeros(len(heads))
+    if len(cs):
+        ct_rate[at[len(tp):]] = np.add.reduceat(rate, starts)
+    return keys[0][order[heads]], keys[1][order[heads]], tp_all, fp_all, ct_rate, cl
 
 
 def _rocs(curve: np.ndarray, tpr: np.ndarray, efpr: np.ndarray, n_draws: int, K: int,
@@ -220,7 +278,7 @@ def psds_values(counts: ScoreChanges, truth: ClipTruth, clip_weights: np.ndarray
     value is :func:`psds_from_counts`'s of that resample alone, bit for bit."""
     K = (len(counts.ptr) - 1) // len(clip_weights)
     n_ref = _references(truth, K, clip_weights)
-    curve, tpr, efpr, _ = _staircases(counts, n_ref, totals,
+    curve, tpr, efpr, _ = _staircases([counts], n_ref, totals,
                                       _ct_weights(truth, K, clip_weights, settings), settings)
     D = len(clip_weights)
     draw, axis, etpr, _, _ = _rocs(curve, tpr, efpr, D, K, settings.alpha_st)
@@ -243,8 +301,8 @@ def psds_from_counts(parts: Sequence[ScoreChanges], truth: ClipTruth, classes: S
     if clip_weights is not None and (n_ref == 0).any():
         return {"value": math.nan}
     curve, tpr, efpr, threshold = _staircases(
-        ScoreChanges.join(parts), n_ref, np.array([total]),
-        _ct_weights(truth, K, weights[None], settings), settings)
+        parts, n_ref, np.array([total]), _ct_weights(truth, K, weights[None], settings),
+        settings)
     _, axis, etpr, mean, std = _rocs(curve, tpr, efpr, 1, K, settings.alpha_st)
     m = settings.max_efpr
     value = float(_areas(np.zeros(len(axis), dtype=np.int64), axis, etpr, 1, m)[0]) / m

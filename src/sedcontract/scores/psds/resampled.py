@@ -10,12 +10,13 @@ and seed; with every clip drawn once the value is the point estimate, bit for bi
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from sedcontract.blocks import block_results, with_jobs
 from sedcontract.resampling import (
     CHUNK_CELLS,
     index_chunks,
@@ -42,7 +43,7 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class ClipRows:
     """One scenario's counts of every clip, grouped once by (class, score) and by (class,
-    score, other class): a resample only weighs and sums them."""
+    other class, score): a resample only weighs and sums them."""
 
     n_classes: int
     n_clips: int
@@ -89,7 +90,7 @@ class ClipRows:
         ct_label = np.concatenate([r[1] for r in ct_rows] or [np.zeros(0, dtype=np.int64)])
         ct_other = joined("ct_other").astype(np.int64)
         ct_score = joined("ct_score")
-        ct_group, ct_first = grouped((ct_label, ct_score, ct_other))
+        ct_group, ct_first = grouped((ct_label, ct_other, ct_score))
         n_clips = max((p.first + (len(p.counts.ptr) - 1) // n_classes for p in parts),
                       default=0)
         return cls(n_classes, n_clips, clip.astype(np.int64), group, label[first], score[first],
@@ -206,18 +207,31 @@ def psds_with_intervals(scores: Any, ref: EventList, durations: Mapping[str, flo
 
 
 def psds_of_subsets(scores: Any, ref: Any, durations: Any, settings: PsdsSettings,
-                    subsets: Callable[[Sequence[str]], list[list[str]]]) -> list[dict[str, Any]]:
+                    subsets: Callable[[Sequence[str]], list[list[str]]], num_jobs: Any = 1
+                    ) -> list[dict[str, Any]]:
     """One scenario's whole PSDS result (value, per class, PSD-ROC) of each subset of the
-    clips that ``subsets(clips)`` names, each clip counted once and each subset summing its
-    clips' counts, reference events and durations (sed_scores_eval's bootstrapped PSDS)."""
+    clips that ``subsets(clips)`` names, each clip counted once (on ``num_jobs`` processes,
+    in as many blocks of clips) and each subset summing its clips' counts, reference events
+    and durations (sed_scores_eval's bootstrapped PSDS)."""
     ref = events_of(ref, "ground truth")
     given = durations_of(durations)
     if given is None:
         raise PsdsUnavailable("PSDS needs clip durations")
     source = score_source(scores, ref.clips)
     corpus = ScoredCorpus.of(source, ref, given, tuple(source.columns))
-    keyed, _ = block_task(source, corpus.truth, corpus.classes, [settings], per_clip=True)
-    rows = ClipRows.of(keyed[0], len(corpus.classes))
+
+    def count(executor: Any, blocks: int | None) -> list[ClipKeyed]:
+        if executor is None:
+            return keyed_task(source, corpus.truth, corpus.classes, settings, 0)
+
+        def task(a: int, b: int) -> Any:
+            return executor.submit(keyed_task, source.select(corpus.clips[a:b]),
+                                   corpus.truth.block(a, b), corpus.classes, settings, a)
+
+        return [part for done in block_results(len(corpus.clips), blocks, task)
+                for part in done]
+
+    rows = ClipRows.of(with_jobs(num_jobs, __name__, count), len(corpus.classes))
     index = {clip: k for k, clip in enumerate(corpus.clips)}
     out = []
     for number, subset in enumerate(subsets(corpus.clips), start=1):
@@ -231,3 +245,11 @@ def psds_of_subsets(scores: Any, ref: Any, durations: Any, settings: PsdsSetting
                                   "some class: its PSDS is undefined")
         out.append(result)
     return out
+
+
+def keyed_task(scores: Any, truth: ClipTruth, classes: tuple[str, ...], settings: PsdsSettings,
+               first: int) -> list[ClipKeyed]:
+    """One scenario's counts of a block of clips keyed by clip, the block's clips numbered
+    from ``first`` (a task an executor runs)."""
+    keyed, _ = block_task(scores, truth, classes, [settings], per_clip=True)
+    return [replace(part, first=part.first + first) for part in keyed[0]]

@@ -33,8 +33,8 @@ JOIN_ROWS = 1_000_000     # counts kept apart before they are joined (whole sums
 class ScoreChanges:
     """One scenario's counts as changes when the threshold falls to a score, class by class
     (rows ``ptr[c]:ptr[c+1]`` are class ``c``'s, sorted by score): true and false positives,
-    and cross-triggers against another class (``ct_ptr``, sorted by score, then other
-    class: the order a PSD-ROC sums them in)."""
+    and cross-triggers against another class (``ct_ptr``, sorted by other class, then
+    score)."""
 
     ptr: np.ndarray
     score: np.ndarray
@@ -49,7 +49,7 @@ class ScoreChanges:
     def of(cls, n_classes: int, label: np.ndarray, score: np.ndarray, tp: np.ndarray,
            fp: np.ndarray, ct_label: np.ndarray, ct_score: np.ndarray, ct_other: np.ndarray,
            ct: np.ndarray, fold: int | None = None, kept: bool = False) -> ScoreChanges:
-        """Changes summed per (label, score) and per (label, score, other class); the ones
+        """Changes summed per (label, score) and per (label, other class, score); the ones
         that sum to zero left out. With ``fold``, the labels (clip · fold + class) are then
         summed per class, keeping a score where some clip's counts change even when the
         clips' changes cancel: sed_scores_eval's change points, so each ROC point keeps its
@@ -59,7 +59,7 @@ class ScoreChanges:
                     ) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]:
             order = _by_class(label, score, n, other)
             keys = (label[order], score[order]) if other is None else \
-                (label[order], score[order], other[order])
+                (label[order], other[order], score[order])
             keys, sums = summed(keys, tuple(v[order] for v in values))
             keep = np.logical_or.reduce([v != 0 for v in sums]) if drop else \
                 np.ones(len(keys[0]), dtype=bool)
@@ -68,13 +68,13 @@ class ScoreChanges:
         live = np.ones(len(tp), dtype=bool) if kept else (tp != 0) | (fp != 0)
         (label, score), (tp, fp) = changes(label[live], score[live], (tp[live], fp[live]),
                                            n_classes, drop=not kept)
-        (ct_label, ct_score, ct_other), (ct,) = changes(ct_label, ct_score, (ct,), n_classes,
+        (ct_label, ct_other, ct_score), (ct,) = changes(ct_label, ct_score, (ct,), n_classes,
                                                         ct_other, drop=not kept)
         if fold is not None:
             n_classes = fold
             (label, score), (tp, fp) = changes(label % fold, score, (tp, fp), fold,
                                                drop=False)
-            (ct_label, ct_score, ct_other), (ct,) = changes(ct_label % fold, ct_score, (ct,),
+            (ct_label, ct_other, ct_score), (ct,) = changes(ct_label % fold, ct_score, (ct,),
                                                             fold, ct_other, drop=False)
         classes = np.arange(n_classes + 1)
         return cls(np.searchsorted(label, classes), score, tp.astype(np.int32),
@@ -114,12 +114,15 @@ class ScoreChanges:
 
 def _by_class(label: np.ndarray, score: np.ndarray, n_classes: int,
               other: np.ndarray | None = None) -> np.ndarray:
-    """The order of rows by class, then score (then ``other`` class); ties in any order, as
-    only whole numbers are summed over them. A quick sort of the scores (with ``other``, a
-    stable sort of them by score), then a stable (radix) sort of the class numbers."""
-    order = np.argsort(score) if other is None else np.lexsort((other, score))
+    """The order of rows by class (then ``other`` class), then score; ties in any order, as
+    only whole numbers are summed over them. A quick sort of the scores, then stable (radix)
+    sorts of the class numbers."""
+    order = np.argsort(score)
     small = np.int16 if n_classes < 2 ** 15 else np.int64
-    return order[np.argsort(label[order].astype(small), kind="stable")]
+    for key in (other, label):
+        if key is not None:
+            order = order[np.argsort(key[order].astype(small), kind="stable")]
+    return order
 
 
 def new_runs(*keys: np.ndarray) -> np.ndarray:
