@@ -8,8 +8,9 @@ from sedcontract.guard.bootstrap import (
     score_intervals,
     stratified_bootstrap,
 )
+from sedcontract.guard.csv_rows import to_csv, to_rows
 from sedcontract.guard.pipeline import audit, score
-from sedcontract.guard.render import to_csv, to_dict, to_json, to_markdown, to_rows
+from sedcontract.guard.render import to_dict, to_json, to_markdown
 from sedcontract.guard.report import Cell, GuardReport, ModeReport, ScoresReport
 from sedcontract.resampling import Interval
 

@@ -5,28 +5,21 @@ Every table is a pure function of the report; JSON is byte-identical across runs
 
 from __future__ import annotations
 
-import csv
 import hashlib
 import html
-import io
 import json
 import math
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from sedcontract.errors import TraceFormatError, of_kind
 from sedcontract.guard.report import Cell, GuardReport, ModeReport, ScoresReport
-from sedcontract.guard.rows import SCHEMA_VERSION, matching_row, score_row
-from sedcontract.guard.summary_rows import ranking_rows, setting_rows
-from sedcontract.outputs import atomic_write
+from sedcontract.guard.rows import SCHEMA_VERSION
 from sedcontract.scores.counts import Counts, MetricResult
 from sedcontract.scores.psds.settings import cut_note, without_curves
 from sedcontract.traces.names import shorten
-from sedcontract.traces.soft import SoftLabels
 
 TEXT_FIELDS = ("system", "policy", "mode", "clip", "class", "coordinate", "role", "sort")
 ROW_FIELDS = (*TEXT_FIELDS, "satisfied", "obligations")  # every source row has these
@@ -56,7 +49,8 @@ def _cell(cell: Cell) -> dict[str, Any]:
             "obligations": cell.obligations, "vacuous": cell.vacuous}
 
 
-def _names(report: GuardReport, mode: ModeReport) -> list[tuple[str, str]]:
+def roles(report: GuardReport, mode: ModeReport) -> list[tuple[str, str]]:
+    """Each coordinate and diagnostic of a mode with its role ("guard" or "diagnostic")."""
     return ([(n, "guard") for n in report.coordinates]
             + [(n, "diagnostic") for n in mode.diagnostics])
 
@@ -69,7 +63,7 @@ def vector_rows(report: GuardReport) -> list[list[Any]]:
     score under the report's aggregation (None when vacuous)."""
     rows = []
     for mode_name, mode in report.modes.items():
-        for name, role in _names(report, mode):
+        for name, role in roles(report, mode):
             cell = mode.micro(name)
             score = mode.score(name, report.aggregation)
             rows.append([mode_name, name, role, cell.satisfied, cell.obligations,
@@ -83,7 +77,7 @@ def to_dict(report: GuardReport) -> dict[str, Any]:
     modes = {}
     for name, mode in report.modes.items():
         entries = {}
-        for coordinate, role in _names(report, mode):
+        for coordinate, role in roles(report, mode):
             macro, classes = mode.macro(coordinate)
             entries[coordinate] = {
                 "role": role, "sort": mode.sorts[coordinate], **_cell(mode.micro(coordinate)),
@@ -276,110 +270,6 @@ def policy_id(policy: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(measured, sort_keys=True).encode()).hexdigest()[:12]
 
 
-def to_rows(report: GuardReport, system: str = "system",
-            soft: SoftLabels | None = None) -> list[dict[str, Any]]:
-    """Source rows: one per mode × clip × class × coordinate (class '*' on the union trace),
-    named by ``system`` and the policy's digest. Besides the coordinates and diagnostics,
-    ``matching:<m>`` rows count greedy pairs of the exact pairs, ``activity`` rows active
-    reference frames of the clip's frames, and with standard scores
-    ``score:<name>/recall`` and ``/precision`` rows count true positives of the references and
-    of the outputs (segment scores: segments). With ``soft`` labels of the reference,
-    ``softness`` rows hold the annotated segments' summed ambiguity ``1 − |2s − 1|`` and their
-    number, both in thousandths (their ratio is the mean ambiguity).
-
-    A row whose counts are both 0 adds nothing to any sum and is left out (most rows of a
-    many-class corpus), except on each mode's first coordinate, so every clip and class keeps
-    its row in order, and on the first clip, so every coordinate is named."""
-    return [dict(zip(ROW_FIELDS, row, strict=True)) for row in _source_rows(report, system, soft)]
-
-
-def _source_rows(report: GuardReport, system: str, soft: SoftLabels | None
-                 ) -> list[tuple[Any, ...]]:
-    """:func:`to_rows`'s rows as tuples in :data:`ROW_FIELDS` order (written without a dict
-    per row)."""
-    of_kind("report", report, GuardReport)
-    rows: list[tuple[Any, ...]] = []
-    policy = policy_id(report.policy)
-    first_clip = report.clips[0] if report.clips else None
-    named: set[str] = set()  # modes whose first coordinate was written in full
-
-    columns: dict[int, tuple[Any, list[str], list[str], np.ndarray]] = {}
-
-    def columns_of(labels: Sequence[tuple[str, str | None]]
-                   ) -> tuple[list[str], list[str], np.ndarray]:
-        """Each row's clip and class ('*' on the union trace), and whether it is of the first
-        clip: made once per list of labels (held, so its id stays its own)."""
-        if id(labels) not in columns:
-            pairs = list(labels)
-            clips = [clip for clip, _ in pairs]
-            columns[id(labels)] = (labels, clips, ["*" if c is None else c for _, c in pairs],
-                                   np.array([c == first_clip for c in clips], dtype=bool))
-        return columns[id(labels)][1:]
-
-    def add(mode: str, labels: Sequence[tuple[str, str | None]], coordinate: str, role: str,
-            sort: str, satisfied: np.ndarray, obligations: np.ndarray) -> None:
-        every = mode not in named
-        named.add(mode)
-        clips, classes, first = columns_of(labels)
-        satisfied = np.asarray(satisfied).astype(np.int64, copy=False)  # whole counts
-        obligations = np.asarray(obligations).astype(np.int64, copy=False)
-        kept = (np.arange(len(clips)) if every else
-                np.flatnonzero((satisfied != 0) | (obligations != 0) | first))
-        for i, done, owed in zip(kept.tolist(), satisfied[kept].tolist(),
-                                 obligations[kept].tolist(), strict=True):
-            rows.append((system, policy, mode, clips[i], classes[i], coordinate, role, sort,
-                         done, owed))
-
-    for name, mode in report.modes.items():
-        for coordinate, role in _names(report, mode):
-            add(name, mode.rows, coordinate, role, mode.sorts[coordinate],
-                mode.satisfied[coordinate], mode.obligations[coordinate])
-        for m in mode.matchings.values():  # greedy pairs of the maximum (exact) pairs
-            add(name, mode.rows, matching_row(m.name), "matching", "event", m.greedy_per_row,
-                m.exact_per_row)
-        facts = report.facts
-        if facts.frames is not None and facts.active is not None:  # active reference frames
-            per = len(facts.classes)
-            active = facts.active[:, :per] if name == "typed" else facts.active[:, per:]
-            frames = np.repeat(facts.frames, active.shape[1])
-            add(name, mode.rows, "activity", "facts", "frame", active.reshape(-1), frames)
-    if soft is not None:
-        facts = report.facts
-        soft.check_covers(facts.clips)
-        units, counts = soft.softness(facts.clips, facts.classes)
-        labels = [(clip, cls) for clip in facts.clips for cls in facts.classes]
-        add("typed", labels, "softness", "facts", "segment", units.reshape(-1),
-            1000 * counts.reshape(-1))
-    for name, result in (report.scores or {}).items():  # true positives of references/outputs
-        labels = [(clip, cls) for clip in result.clips for cls in result.classes]
-        tp = result.tp.reshape(-1)
-        add("typed", labels, score_row(name, "recall"), "score", name, tp,
-            result.ref.reshape(-1))
-        add("typed", labels, score_row(name, "precision"), "score", name, tp,
-            result.sys.reshape(-1))
-    return rows
-
-
-def to_csv(report: GuardReport, system: str = "system", soft: SoftLabels | None = None,
-           extra: Iterable[dict[str, Any]] = (),
-           curves: Mapping[str, Any] | None = None) -> str:
-    """The source rows of :func:`to_rows` as CSV, then ``extra`` rows (same columns), then
-    the rows of what is no per-clip count: the policy's settings and the ranking metrics
-    (:mod:`sedcontract.guard.summary_rows`), their number in the ``value`` column; ``curves``:
-    the guard curves' areas as ranking metrics (``curve_<coordinate>``, in a PSDS result's
-    layout)."""
-    out = io.StringIO()
-    csv.writer(out, lineterminator="\n").writerows(
-        [(*ROW_FIELDS, VALUE_FIELD), *((*row, "") for row in _source_rows(report, system, soft))])
-    writer = csv.DictWriter(out, fieldnames=(*ROW_FIELDS, VALUE_FIELD), lineterminator="\n")
-    writer.writerows(extra)
-    digest = policy_id(report.policy)
-    metrics = {**(report.psds or {}), **(curves or {})} or None
-    writer.writerows(setting_rows(report.policy, metrics, report.auroc, system, digest))
-    writer.writerows(ranking_rows(metrics, report.auroc, system, digest))
-    return out.getvalue()
-
-
 def _show(cell: Cell) -> str:
     if cell.vacuous:
         return "vacuous (0/0)"
@@ -534,22 +424,6 @@ def scores_json(report: GuardReport | ScoresReport,
     if report.auroc is not None:
         data["auroc"] = auroc_dict(report.auroc)
     return json.dumps(data, indent=2, allow_nan=False) + "\n"
-
-
-def write_report(report: GuardReport, directory: str | Path, stem: str,
-                 system: str = "system", soft: SoftLabels | None = None, *,
-                 inputs: Sequence[str | Path] = ()) -> list[Path]:
-    """Write ``<stem>.json`` (the report), ``<stem>.md``, ``<stem>.csv`` (source rows, named
-    ``system``, with softness rows from ``soft``) and, when the report has them,
-    ``<stem>_scores.json`` (standard scores with their policy); never onto one of
-    ``inputs``."""
-    directory = Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
-    texts = {f"{stem}.json": to_json(report), f"{stem}.md": to_markdown(report),
-             f"{stem}.csv": to_csv(report, system, soft)}
-    if report.scores is not None:
-        texts[f"{stem}_scores.json"] = scores_json(report)
-    return [atomic_write(directory / name, text, inputs=inputs) for name, text in texts.items()]
 
 
 def intervals_dict(intervals: dict[str, dict[str, Any]]) -> dict[str, Any]:

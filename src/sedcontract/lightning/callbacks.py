@@ -12,12 +12,12 @@ from lightning.pytorch import Callback, LightningModule, Trainer
 from lightning.pytorch.loggers import WandbLogger
 
 from sedcontract.errors import SedContractError
+from sedcontract.guard.csv_rows import write_report
 from sedcontract.guard.render import (
     VECTOR_COLUMNS,
     scores_markdown,
     vector_markdown,
     vector_rows,
-    write_report,
 )
 from sedcontract.outputs import atomic_write
 from sedcontract.traces.score_files import scores_tsv

@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 import sedcontract
 from sedcontract.cli import main
 from sedcontract.errors import ContractCheckError, TraceFormatError
-from sedcontract.guard import to_csv, to_json, to_markdown
+from sedcontract.guard import to_csv, to_json, to_markdown, to_rows
+from sedcontract.guard.render import ROW_FIELDS, VALUE_FIELD
 from sedcontract.guard.rows import SCHEMA_VERSION
 from sedcontract.traces import EventList
 from tests.helpers.examples import random_reference, worked_example, write_worked_example
@@ -161,6 +162,28 @@ def test_csv_rows_add_up_to_the_vector():
     assert len(typed) == 2 and {r["class"] for r in typed} == {"speech", "tone"}
     assert sum(int(r["satisfied"]) for r in typed) == 235
     assert {r["class"] for r in rows if r["mode"] == "union"} == {"*"}
+
+
+def test_csv_rows_are_csv_writers_bytes_for_names_that_need_quoting():
+    """The CSV writes each distinct name once quoted, a line per row: the bytes csv.writer
+    writes for the same rows, with clips and classes holding commas, quotes, spaces and a line
+    break, and a system named with a comma."""
+    clips = ('a,"b"', "c d", "d\ne", "plain")
+    ref = EventList.from_rows([(clips[0], 0.1, 0.9, 'dog, "big"'), (clips[1], 0.2, 0.5, "cat"),
+                               (clips[2], 0.3, 1.5, 'dog, "big"'), (clips[3], 0.0, 0.4, "cat")],
+                              clips=clips)
+    pred = EventList.from_rows([(clips[0], 0.2, 0.8, 'dog, "big"'), (clips[3], 0.5, 0.9, "cat")],
+                               clips=clips)
+    report = sedcontract.audit(ref, pred, durations=dict.fromkeys(clips, 2.0),
+                               scores=sedcontract.ScoreSettings())
+    text = to_csv(report, system="sys, one")
+    expected = io.StringIO()
+    writer = csv.DictWriter(expected, fieldnames=(*ROW_FIELDS, VALUE_FIELD), lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(to_rows(report, system="sys, one"))
+    rows_part = expected.getvalue()
+    assert text.startswith(rows_part) and '"a,""b"""' in rows_part and '"d\ne"' in rows_part
+    assert list(csv.DictReader(io.StringIO(rows_part)))[1]["clip"] in clips
 
 
 def test_custom_coordinates_and_unknown_ones():
