@@ -136,14 +136,20 @@ def to_csv(report: GuardReport, system: str = "system", soft: SoftLabels | None 
     layout). The bytes ``csv.writer`` writes: each distinct text quoted once, a line per row."""
     out = io.StringIO()
     csv.writer(out, lineterminator="\n").writerow((*ROW_FIELDS, VALUE_FIELD))
-    quoted: dict[int, tuple[list[str], list[str]]] = {}  # by the id of a block's clip list
+    quoted: dict[str, str] = {}  # each distinct text as written
+
+    def field(text: str) -> str:
+        if text not in quoted:
+            quoted[text] = _csv_field(text)
+        return quoted[text]
+
+    lists: dict[int, tuple[list[str], list[str]]] = {}  # by the id of a block's clip list
     for names, clips, classes, kept, satisfied, obligations in _source_blocks(report, system,
                                                                                soft):
-        if id(clips) not in quoted:  # the list is held by the blocks while they are made
-            quoted[id(clips)] = ([_csv_field(c) for c in clips],
-                                 [_csv_field(c) for c in classes])
-        clip_of, class_of = quoted[id(clips)]
-        system_, policy, mode, coordinate, role, sort = map(_csv_field, names)
+        if id(clips) not in lists:  # the list is held by the blocks while they are made
+            lists[id(clips)] = ([field(c) for c in clips], [field(c) for c in classes])
+        clip_of, class_of = lists[id(clips)]
+        system_, policy, mode, coordinate, role, sort = map(field, names)
         head, middle = f"{system_},{policy},{mode},", f",{coordinate},{role},{sort},"
         out.write("".join([f"{head}{clip_of[i]},{class_of[i]}{middle}{done},{owed},\n"
                            for i, done, owed in zip(kept, satisfied, obligations,
