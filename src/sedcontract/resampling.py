@@ -76,6 +76,14 @@ def index_chunks(clips: int, resamples: int, seed: int) -> Iterator[np.ndarray]:
         yield rng.integers(0, clips, size=(min(rows, resamples - first), clips))
 
 
+def draw_counts(drawn: np.ndarray, n: int) -> np.ndarray:
+    """``[rows, n]``: how often each of ``n`` positions was drawn in each row of ``drawn``
+    (a block of :func:`index_chunks`, each row's draws on its trailing axes)."""
+    rows = len(drawn)
+    where = (drawn.reshape(rows, -1) + n * np.arange(rows)[:, None]).ravel()
+    return np.bincount(where, minlength=rows * n).reshape(rows, n)
+
+
 def resample_indices(clips: int, resamples: int = 2000, seed: int = 0) -> np.ndarray:
     """``[resamples, clips]``: the clip positions :func:`paired_bootstrap` draws for this many
     clips, resamples and seed (the same for any pair of systems, contract or tolerance), for

@@ -23,6 +23,7 @@ from sedcontract.guard.report import GuardReport
 from sedcontract.resampling import (
     CHUNK_CELLS,
     Interval,
+    draw_counts,
     index_chunks,
     percentile_intervals,
     resampling,
@@ -362,10 +363,7 @@ def _drawn_totals(counts: np.ndarray, draws: Iterator[np.ndarray]) -> Iterator[n
     exact = float(flat.max(initial=0)) * n < 2.0 ** 53
     matrix = flat.astype(np.float64) if exact else flat
     for drawn in draws:
-        rows = len(drawn)
-        where = (drawn.reshape(rows, -1) + n * np.arange(rows)[:, None]).ravel()
-        weights = np.bincount(where, minlength=rows * n).reshape(rows, n)
-        yield (weights.astype(matrix.dtype) @ matrix).reshape(rows, *shape)
+        yield (draw_counts(drawn, n).astype(matrix.dtype) @ matrix).reshape(len(drawn), *shape)
 
 
 SCORE_PARTS = ("tp", "ref", "sys")

@@ -29,6 +29,7 @@ from sedcontract.blocks import EXECUTOR_BLOCKS, block_results
 from sedcontract.errors import SedContractError
 from sedcontract.numbers import is_number
 from sedcontract.resampling import (
+    draw_counts,
     index_chunks,
     interval_dicts,
     percentile_intervals,
@@ -224,8 +225,7 @@ def auroc_draws(counts: SegmentRuns, n_clips: int, settings: AurocSettings,
     out = np.empty((resamples, 2))
     k = 0
     for chunk in index_chunks(n_clips, resamples, seed):
-        weights = np.stack([np.bincount(draw, minlength=n_clips) for draw in chunk]
-                           ).astype(np.float64)
+        weights = draw_counts(chunk, n_clips).astype(np.float64)
         full, partial = np.empty((len(chunk), n)), np.empty((len(chunk), n))
         for c, (pos, neg) in enumerate(columns):
             tpr, fpr = _rates(np.asarray((pos.T @ weights.T).T), np.asarray((neg.T @ weights.T).T))

@@ -19,6 +19,7 @@ import numpy as np
 from sedcontract.blocks import block_results, with_jobs
 from sedcontract.resampling import (
     CHUNK_CELLS,
+    draw_counts,
     index_chunks,
     interval_dicts,
     percentile_intervals,
@@ -121,7 +122,7 @@ class ClipRows:
         return ScoreChanges(ptr, self.score[g], tp, fp, ct_ptr, self.ct_score[ct_g],
                             self.ct_other[ct_g].astype(np.int64), ct)
 
-    @cached_property
+    @property
     def cells(self) -> int:
         """Numbers per resample that :meth:`weighted` holds at once."""
         return 3 * len(self.label) + 2 * len(self.ct_label)
@@ -155,8 +156,7 @@ def psds_draws(rows: Sequence[ClipRows], truth: ClipTruth, classes: Sequence[str
     done = 0
     for chunk in index_chunks(n_clips, resamples, seed):
         D = len(chunk)
-        weights = np.bincount((np.arange(D)[:, None] * n_clips + chunk).ravel(),
-                              minlength=D * n_clips).reshape(D, n_clips)
+        weights = draw_counts(chunk, n_clips)
         # summed clip after clip, as the corpus's total is: the same float
         totals = np.cumsum(weights * lengths, axis=1)[:, -1]
         for j, (chosen, scenario) in enumerate(zip(settings.values(), rows, strict=True)):
