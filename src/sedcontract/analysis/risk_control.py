@@ -15,56 +15,94 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
 
 from sedcontract.errors import SedContractError
 from sedcontract.numbers import is_number, is_whole
 
 
-def _divergence(a: float, b: float) -> float:
+def _divergence(a: np.ndarray, b: float) -> np.ndarray:
     """The Bernoulli relative entropy ``h1(a, b) = a log(a/b) + (1 − a) log((1 − a)/(1 − b))``
-    (``0 log 0 = 0``)."""
-    out = 0.0
-    if a > 0:
-        out += a * math.log(a / b)
-    if a < 1:
-        out += (1 - a) * math.log((1 - a) / (1 - b))
-    return out
+    (``0 log 0 = 0``), elementwise."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        left = np.where(a > 0, a * np.log(a / b), 0.0)
+        right = np.where(a < 1, (1 - a) * np.log((1 - a) / (1 - b)), 0.0)
+    return left + right
 
 
-def risk_p_value(losses: float, units: int, alpha: float, *, binary: bool = False) -> float:
+def risk_p_value(losses: Any, units: int, alpha: float, *, binary: bool = False) -> Any:
     """The p-value of "the risk exceeds ``alpha``" from ``units`` exchangeable units whose
-    losses, each in [0, 1], sum to ``losses``. With ``binary`` (every loss 0 or 1, so
-    ``losses`` is a whole count) the exact binomial tail ``P(Bin(units, α) ≤ losses)``;
-    otherwise the Hoeffding–Bentkus bound ``min(exp(−n·h1(r̂ ∧ α, α)), e·P(Bin(n, α) ≤
-    ⌈n·r̂⌉))`` (the Hoeffding–Bentkus p-value of both papers above). No unit: 1."""
+    losses, each in [0, 1], sum to ``losses`` (a number, or an array of sums: one p-value
+    each). With ``binary`` (every loss 0 or 1, known before the data, so ``losses`` is a
+    whole count) the exact binomial tail ``P(Bin(units, α) ≤ losses)``; otherwise the
+    Hoeffding–Bentkus bound ``min(exp(−n·h1(r̂ ∧ α, α)), e·P(Bin(n, α) ≤ ⌈n·r̂⌉))`` (the
+    Hoeffding–Bentkus p-value of both papers above; ``n·r̂`` is the sum itself, never a mean
+    multiplied back). No unit: 1."""
     from scipy.stats import binom  # imported where used: ``import sedcontract`` stays light
 
     if not is_whole(units, numpy=True) or units < 0:
         raise SedContractError(f"units must be a whole number >= 0, got {units!r}")
     if not is_number(alpha, numpy=True) or not 0 < alpha < 1:
         raise SedContractError(f"alpha must be a number in (0, 1), got {alpha!r}")
-    if not is_number(losses, numpy=True) or not 0 <= losses <= units:
+    scalar = np.ndim(losses) == 0
+    if scalar and not is_number(losses, numpy=True):
         raise SedContractError(f"losses must sum to a number in [0, units={units}], got "
                                f"{losses!r}")
-    if binary and not is_whole(losses, numpy=True):
+    sums = np.asarray(losses, dtype=np.float64)
+    if not np.all((sums >= 0) & (sums <= units)):  # NaN fails too
+        raise SedContractError(f"losses must sum to a number in [0, units={units}], got "
+                               f"{losses!r}" if scalar else
+                               f"losses must sum to numbers in [0, units={units}]")
+    if binary and (np.any(sums != np.floor(sums)) or (scalar and not is_whole(
+            losses, numpy=True))):
         raise SedContractError(f"binary losses sum to a whole count, got {losses!r}")
     if units == 0:
-        return 1.0
-    if binary:
-        return min(1.0, float(binom.cdf(int(losses), units, alpha)))
-    mean = losses / units
-    hoeffding = math.exp(-units * _divergence(min(mean, alpha), alpha))
-    bentkus = math.e * float(binom.cdf(math.ceil(losses), units, alpha))
-    return min(1.0, hoeffding, bentkus)
+        out = np.ones_like(sums)
+    elif binary:
+        out = np.minimum(1.0, binom.cdf(sums, units, alpha))
+    else:
+        hoeffding = np.exp(-units * _divergence(np.minimum(sums / units, alpha), alpha))
+        bentkus = math.e * binom.cdf(np.ceil(sums), units, alpha)
+        out = np.minimum(1.0, np.minimum(hoeffding, bentkus))
+    return float(out) if scalar else out
 
 
 def fixed_sequence(p_values: Sequence[float], delta: float) -> int:
     """How many hypotheses, tested in the given order (fixed before the data: the most
     conservative threshold first), are rejected at level ``delta``: those before the first
     ``p > delta``. The family-wise error rate is at most ``delta`` under any dependence."""
-    if not is_number(delta, numpy=True) or not 0 < delta < 1:
-        raise SedContractError(f"delta must be a number in (0, 1), got {delta!r}")
+    _check_delta(delta)
     for k, p in enumerate(p_values):
         if not is_number(p, numpy=True) or math.isnan(p) or p > delta:
             return k
     return len(p_values)
+
+
+def holm(p_values: Sequence[float], delta: float) -> np.ndarray:
+    """Which hypotheses Holm's step-down procedure rejects at level ``delta`` (the k-th
+    smallest p-value against ``delta / (m − k)``, stopping at the first that fails): the
+    family-wise error rate is at most ``delta`` under any dependence (Holm 1979). A NaN
+    p-value is never rejected and counts in ``m``."""
+    _check_delta(delta)
+    p = np.asarray(p_values, dtype=np.float64)
+    rejected = np.zeros(len(p), dtype=bool)
+    order = np.argsort(np.where(np.isnan(p), np.inf, p), kind="stable")
+    for k, i in enumerate(order):
+        if not p[i] <= delta / (len(p) - k):
+            break
+        rejected[i] = True
+    return rejected
+
+
+def bonferroni(p_values: Sequence[float], delta: float) -> np.ndarray:
+    """Which hypotheses Bonferroni's correction rejects at level ``delta``: ``p ≤ δ/m``."""
+    _check_delta(delta)
+    p = np.asarray(p_values, dtype=np.float64)
+    return p <= delta / max(len(p), 1)
+
+
+def _check_delta(delta: float) -> None:
+    if not is_number(delta, numpy=True) or not 0 < delta < 1:
+        raise SedContractError(f"delta must be a number in (0, 1), got {delta!r}")

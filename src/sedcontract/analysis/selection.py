@@ -123,8 +123,10 @@ def read_risk_order(path: str | Path, known: Sequence[str]) -> RiskOrder:
     return RiskOrder(tuple(kinds), frozenset(high), where, targets)
 
 
-def _targets(node: yaml.Node, kinds: Sequence[str], where: str) -> tuple[tuple[str, float], ...]:
-    """``targets: {kind: score}`` of a risk order: kinds of its order, scores in [0, 1]."""
+def _targets(node: yaml.Node, kinds: Sequence[str], where: str, among: str = "'order'"
+             ) -> tuple[tuple[str, float], ...]:
+    """``targets: {kind: score}`` of a risk order: kinds of its order (``among`` names them),
+    scores in [0, 1]."""
     if not isinstance(node, yaml.MappingNode) or not node.value:
         raise TraceFormatError("'targets' must map kinds to their least score, e.g. "
                                "{missed: 0.8, onset: 0.5}", path=where,
@@ -138,7 +140,7 @@ def _targets(node: yaml.Node, kinds: Sequence[str], where: str) -> tuple[tuple[s
         except ValueError:
             number = math.nan
         if name not in kinds:
-            raise TraceFormatError(f"target {name!r} is not in 'order'", path=where, row=line)
+            raise TraceFormatError(f"target {name!r} is not in {among}", path=where, row=line)
         if name in out:
             raise TraceFormatError(f"target {name!r} is given twice", path=where, row=line)
         if not 0 <= number <= 1:
@@ -146,6 +148,54 @@ def _targets(node: yaml.Node, kinds: Sequence[str], where: str) -> tuple[tuple[s
                                    row=line)
         out[name] = number
     return tuple(out.items())
+
+
+@dataclass(frozen=True)
+class Targets:
+    """Least scores to certify: ``every`` class's, and ``classes``' own (added or overriding),
+    as ``((kind, score), …)``."""
+
+    every: tuple[tuple[str, float], ...]
+    classes: tuple[tuple[str, tuple[tuple[str, float], ...]], ...] = ()
+
+
+def read_targets(path: str | Path, known: Sequence[str]) -> Targets:
+    """A targets file: a risk order with ``targets:`` (its targets), or a file with just
+    ``targets: {kind: score}`` and, optionally, ``classes: {class: {kind: score}}`` (a class's
+    own targets). Kinds must be among ``known``; errors name the file and line."""
+    where = str(path)
+    root = compose_yaml(path, "targets file")
+    nodes = {key.value: (key, value) for key, value in root.value
+             if isinstance(key, yaml.ScalarNode)} if isinstance(root, yaml.MappingNode) else {}
+    if "order" in nodes:
+        risk = read_risk_order(path, known)
+        if not risk.targets:
+            raise TraceFormatError("the risk order gives no targets; add, e.g., targets: "
+                                   "{missed: 0.8, \"false\": 0.8, onset: 0.5}", path=where)
+        return Targets(risk.targets)
+    among = f"the coordinates ({', '.join(known)})"
+    for name, (key, _) in nodes.items():
+        if name not in ("targets", "classes"):
+            raise TraceFormatError(f"unknown key {name!r}; a targets file has targets: and "
+                                   "classes: (or is a risk order with order, high and targets)",
+                                   path=where, row=key.start_mark.line + 1)
+    if not nodes:
+        raise TraceFormatError("a targets file maps targets: {kind: least score} (and, "
+                               "optionally, classes: {class: {kind: least score}})", path=where)
+    every = _targets(nodes["targets"][1], known, where, among) if "targets" in nodes else ()
+    classes = []
+    if "classes" in nodes:
+        node = nodes["classes"][1]
+        if not isinstance(node, yaml.MappingNode) or not node.value:
+            raise TraceFormatError("'classes' must map class names to their targets, e.g. "
+                                   "{Speech: {missed: 0.95}}", path=where,
+                                   row=node.start_mark.line + 1)
+        for key, value in node.value:
+            if not isinstance(key, yaml.ScalarNode) or key.value in dict(classes):
+                raise TraceFormatError("each class is named once, as text", path=where,
+                                       row=key.start_mark.line + 1)
+            classes.append((key.value, _targets(value, known, where, among)))
+    return Targets(every, tuple(classes))
 
 
 def read_labels(path: str | Path, clips: Sequence[str]) -> list[tuple[str, str, str]]:

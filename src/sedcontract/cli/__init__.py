@@ -1,5 +1,5 @@
 """Command line: ``sedcontract audit | scores | merge | select | sweep | show | report | tune |
-check | data | demo``, one module per command group.
+certify | check | data | demo``, one module per command group.
 
 Each command declares the paths it reads and writes (:class:`~sedcontract.cli.command.Command`);
 one guard refuses unsafe outputs before any work, and outputs are put in place only when the
@@ -14,7 +14,7 @@ import sys
 from collections.abc import Sequence
 
 from sedcontract import __version__
-from sedcontract.cli import analysis, audit, check, data, merge, tune
+from sedcontract.cli import analysis, audit, certify, check, data, merge, tune
 from sedcontract.cli.audit import EXAMPLES
 from sedcontract.cli.command import execute, reported
 
@@ -27,7 +27,7 @@ def build_parser() -> argparse.ArgumentParser:
         "detection: guard vectors, standard scores and contract checks.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="name", required=True)
-    for module in (audit, merge, analysis, tune, check):
+    for module in (audit, merge, analysis, tune, certify, check):
         for command in module.COMMANDS:
             command.add_to(sub)
     group = sub.add_parser("data", help="data sets: the controlled benchmark, pathology sets, "

@@ -7,6 +7,7 @@ import argparse
 import math
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from sedcontract.analysis.audited import FORMATS
 from sedcontract.cli import options
@@ -95,27 +96,38 @@ def targets_file(text: str | None) -> str | None:
         text.endswith((".yaml", ".yml")) else None
 
 
+def read_target_file(path: str) -> Any:
+    """A risk order with ``targets:``, or a file of just ``targets:`` (and ``classes:``):
+    :func:`~sedcontract.analysis.selection.read_targets` over the standard contract's
+    coordinates and diagnostics."""
+    from sedcontract.analysis.selection import read_targets
+    from sedcontract.contracts.contract import load_contract
+    from sedcontract.guard.pipeline import clause_names
+
+    coordinates, diagnostics, _ = clause_names(load_contract("standard"))
+    return read_targets(path, [*coordinates, *diagnostics])
+
+
 def curve_targets(text: str | None) -> tuple[tuple[str, float], ...] | None:
     """``--curves-targets missed=0.8,false=0.8``: coordinate → the least score, each in
     [0, 1]; or a risk order's file whose ``targets:`` give them."""
     if not text:
         return None
     if targets_file(text):
-        from sedcontract.analysis.selection import read_risk_order
-        from sedcontract.contracts.contract import load_contract
         from sedcontract.guard.curves import CURVE_COORDINATES
-        from sedcontract.guard.pipeline import clause_names
 
-        coordinates, diagnostics, _ = clause_names(load_contract("standard"))
-        risk = read_risk_order(text, [*coordinates, *diagnostics])
-        if not risk.targets:
-            raise SedContractError(f"{text}: the risk order gives no targets; add, e.g., "
-                                   "targets: {missed: 0.8, \"false\": 0.8, onset: 0.5}")
-        other = [name for name, _ in risk.targets if name not in CURVE_COORDINATES]
+        targets = read_target_file(text)
+        if targets.classes:
+            raise SedContractError(f"{text}: the curves' targets hold for every class; "
+                                   "per-class targets (classes:) are certify's")
+        if not targets.every:
+            raise SedContractError(f"{text}: no targets; add, e.g., targets: {{missed: 0.8, "
+                                   "\"false\": 0.8, onset: 0.5}")
+        other = [name for name, _ in targets.every if name not in CURVE_COORDINATES]
         if other:
             raise SedContractError(f"{text}: no curve of {other[0]!r} to set a target on; the "
                                    f"curves hold {', '.join(CURVE_COORDINATES)}")
-        return risk.targets
+        return targets.every
     out = []
     for part in text.split(","):
         name, equals, value = part.strip().partition("=")

@@ -4,6 +4,7 @@ dataclass field, and the objects are built from the parsed options by field name
 from __future__ import annotations
 
 import argparse
+import math
 from collections.abc import Callable
 from dataclasses import MISSING, fields
 from typing import Any
@@ -132,6 +133,28 @@ def add_monitor_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--jobs", type=whole_number(1), default=1,
                         help="processes sharing the clips, in blocks (a process pool as the "
                              "audit's executor); the report is the same for any number")
+
+
+def threshold_list(text: str) -> tuple[float, ...]:
+    """``0.1,0.3,0.5`` or a range ``START:STOP:STEP`` (both ends included)."""
+    try:
+        if ":" in text:
+            start, stop, step = (float(v) for v in text.split(":"))
+            if not all(math.isfinite(v) for v in (start, stop, step)):
+                raise argparse.ArgumentTypeError(f"{text!r}: START, STOP and STEP must be "
+                                                 "finite numbers (0.05:0.95:0.05)")
+            if step <= 0 or stop < start:
+                raise ValueError
+            steps = (stop - start) / step  # bounded before any threshold is made
+            count = math.floor(steps + 1e-9) + 1 if steps < 1000 else math.inf  # never past STOP
+            if count > 1000:  # infinite too: 0:1e300:1e-300
+                raise argparse.ArgumentTypeError(f"{text!r} makes more than 1000 thresholds: "
+                                                 "at most 1000")
+            return tuple(round(start + k * step, 10) for k in range(count))
+        return tuple(float(v) for v in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: give numbers (0.2,0.5) or a range "
+                                         "START:STOP:STEP (0.05:0.95:0.05)") from None
 
 
 def whole_number(least: int) -> Callable[[str], int]:

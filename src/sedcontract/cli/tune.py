@@ -5,7 +5,6 @@ and training validation read (``--decision FILE``, ``contract.decision.file=FILE
 from __future__ import annotations
 
 import argparse
-import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,28 +15,6 @@ from sedcontract.guard import AuditPolicy, ScoreSettings
 from sedcontract.outputs import Named, Outputs
 from sedcontract.traces.score_files import score_files
 from sedcontract.traces.times import seconds
-
-
-def _thresholds(text: str) -> tuple[float, ...]:
-    """``0.1,0.3,0.5`` or a range ``START:STOP:STEP`` (both ends included)."""
-    try:
-        if ":" in text:
-            start, stop, step = (float(v) for v in text.split(":"))
-            if not all(math.isfinite(v) for v in (start, stop, step)):
-                raise argparse.ArgumentTypeError(f"{text!r}: START, STOP and STEP must be "
-                                                 "finite numbers (0.05:0.95:0.05)")
-            if step <= 0 or stop < start:
-                raise ValueError
-            steps = (stop - start) / step  # bounded before any threshold is made
-            count = math.floor(steps + 1e-9) + 1 if steps < 1000 else math.inf  # never past STOP
-            if count > 1000:  # infinite too: 0:1e300:1e-300
-                raise argparse.ArgumentTypeError(f"{text!r} makes more than 1000 thresholds: "
-                                                 "at most 1000")
-            return tuple(round(start + k * step, 10) for k in range(count))
-        return tuple(float(v) for v in text.split(","))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r}: give numbers (0.2,0.5) or a range "
-                                         "START:STOP:STEP (0.05:0.95:0.05)") from None
 
 
 def _filters(text: str) -> tuple[float, ...]:
@@ -126,7 +103,7 @@ def _options(parser: argparse.ArgumentParser) -> None:
                         help="with --objective risk: a risk order (YAML order and high, as "
                              "sedcontract select reads it) whose high-risk kinds are "
                              "coordinates or diagnostics of the contract")
-    parser.add_argument("--thresholds", type=_thresholds, default=None,
+    parser.add_argument("--thresholds", type=options.threshold_list, default=None,
                         help="candidate thresholds: 0.2,0.5 or START:STOP:STEP (default "
                              "0.1:0.9:0.1)")
     parser.add_argument("--median-filters", type=_filters, default=None,

@@ -315,6 +315,24 @@ class ClipChanges:
                            {n: c[-1] for n, c in made.items()}, self.thresholds,
                            self.duration)
 
+    def select(self, index: Sequence[int]) -> ClipChanges:
+        """The changes of the clips at ``index`` (sorted, distinct), in their order: the
+        curves of a subset of the clips (a calibration split) without reading them again.
+        ``duration`` is the corpus's and is left out."""
+        index = np.asarray(index, dtype=np.int64)
+        if np.any(np.diff(index) <= 0) or (len(index) and not 0 <= index[0] <= index[-1]
+                                           < len(self.clips)):
+            raise SedContractError("select clips by sorted, distinct indices")
+        new = np.full(len(self.clips), -1, dtype=np.int64)
+        new[index] = np.arange(len(index))
+        changes = {}
+        for name, (clip, *rest) in self.changes.items():
+            keep = new[clip] >= 0
+            changes[name] = (new[clip][keep], *(part[keep] for part in rest))
+        return ClipChanges(self.classes, tuple(self.clips[i] for i in index),
+                           self.seconds[index], {n: b[index] for n, b in self.base.items()},
+                           changes)
+
 
 def clip_changes(ref: Any, scores: Any, durations: Any, policy: AuditPolicy | None = None, *,
                  decision: DecisionPolicy | None = None,

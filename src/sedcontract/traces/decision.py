@@ -9,6 +9,9 @@ continues while the score stays at or above ``low``). A decision file (YAML) hol
     classes:
       Speech: {threshold: 0.3, median_filter: 0.45s}
       Dog: {threshold: 0.6, low: 0.4}
+
+``sedcontract certify`` adds a ``certificate`` section (the guarantee and its numbers): a
+record the reader checks is a mapping and otherwise leaves alone.
 """
 
 from __future__ import annotations
@@ -234,11 +237,14 @@ def decision_of_data(data: Any, where: str) -> DecisionPolicy:
         raise TraceFormatError("a decision file maps threshold, median_filter, median_edge, low, "
                                "source and classes to values", path=where)
     known = {f.name for f in fields(DecisionPolicy)}
-    unknown = sorted(set(data) - known)
+    if not isinstance(data.get("certificate", {}), Mapping):
+        raise TraceFormatError("'certificate' must be the mapping sedcontract certify writes",
+                               path=where)
+    unknown = sorted(set(data) - known - {"certificate"})
     if unknown:
         raise TraceFormatError(f"unknown decision setting(s) {unknown}; the settings are "
                                f"{', '.join(sorted(known))}", path=where)
-    values = dict(data)
+    values = {k: v for k, v in data.items() if k != "certificate"}  # a record, not a setting
     if values.get("classes") is None:
         values.pop("classes", None)
     try:
@@ -249,8 +255,10 @@ def decision_of_data(data: Any, where: str) -> DecisionPolicy:
         raise TraceFormatError(getattr(exc, "message", str(exc)), path=where) from None
 
 
-def decision_yaml(policy: DecisionPolicy, comment: str = "") -> str:
-    """The text of a decision file (``comment`` lines first), median filters with their unit."""
+def decision_yaml(policy: DecisionPolicy, comment: str = "", *,
+                  certificate: Mapping[str, Any] | None = None) -> str:
+    """The text of a decision file (``comment`` lines first), median filters with their unit;
+    ``certificate``: the section :mod:`~sedcontract.analysis.certify` writes after it."""
     import yaml
 
     def unit(value: float) -> str | int:
@@ -261,6 +269,8 @@ def decision_yaml(policy: DecisionPolicy, comment: str = "") -> str:
     for own in data.get("classes", {}).values():
         if "median_filter" in own:
             own["median_filter"] = unit(own["median_filter"])
+    if certificate is not None:
+        data["certificate"] = dict(certificate)
     head = "".join(f"# {line}\n" for line in comment.splitlines())
     return head + yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
 

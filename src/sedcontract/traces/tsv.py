@@ -21,6 +21,7 @@ from sedcontract.traces.names import shorten
 
 EVENT_COLUMNS = ("filename", "onset", "offset", "event_label")
 DURATION_COLUMNS = ("filename", "duration")
+GROUP_COLUMNS = ("filename", "group")
 AUDIO_EXTENSIONS = (".wav", ".flac", ".mp3", ".ogg", ".opus", ".m4a", ".aac")
 
 
@@ -436,6 +437,23 @@ def read_duration_rows(path: str | Path) -> dict[str, tuple[float, int]]:
                                    path=str(path), row=line, column="duration")
         durations.setdefault(clip, (value, line))
     return durations
+
+
+def read_groups(path: str | Path) -> dict[str, str]:
+    """Read a groups tsv (``filename  group``: the recording each clip was cut from) into
+    ``{clip: group}``; a clip listed twice with two groups is an error naming the row."""
+    path = Path(path)
+    groups: dict[str, str] = {}
+    clip_of = _ClipIds(path)
+    for line, row in _read_table(path, GROUP_COLUMNS):
+        for column in GROUP_COLUMNS:
+            if not row.get(column, ""):
+                raise TraceFormatError("missing value", path=str(path), row=line, column=column)
+        clip = clip_of(row["filename"], line)
+        if groups.setdefault(clip, row["group"]) != row["group"]:
+            raise TraceFormatError(f"clip {clip!r} listed twice with different groups",
+                                   path=str(path), row=line, column="group")
+    return groups
 
 
 def write_durations(path: str | Path, durations: Mapping[str, float], *,

@@ -180,7 +180,7 @@ def test_tune_refuses_to_write_onto_its_inputs(tmp_path, capsys):
 def test_tune_some_classes_and_a_threshold_range_that_stops_at_its_end(tmp_path):
     """``--classes a`` tunes a alone (the reference's b left out, not refused); a range
     START:STOP:STEP never passes STOP."""
-    from sedcontract.cli.tune import _thresholds
+    from sedcontract.cli.options import threshold_list as _thresholds
 
     folder, ref, durations = split(tmp_path, "val", 5, clips=3)
     tuning = tune(ref, folder, durations, "event", thresholds=(0.1, 0.3, 0.6),

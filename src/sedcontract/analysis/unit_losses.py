@@ -1,0 +1,128 @@
+"""The risk a certified decision bounds, per coordinate and class: each exchangeable unit's
+loss at each threshold, read exactly off the guard curves kept clip by clip
+(:class:`~sedcontract.guard.curves.ClipChanges`).
+
+A unit is a clip, or a group of clips the user names (the clips cut from one recording are not
+exchangeable with each other; the recordings are). A unit's loss at threshold ``t`` is its
+share of unmet obligations, ``1 − satisfied/obligations`` summed over its clips, in [0, 1]; a
+unit with no obligation at ``t`` loses nothing there. The units counted are those that carry
+an obligation of the coordinate at some threshold of the grid (fixed before the data): a
+property of each unit alone, so the units counted stay exchangeable, and the risk is the mean
+loss of such a unit. Rates per hour
+are no such risk: a clip's count of false events is bounded only by its frames."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from sedcontract.errors import SedContractError
+from sedcontract.guard.curves import CURVE_COORDINATES, ClipChanges
+
+__all__ = ["UnitLosses", "clip_counts", "loss_sums", "unit_losses"]
+
+
+@dataclass(frozen=True)
+class UnitLosses:
+    """The losses ``[unit, threshold]`` (each in [0, 1]) of the units that carry an obligation
+    of one coordinate and class at some threshold, named in ``units``."""
+
+    units: tuple[str, ...]
+    thresholds: np.ndarray
+    losses: np.ndarray
+
+    def risk(self) -> np.ndarray:
+        """The empirical risk at each threshold: the units' mean loss (NaN without a unit)."""
+        if not self.units:
+            return np.full(len(self.thresholds), np.nan)
+        return self.losses.mean(axis=0)
+
+
+def clip_counts(changes: ClipChanges, coordinate: str, key: int, thresholds: Sequence[float]
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """Every clip's satisfied and obligation counts ``[clip, threshold]`` of ``coordinate``
+    for class index ``key`` (``len(classes)``: the union trace), exact."""
+    if coordinate not in changes.changes:
+        raise SedContractError(f"no curve of {coordinate!r}; the curves hold "
+                               f"{', '.join(CURVE_COORDINATES)}")
+    clip, keys, value, d_sat, d_obl = changes.changes[coordinate]
+    mine = keys == key
+    clip, value, d_sat, d_obl = clip[mine], value[mine], d_sat[mine], d_obl[mine]
+    base = changes.base[coordinate][:, key, :].astype(np.int64)
+    t = np.asarray(thresholds, dtype=np.float64)
+    by_value = np.argsort(-value, kind="stable")
+    falling = np.argsort(-t, kind="stable")  # thresholds from the highest down
+    upto = np.searchsorted(-value[by_value], -t[falling], side="left")  # rows with value > t
+    sat = np.empty((len(changes.clips), len(t)), dtype=np.int64)
+    obl = np.empty_like(sat)
+    held_sat, held_obl = base[:, 0].copy(), base[:, 1].copy()
+    done = 0
+    for j, stop in zip(falling, upto, strict=True):
+        rows = by_value[done:stop]
+        np.add.at(held_sat, clip[rows], d_sat[rows])
+        np.add.at(held_obl, clip[rows], d_obl[rows])
+        sat[:, j], obl[:, j] = held_sat, held_obl
+        done = stop
+    return sat, obl
+
+
+def _unit_counts(changes: ClipChanges, coordinate: str, key: int, thresholds: Sequence[float],
+                 groups: Mapping[str, str] | None) -> tuple[Sequence[str], np.ndarray, np.ndarray]:
+    """The units' names and their satisfied and obligation counts ``[unit, threshold]``: a
+    group's are its clips' summed."""
+    sat, obl = clip_counts(changes, coordinate, key, thresholds)
+    if groups is None:
+        return changes.clips, sat, obl
+    missing = [c for c in changes.clips if c not in groups]
+    if missing:
+        raise SedContractError(f"the groups name no group for clip {missing[0]!r} (and "
+                               f"{len(missing) - 1} more); name every clip's recording")
+    names, which = np.unique(np.array([groups[c] for c in changes.clips], dtype=object),
+                             return_inverse=True)
+    summed = []
+    for m in (sat, obl):
+        out = np.zeros((len(names), m.shape[1]), dtype=np.int64)
+        np.add.at(out, which, m)
+        summed.append(out)
+    return [str(n) for n in names], summed[0], summed[1]
+
+
+def _losses(sat: np.ndarray, obl: np.ndarray) -> np.ndarray:
+    """``1 − satisfied/obligations`` where there are obligations, else 0."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(obl > 0, (obl - sat) / np.maximum(obl, 1), 0.0)
+
+
+def unit_losses(changes: ClipChanges, coordinate: str, key: int, thresholds: Sequence[float],
+                groups: Mapping[str, str] | None = None) -> UnitLosses:
+    """The losses of ``coordinate`` for class index ``key`` at ``thresholds`` of the units
+    that carry an obligation at one of them: a unit is a clip, or with ``groups`` (clip →
+    group; every clip named) the group of clips, whose counts are summed before the share is
+    taken. Memory: units × thresholds (:func:`loss_sums` keeps less)."""
+    names, sat, obl = _unit_counts(changes, coordinate, key, thresholds, groups)
+    counted = obl.any(axis=1)
+    return UnitLosses(tuple(n for n, c in zip(names, counted, strict=True) if c),
+                      np.asarray(thresholds, dtype=np.float64),
+                      _losses(sat[counted], obl[counted]))
+
+
+def loss_sums(changes: ClipChanges, coordinate: str, key: int, thresholds: Sequence[float],
+              groups: Mapping[str, str] | None = None, *, cells: int = 1 << 22
+              ) -> tuple[np.ndarray, int]:
+    """:func:`unit_losses`' sums over the units at each threshold, and the number of units,
+    a block of thresholds at a time (at most ``cells`` counts held)."""
+    t = np.asarray(thresholds, dtype=np.float64)
+    step = max(1, cells // max(1, len(changes.clips)))
+    blocks = [t[a:a + step] for a in range(0, len(t), step)]
+    counted = None
+    for block in blocks:  # which units carry an obligation at some threshold of the grid
+        _, _, obl = _unit_counts(changes, coordinate, key, block, groups)
+        counted = obl.any(axis=1) if counted is None else counted | obl.any(axis=1)
+    if counted is None:
+        return np.zeros(0), 0
+    sums = [_losses(sat[counted], obl[counted]).sum(axis=0)
+            for sat, obl in (_unit_counts(changes, coordinate, key, b, groups)[1:]
+                             for b in blocks)]
+    return np.concatenate(sums), int(counted.sum())
