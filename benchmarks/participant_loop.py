@@ -5,6 +5,8 @@ each command in a fresh process, its wall and CPU time beside its goal:
 - one system's report rows: ``audit --with-scores --bootstrap 1000 --format csv`` (goal 3 s);
 - the report of three systems from their rows: ``report`` (goal 5 s);
 - ``tune --objective intersection`` on the default grid (goal 10 s);
+- ``certify`` for the speech gate's targets at δ 0.1 (goal 5 s; no other tool certifies SED
+  thresholds);
 - every DCASE metric from the scores: ``scores --pred-scores`` (PSDS1, PSDS2, collar,
   intersection and segment F1, mAUC, mpAUC; goal 3 s), beside sed_scores_eval computing the
   same metrics in a fresh process.
@@ -29,6 +31,7 @@ from sedcontract.traces import read_durations, read_events, write_durations, wri
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data" / "real_dcase"
 CLI = [sys.executable, "-W", "ignore", "-m", "sedcontract.cli"]
+GATE = ROOT / "src" / "sedcontract" / "examples" / "speech_gate.yaml"
 
 REFERENCE = """
 import sys, warnings
@@ -113,6 +116,9 @@ def main(argv: list[str] | None = None) -> int:
             ("tune --objective intersection", 10.0,
              timed([*CLI, "tune", *given, "--objective", "intersection", "--out",
                     str(folder / "decision.yaml")]), None),
+            ("certify the speech gate at δ 0.1", 5.0,
+             timed([*CLI, "certify", *given, "--targets", str(GATE), "--delta", "0.1",
+                    "--out", str(folder / "gate.yaml")]), None),
             ("scores --pred-scores, every DCASE metric", 3.0,
              timed([*CLI, "scores", *given, "--format", "json", "--out",
                     str(folder / "scores.json")]),

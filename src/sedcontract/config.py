@@ -166,18 +166,25 @@ def guard_run(run_callbacks: Sequence[Any], reads: Mapping[str, Sequence[str | P
     a score folder whose name is taken by a file — as the commands' declared-output guard
     does (:func:`sedcontract.outputs.guard`); the report callbacks keep the inputs and never
     write onto them."""
-    from sedcontract.lightning.callbacks import ReportFiles
+    from sedcontract.lightning.callbacks import Certification, ReportFiles
 
     files: dict[str, list[Path]] = {}
     folders: dict[str, list[Path]] = {}
-    for callback in run_callbacks:
+    reads = dict(reads)
+    writers = [c for c in run_callbacks if isinstance(c, ReportFiles | Certification)]
+    for callback in writers:
+        if isinstance(callback, Certification) and callback.file is not None:
+            reads["callbacks.certification.targets"] = [callback.file]
+    for callback in writers:
+        written, trees = callback.outputs()
         if isinstance(callback, ReportFiles):
-            written, trees = callback.outputs()
             files[f"{callback.stem} report"] = written
             folders[f"{callback.stem} score folder (save_scores)"] = trees
-            callback.inputs = [Path(p) for paths in reads.values() for p in paths]
+        else:
+            files[f"{callback.stem} decision file (certification)"] = written
+        callback.inputs = [Path(p) for paths in reads.values() for p in paths]
     guard(reads=reads, writes=files, folders=folders,
-          creates=[c.dirpath for c in run_callbacks if isinstance(c, ReportFiles)])
+          creates=[c.dirpath for c in writers])
 
 
 def finish_wandb() -> None:

@@ -26,12 +26,13 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from sedcontract.analysis.risk_control import bonferroni, fixed_sequence, holm, risk_p_value
-from sedcontract.analysis.unit_losses import UnitLosses, loss_sums
+from sedcontract.analysis.unit_losses import loss_sums
 from sedcontract.errors import SedContractError
 from sedcontract.numbers import is_number
 from sedcontract.traces.decision import DecisionPolicy
@@ -44,13 +45,16 @@ __all__ = [
     "ClassCertificate",
     "certify",
     "certify_changes",
-    "certify_class",
+    "certify_sums",
     "desed_grid",
+    "read_target_file",
+    "resolved_procedure",
 ]
 
 # +1: the risk rises with the threshold (fewer detections), so the lowest threshold is the
-# conservative end; −1: it falls. Measured on DESED validation and the controlled benchmark;
-# a wrong direction costs power, never validity (the order is fixed before the data).
+# conservative end; −1: it falls. Measured on DESED validation (on the controlled benchmark
+# false rises again at the highest thresholds, where events fragment); a wrong direction costs
+# power, never validity (the order is fixed before the data).
 DIRECTIONS = {"missed": 1, "fragmentation": 1, "late_onset": 1, "early_release": 1,
               "false": -1, "silence": -1, "early_onset": -1, "late_release": -1, "merge": -1,
               "leakage": -1}
@@ -124,26 +128,15 @@ def resolved_procedure(procedure: str, coordinates: Sequence[str]) -> str:
     return procedure
 
 
-def certify_class(name: str, losses: Mapping[str, UnitLosses], alphas: Mapping[str, float],
-                  delta: float, procedure: str = "auto", *, p_value: Any = risk_p_value
-                  ) -> ClassCertificate:
-    """Certify one class from its units' losses per coordinate (on one grid) against
-    ``alphas`` (coordinate → risk bound) at level ``delta``. ``p_value(sum, units, alpha)``
-    is swappable to show what a naive rule does instead (the coverage experiment)."""
-    coordinates = list(alphas)
-    method = resolved_procedure(procedure, coordinates)
-    grid = next(iter(losses.values())).thresholds
-    sums = {c: losses[c].losses.sum(axis=0) for c in coordinates}
-    return certify_sums(name, grid, sums, {c: len(losses[c].units) for c in coordinates},
-                        alphas, delta, method, p_value=p_value)
-
-
 def certify_sums(name: str, grid: np.ndarray, sums: Mapping[str, np.ndarray],
                  units: Mapping[str, int], alphas: Mapping[str, float], delta: float,
                  method: str, *, p_value: Any = risk_p_value, unit: str = "clip"
                  ) -> ClassCertificate:
-    """:func:`certify_class` from each coordinate's summed losses at the grid's thresholds and
-    its count of units (``method`` resolved; ``unit``: what a unit is, for messages)."""
+    """Certify one class from each coordinate's summed unit losses at the grid's thresholds
+    and its count of units, against ``alphas`` (coordinate → risk bound) at level ``delta`` by
+    ``method`` (resolved: :func:`resolved_procedure`). ``p_value(sums, units, alpha)`` is
+    swappable to show what a naive rule does instead (the coverage experiment); ``unit``: what
+    a unit is, for messages."""
     p = {c: np.asarray(p_value(sums[c], units[c], alphas[c]), dtype=np.float64)
          for c in alphas}
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -207,6 +200,8 @@ class Certificate:
         chosen = {c.name: c.threshold for c in self.classes if c.threshold is not None}
         source = (f"sedcontract certify (δ {self.delta:g}, {self.procedure}, "
                   f"{len(chosen)} of {len(self.classes)} classes certified)")
+        if self.decision.source:  # what made the scores stays said
+            source = f"{self.decision.source}; {source}"
         return replace(self.decision.with_thresholds(chosen) if chosen else self.decision,
                        source=source)
 
@@ -242,24 +237,34 @@ class Certificate:
                 "unit": self.unit, "thresholds": [float(grid[0]), float(grid[-1]), len(grid)],
                 "classes": classes}
 
-    def text(self) -> str:
-        """What ``sedcontract certify`` prints: a line per class and the guarantee."""
-        lines = [f"certified at δ {self.delta:g} ({self.procedure}, {len(self.grid)} thresholds "
-                 f"{self.grid[0]:g} … {self.grid[-1]:g}; "
-                 f"{'all classes jointly' if self.joint else 'each class'}):"]
+    def markdown(self) -> list[str]:
+        """The certificate as Markdown lines: what it guarantees, then a row per class (its
+        certified thresholds, the one chosen, each target's risk and p-value there; or why
+        none is certified)."""
+        names = list(dict.fromkeys(k.coordinate for c in self.classes for k in c.checks))
+        scope = "all classes jointly" if self.joint else "each class"
+        lines = [f"Certified thresholds at δ {self.delta:g} ({self.procedure}; "
+                 f"{len(self.grid)} thresholds {self.grid[0]:g} … {self.grid[-1]:g}; "
+                 f"{scope}): {self.guarantee()}.", "",
+                 "| class | certified thresholds | threshold | "
+                 + " | ".join(f"{n} risk (p, {self.unit}s)" for n in names) + " |",
+                 "|---" * (3 + len(names)) + "|"]
         for c in self.classes:
+            own = {k.coordinate: k for k in c.checks}
             if c.threshold is None:
-                lines.append(f"  {c.name}: not certified: {c.why}")
+                lines.append(f"| {c.name} | none (below) | kept | " + " | ".join(
+                    f"α {own[n].alpha:.3g}" if n in own else "" for n in names) + " |")
                 continue
             at = int(np.flatnonzero(self.grid == c.threshold)[0])
-            risks = ", ".join(f"{k.coordinate} risk {k.risk[at]:.3f} ≤ {k.alpha:.3g} "
-                              f"({k.units} {self.unit}s, p {k.p_values[at]:.2g})"
-                              for k in c.checks)
             runs = ", ".join(f"{a:g}" if a == b else f"{a:g}–{b:g}"
                              for a, b in _runs(self.grid, c.certified))
-            lines.append(f"  {c.name}: threshold {c.threshold:g} (certified: {runs}); {risks}")
-        lines.append(f"guarantee: {self.guarantee()}")
-        return "\n".join(lines) + "\n"
+            lines.append(f"| {c.name} | {runs} | {c.threshold:g} | " + " | ".join(
+                f"{own[n].risk[at]:.3f} ≤ {own[n].alpha:.3g} ({own[n].p_values[at]:.2g}, "
+                f"{own[n].units})" if n in own else "" for n in names) + " |")
+        missing = [c for c in self.classes if c.threshold is None]
+        if missing:
+            lines += ["", "Not certified:", ""] + [f"- {c.name}: {c.why}" for c in missing]
+        return lines
 
 
 def _finite(x: float) -> float | None:
@@ -283,6 +288,18 @@ def alphas_of(targets: Mapping[str, float], where: str = "targets") -> dict[str,
     if not out:
         raise SedContractError(f"{where}: no target to certify")
     return out
+
+
+def read_target_file(path: str | Path) -> Any:
+    """A risk order with ``targets:``, or a file of just ``targets:`` (and ``classes:``)
+    (:func:`~sedcontract.analysis.selection.read_targets`), its kinds among the standard
+    contract's coordinates and diagnostics."""
+    from sedcontract.analysis.selection import read_targets
+    from sedcontract.contracts.contract import load_contract
+    from sedcontract.guard.pipeline import clause_names
+
+    coordinates, diagnostics, _ = clause_names(load_contract("standard"))
+    return read_targets(path, [*coordinates, *diagnostics])
 
 
 def certify_changes(changes: Any, targets: Mapping[str, float], *, delta: float = 0.1,

@@ -25,12 +25,15 @@ __all__ = ["CurvesRequest"]
 class CurvesRequest:
     """The curves' summary up to ``max_rate`` false events per hour (PSDS's max eFPR), each
     class's threshold ranges where every one of ``targets`` (coordinate → least score) holds,
-    and ``duration`` audited at ``thresholds``. How it runs (bootstrap draws, processes, a
-    shard) is said to :meth:`compute`, as an audit says it once for all it computes."""
+    with ``certify`` (δ) the targets certified on these clips
+    (:func:`~sedcontract.analysis.certify.certify_changes`), and ``duration`` audited at
+    ``thresholds``. How it runs (bootstrap draws, processes, a shard) is said to
+    :meth:`compute`, as an audit says it once for all it computes."""
 
     max_rate: float = 100.0
     targets: tuple[tuple[str, float], ...] | None = None
     thresholds: tuple[float, ...] = ()
+    certify: float | None = None  # δ: the targets certified beside the ranges
 
     def check(self, policy: AuditPolicy, names: Mapping[str, str] | None = None) -> None:
         """Refuse, before any file is read, what the curves are not exact for (``names``: how
@@ -43,6 +46,15 @@ class CurvesRequest:
                                    f"hour, got {self.max_rate!r}")
         check_curves(policy, policy.decision or DecisionPolicy(),
                      [name for name, _ in self.targets or ()])
+        if self.certify is not None:
+            from sedcontract.analysis.certify import alphas_of
+
+            if not self.targets:
+                raise SedContractError("a certificate is of targets: give them (--curves-targets "
+                                       "on the command line)")
+            if not (is_number(self.certify) and 0 < self.certify < 1):
+                raise SedContractError(f"δ must be a number in (0, 1), got {self.certify!r}")
+            alphas_of(dict(self.targets))
 
     def settings(self, policy: AuditPolicy) -> dict[str, Any]:
         """What the summary is made under: the largest budget, the targets, the decision."""
@@ -66,6 +78,9 @@ class CurvesRequest:
 
         policy = policy or AuditPolicy()
         self.check(policy)
+        if shard is not None and self.certify is not None:
+            raise SedContractError("a certificate needs every clip at once: certify the "
+                                   "merged report's clips without --shard")
         ref, given = events_of(ref, "ground truth"), durations_of(durations)
         if given is None:
             raise SedContractError("curves need clip durations (predicted events are cut at "
@@ -80,11 +95,18 @@ class CurvesRequest:
         given = {c: given[c] for c in clips}
         settings = self.settings(policy)
         hours = math.fsum(seconds) / SECONDS_PER_HOUR
-        if resamples and shard is None:  # each clip's changes, to resample them
+        if (resamples or self.certify is not None) and shard is None:  # each clip's changes
             changes = clip_changes(ref, scores, given, policy, thresholds=self.thresholds)
-            draws = area_draws(changes, self.max_rate, resamples, seed)
-            return curve_summary(changes.total(), hours, **settings, draws=draws,
-                                 level=level, seed=seed)
+            draws = area_draws(changes, self.max_rate, resamples, seed) if resamples else None
+            out = curve_summary(changes.total(), hours, **settings, draws=draws,
+                                level=level, seed=seed)
+            if self.certify is not None:
+                from sedcontract.analysis.certify import certify_changes
+
+                out["certificate"] = certify_changes(changes, dict(self.targets or ()),
+                                                     delta=self.certify,
+                                                     decision=settings["decision"])
+            return out
         curves = guard_curves(ref, scores, given, policy, thresholds=self.thresholds,
                               jobs=jobs)
         if shard is not None:

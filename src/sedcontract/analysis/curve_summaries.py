@@ -238,13 +238,12 @@ def target_ranges(curves: GuardCurves, targets: Mapping[str, float], cls: str
             raise SedContractError(f"the target of {name} must lie in [0, 1], got {target!r}")
     found = [_curve(curves, name, cls) for name in targets]
     points = _operating_points(*found)
-    holds = []
-    for t in points:
-        ok = True
-        for curve, target in zip(found, targets.values(), strict=True):
-            sat, obl = curve.at(float(t))
-            ok &= not obl or sat / obl >= float(target)
-        holds.append(ok)
+    holds = np.ones(len(points), dtype=bool)
+    for curve, target in zip(found, targets.values(), strict=True):
+        sat, obl = curve.counts(points)  # every operating point at once
+        with np.errstate(divide="ignore", invalid="ignore"):
+            holds &= (obl == 0) | (sat / np.maximum(obl, 1) >= float(target))
+    holds = holds.tolist()
     # point j stands for the thresholds [points[j], points[j-1]) (the first: up to +inf)
     out: list[tuple[float, float]] = []
     for j, ok in enumerate(holds):
@@ -431,6 +430,8 @@ def summary_markdown(summary: Mapping[str, Any]) -> str:
         for cls, found in summary["ranges"].items():
             text = f"{chosen[cls]:.4g}" if cls in chosen else "default kept"
             lines.append(f"| {cls} | {_range_text(found)} | {text} |")
+    if "certificate" in summary:
+        lines += ["", *summary["certificate"].markdown()]
     return "\n".join(lines) + "\n"
 
 
@@ -460,6 +461,8 @@ def summary_dict(summary: Mapping[str, Any]) -> dict[str, Any]:
                 "thresholds": dict(summary["chosen"]),
                 "unserved": list(summary["unserved"]),
                 "any_threshold": list(summary["any_threshold"])}
+    if "certificate" in summary:
+        out["certificate"] = summary["certificate"].as_dict()
     return out
 
 

@@ -29,7 +29,7 @@ from sedcontract.traces.score_files import score_files
 EXAMPLES = Path(__file__).parents[1] / "examples"
 SYSTEM_FORMATS = {"csv"}  # formats whose rows carry the system's name
 CURVE_READERS = ("--curves-targets", "--curves-decision", "--curves-figure",
-                 "--curves-duration-at")  # options that read the curves
+                 "--curves-duration-at", "--curves-certify")  # options that read the curves
 OPTIONS = {name: "--" + name.replace("_", "-") for name in (  # request field -> its option
     "pred", "pred_scores", "pred_points", "durations", "clips", "windows", "compare_scores",
     "with_scores", "bootstrap", "curves", "shard", "compare", "jobs")} | \
@@ -66,6 +66,7 @@ class Asked:
                 ("--curves-decision", args.curves_decision),
                 ("--curves-figure", args.curves_figure),
                 ("--curves-duration-at", args.curves_duration_at),
+                ("--curves-certify", args.curves_certify is not None),
                 ("--curves-max-rate", args.curves_max_rate is not None)) if value)
             own = {"mode": args.mode, "system": args.system, "soft": args.soft,
                    "backend": args.backend, "jobs": args.jobs, "compare": args.compare,
@@ -143,9 +144,9 @@ class Asked:
         curves = None if r is None else r.curves
         if curves is None:
             if set(flags) & set(CURVE_READERS):
-                raise SedContractError("--curves-targets, --curves-decision, --curves-figure "
-                                       "and --curves-duration-at read the curves: add "
-                                       "--curves")
+                raise SedContractError("--curves-targets, --curves-decision, --curves-figure, "
+                                       "--curves-duration-at and --curves-certify read the "
+                                       "curves: add --curves")
             if "--curves-max-rate" in flags:
                 raise SedContractError("--curves-max-rate sets the budgets of --curves: add "
                                        "it")
@@ -230,7 +231,7 @@ def _curves(args: argparse.Namespace) -> CurvesRequest | None:
         return None
     return CurvesRequest(
         max_rate=100.0 if args.curves_max_rate is None else args.curves_max_rate,
-        targets=targets, thresholds=thresholds)
+        targets=targets, thresholds=thresholds, certify=args.curves_certify)
 
 
 def write_curve_files(out: Outputs, summary: Mapping[str, Any], figure: str | None,

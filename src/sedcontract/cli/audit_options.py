@@ -7,7 +7,6 @@ import argparse
 import math
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from sedcontract.analysis.audited import FORMATS
 from sedcontract.cli import options
@@ -96,24 +95,13 @@ def targets_file(text: str | None) -> str | None:
         text.endswith((".yaml", ".yml")) else None
 
 
-def read_target_file(path: str) -> Any:
-    """A risk order with ``targets:``, or a file of just ``targets:`` (and ``classes:``):
-    :func:`~sedcontract.analysis.selection.read_targets` over the standard contract's
-    coordinates and diagnostics."""
-    from sedcontract.analysis.selection import read_targets
-    from sedcontract.contracts.contract import load_contract
-    from sedcontract.guard.pipeline import clause_names
-
-    coordinates, diagnostics, _ = clause_names(load_contract("standard"))
-    return read_targets(path, [*coordinates, *diagnostics])
-
-
 def curve_targets(text: str | None) -> tuple[tuple[str, float], ...] | None:
     """``--curves-targets missed=0.8,false=0.8``: coordinate → the least score, each in
     [0, 1]; or a risk order's file whose ``targets:`` give them."""
     if not text:
         return None
     if targets_file(text):
+        from sedcontract.analysis.certify import read_target_file
         from sedcontract.guard.curves import CURVE_COORDINATES
 
         targets = read_target_file(text)
@@ -233,6 +221,10 @@ def add_curve_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--curves-decision", default=None, metavar="FILE",
                         help="write a decision file (YAML) with each class's threshold inside "
                              "its widest range (audit --decision reads it)")
+    parser.add_argument("--curves-certify", type=float, default=None, metavar="DELTA",
+                        help="beside the ranges, the targets certified on these clips at this "
+                             "δ (sedcontract certify's thresholds and guarantee; "
+                             "docs/certify.md)")
 
 
 def add_audit_options(parser: argparse.ArgumentParser) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from sedcontract.cli import options
-from sedcontract.cli.audit_options import curve_targets, read_target_file, targets_file
+from sedcontract.cli.audit_options import curve_targets, targets_file
 from sedcontract.cli.command import Command, contract_read, given
 from sedcontract.errors import SedContractError
 from sedcontract.guard import AuditPolicy
@@ -60,6 +60,8 @@ class CertifyRequest:
     def target_values(self) -> tuple[dict[str, float], dict[str, dict[str, float]]]:
         """Every class's targets and the classes' own (a file may give both)."""
         if targets_file(self.targets):
+            from sedcontract.analysis.certify import read_target_file
+
             read = read_target_file(self.targets)
             return dict(read.every), {c: dict(t) for c, t in read.classes}
         return dict(curve_targets(self.targets) or ()), {}
@@ -86,7 +88,7 @@ def _run(args: argparse.Namespace, out: Outputs) -> int:
                           thresholds=request.thresholds, procedure=request.procedure,
                           groups=read_groups(request.groups) if request.groups else None,
                           joint=request.joint, classes=request.classes, class_targets=own)
-    text = certificate.text()
+    text = "\n".join(certificate.markdown()) + "\n"
     note = (f"sedcontract certify on {request.pred_scores} against {request.ref}, targets "
             f"{request.targets}\n" + text)
     out.write(request.out, decision_yaml(certificate.decided(), note,

@@ -5,6 +5,7 @@ never during the sanity check, and only on the global-zero process."""
 from __future__ import annotations
 
 import logging
+import math
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ from sedcontract.guard.render import (
     vector_markdown,
     vector_rows,
 )
+from sedcontract.numbers import is_number
 from sedcontract.outputs import atomic_write
 from sedcontract.traces.score_files import scores_tsv
 from sedcontract.traces.tsv import events_tsv
@@ -113,6 +115,98 @@ class ReportFiles(Callback):
                                         scores_tsv(scores, monitor.classes, monitor.hop),
                                         inputs=self.inputs))
         return written
+
+
+class Certification(Callback):
+    """After every validation, the thresholds of the validation split certified for
+    ``targets`` at ``delta`` (:func:`~sedcontract.analysis.certify.certify_changes`: the
+    guarantee ``sedcontract certify`` gives), logged as ``val/certified/<class>`` (the
+    threshold; NaN: not certified) and ``val/certified/classes``, printed, and written as the
+    decision file ``<stem>.yaml`` in ``dirpath`` (the last validation's: the end of the run).
+    ``targets``: coordinate → least score, or a risk order's or targets file; None: off."""
+
+    def __init__(self, dirpath: str | Path, targets: Any = None, delta: float = 0.1, *,
+                 stem: str = "val_certificate") -> None:
+        from sedcontract.analysis.certify import alphas_of
+
+        self.dirpath, self.stem, self.delta = Path(dirpath), stem, delta
+        self.file = None
+        if isinstance(targets, str | Path):  # read now: a bad file stops the run at once
+            from sedcontract.analysis.certify import read_target_file
+
+            self.file = Path(targets)
+            read = read_target_file(str(targets))
+            self.targets, self.own = dict(read.every), {c: dict(t) for c, t in read.classes}
+        else:
+            self.targets, self.own = dict(targets or {}), {}
+        for where, given in {"": self.targets, **self.own}.items():
+            if given:
+                alphas_of(given, f"callbacks.certification.targets{where and ' of ' + where}")
+        if not is_number(delta) or not 0 < delta < 1:
+            raise SedContractError(f"callbacks.certification.delta must be in (0, 1), got "
+                                   f"{delta!r}")
+        self.inputs: list[Path] = []
+        self.certificate: Any = None
+
+    @property
+    def on(self) -> bool:
+        return bool(self.targets or self.own)
+
+    def outputs(self) -> tuple[list[Path], list[Path]]:
+        """The decision file this callback writes (none when off)."""
+        return ([self.dirpath / f"{self.stem}.yaml"] if self.on else []), []
+
+    def setup(self, trainer: Trainer, pl_module: LightningModule, stage: str) -> None:
+        """Refuse, before any batch, a policy the certificate cannot be exact for (another
+        contract, projection majority, hysteresis: the curves' own limits)."""
+        if not self.on:
+            return
+        from sedcontract.guard.curves import check_curves
+        from sedcontract.traces.decision import DecisionPolicy
+
+        policy = pl_module.policy
+        named = [*self.targets, *(k for own in self.own.values() for k in own)]
+        try:
+            check_curves(policy, policy.decision or DecisionPolicy(), named)
+        except SedContractError as exc:
+            raise SedContractError(f"callbacks.certification: {exc}") from None
+
+    def on_validation_epoch_start(self, trainer: Trainer, pl_module: LightningModule) -> None:
+        if not self.on:
+            return
+        if trainer.world_size > 1:
+            raise SedContractError("certification at validation sees one process's clips: run "
+                                   "it on one device, or certify the saved scores afterwards "
+                                   "(sedcontract certify)")
+        pl_module.monitor.keep_scores = True
+
+    def on_validation_end(self, trainer: Trainer, pl_module: LightningModule) -> None:
+        if not (self.on and _ready(trainer, pl_module) and pl_module.scores_seen):
+            return
+        from sedcontract.analysis.certify import certify_changes
+        from sedcontract.guard.curves import clip_changes
+        from sedcontract.lightning.metric import KeptTables
+        from sedcontract.traces.decision import decision_yaml
+
+        monitor, kept = pl_module.monitor, pl_module.scores_seen
+        clips = tuple(c for c in monitor.clips if c in kept)
+        changes = clip_changes(monitor.reference_of(clips), KeptTables(monitor, clips, kept),
+                               {c: monitor.durations[c] for c in clips}, monitor.policy)
+        found = certify_changes(changes, self.targets, delta=self.delta,
+                                class_targets=self.own, decision=monitor.policy.decision)
+        self.certificate = found
+        metrics = {f"val/certified/{c.name}": math.nan if c.threshold is None else c.threshold
+                   for c in found.classes}
+        metrics["val/certified/classes"] = sum(c.threshold is not None for c in found.classes)
+        for logger in trainer.loggers:
+            logger.log_metrics(metrics, step=trainer.global_step)
+        table = "\n".join(found.markdown())
+        log.info("epoch %d — thresholds certified on %s (%d clips)\n%s", trainer.current_epoch,
+                 trainer.datamodule.val_split, len(clips), table)
+        atomic_write(self.dirpath / f"{self.stem}.yaml", decision_yaml(
+            found.decided(), f"certified on the validation split after epoch "
+            f"{trainer.current_epoch}\n{table}", certificate=found.as_dict()),
+            inputs=self.inputs)
 
 
 class FailureTimelines(Callback):

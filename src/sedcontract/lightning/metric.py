@@ -319,13 +319,16 @@ class ContractMonitor(Metric):
         its events were decided on."""
         if not clips:
             return None
-        take = np.concatenate([self.events_of[c] for c in clips])
-        ref = self.reference
-        reference = EventList(ref.clip[take], ref.onset[take], ref.offset[take],
-                              ref.label[take], clips=tuple(clips), path=ref.path)
-        return guard_curves(reference, KeptTables(self, tuple(clips)),
+        return guard_curves(self.reference_of(clips), KeptTables(self, tuple(clips)),
                             {c: self.durations[c] for c in clips}, self.policy,
                             decision=self.policy.decision)
+
+    def reference_of(self, clips: Sequence[str]) -> EventList:
+        """The reference events of ``clips`` (of this monitor's split), in their order."""
+        take = np.concatenate([self.events_of[c] for c in clips])
+        ref = self.reference
+        return EventList(ref.clip[take], ref.onset[take], ref.offset[take], ref.label[take],
+                         clips=tuple(clips), path=ref.path)
 
     def joined_curves(self) -> GuardCurves:
         """The curves of every clip any process saw, each clip once: under a distributed run
@@ -351,16 +354,19 @@ def owned(seen: Sequence[Sequence[str] | None], rank: int) -> list[str]:
 
 
 class KeptTables(Mapping):
-    """The kept frame scores of some clips as score tables (clip → :class:`ScoreTable` and
-    the name errors give), each made when it is read: one clip's float64 copy at a time."""
+    """The kept frame scores of some clips (the monitor's, or ``scores_of`` kept past its
+    reset) as score tables (clip → :class:`ScoreTable` and the name errors give), each made
+    when it is read: one clip's float64 copy at a time."""
 
-    def __init__(self, monitor: ContractMonitor, clips: tuple[str, ...]) -> None:
+    def __init__(self, monitor: ContractMonitor, clips: tuple[str, ...],
+                 scores_of: Mapping[str, np.ndarray] | None = None) -> None:
         self.monitor, self.clips = monitor, clips
+        self.scores_of = monitor.scores_of if scores_of is None else scores_of
 
     def __getitem__(self, clip: str) -> tuple[ScoreTable, str]:
         if clip not in self.clips:
             raise KeyError(clip)
-        scores = self.monitor.scores_of[clip]
+        scores = self.scores_of[clip]
         hop, k = self.monitor.hop, np.arange(len(scores))
         # the grid's last frame may pass the clip's end: its row ends there
         offset = np.minimum((k + 1) * hop, self.monitor.durations[clip])

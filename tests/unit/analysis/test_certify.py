@@ -155,6 +155,18 @@ def test_mapie_gives_the_same_p_values_and_the_same_rejections():
             ours = risk_p_value(sums, n, alpha, binary=binary)
             theirs = methods.compute_hoeffding_bentkus_p_value(sums / n, n, alpha, binary)
             np.testing.assert_allclose(ours, theirs[:, 0], rtol=1e-10, atol=1e-300)
+    # where (k/n)·n lands above k, MAPIE's ceiling counts one loss more: its p-value is that
+    # of k + 1 (valid, weaker); ours takes the whole count as it is
+    assert (7 / 41) * 41 > 7
+    theirs = methods.compute_hoeffding_bentkus_p_value(np.array([7 / 41]), 41, 0.3)[0, 0]
+    from scipy.stats import binom
+
+    r = 7 / 41
+    hoeffding = math.exp(-41 * (r * math.log(r / 0.3) + (1 - r) * math.log((1 - r) / 0.7)))
+    assert theirs == pytest.approx(min(hoeffding, math.e * binom.cdf(8, 41, 0.3)), rel=1e-12)
+    assert risk_p_value(7.0, 41, 0.3) == pytest.approx(
+        min(hoeffding, math.e * binom.cdf(7, 41, 0.3)), rel=1e-12)
+    assert risk_p_value(7.0, 41, 0.3) < 0.8 * theirs
     for _ in range(200):
         p = np.sort(rng.uniform(0, 0.2, 12)) if rng.uniform() < 0.5 else rng.uniform(0, 0.1, 12)
         delta = float(rng.choice([0.05, 0.1, 0.2]))
@@ -208,7 +220,8 @@ def test_the_library_and_the_command_give_one_decision(tmp_path, capsys):
                  str(durations), "--targets", "missed=0.7,false=0.7", "--delta", "0.2",
                  "--out", str(out)]) == 0
     printed = capsys.readouterr().out
-    assert "certified at δ 0.2 (fixed-sequence, 50 thresholds 0.01 … 0.99; each class)" in printed
+    assert "Certified thresholds at δ 0.2 (fixed-sequence; 50 thresholds 0.01 … 0.99; each " \
+        "class): with probability at least 0.8" in printed
     assert read_decision(out) == found.decided()
     data = __import__("yaml").safe_load(out.read_text())
     assert data["certificate"]["delta"] == 0.2
@@ -295,8 +308,80 @@ def test_desed_speech_gate_certifies_speech(tmp_path, capsys):
                  str(DURATIONS), "--targets", str(gate), "--delta", "0.1", "--out",
                  str(out)]) == 0
     printed = capsys.readouterr().out
-    speech = next(line for line in printed.splitlines() if line.startswith("  Speech:"))
-    assert "certified:" in speech and "missed risk" in speech
+    speech = next(line for line in printed.splitlines() if line.startswith("| Speech |"))
+    assert speech.count("≤") == 3  # each target's risk under its α at the chosen threshold
     threshold = read_decision(out).settings_of("Speech")[0]
     assert 0.3 < threshold < 0.7
-    assert "Dishes: not certified: no threshold meets missed ≤ 0.2" in printed
+    assert "- Dishes: no threshold meets missed ≤ 0.2, false ≤ 0.2, onset ≤ 0.5 with δ 0.1" \
+        in printed
+
+
+def test_the_audit_report_holds_the_certificate_beside_the_curves(tmp_path, capsys):
+    import json
+
+    ref, folder, durations = _written(tmp_path)
+    base = ["audit", "--ref", str(ref), "--pred-scores", str(folder), "--durations",
+            str(durations), "--curves", "--curves-targets", "missed=0.7,false=0.7"]
+    found = certify(ref, folder, durations, {"missed": 0.7, "false": 0.7}, delta=0.2)
+    assert main([*base, "--curves-certify", "0.2", "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["curves"]["certificate"] == json.loads(json.dumps(found.as_dict()))
+    assert "ranges" in data["curves"]  # beside today's ranges, not instead
+    assert main([*base, "--curves-certify", "0.2"]) == 0
+    text = capsys.readouterr().out
+    assert text.index("Thresholds at which every target holds") < \
+        text.index("Certified thresholds at δ 0.2 (fixed-sequence")
+    for extra, message in ((["--curves-certify", "0.2", "--shard", "1/2", "--format", "json"],
+                            "every clip at once"),
+                           (["--curves-certify", "1"], "δ must be a number in (0, 1)")):
+        assert main([*base, *extra]) == 2
+        assert message in capsys.readouterr().err
+    assert main([*base[:-2], "--curves-certify", "0.2"]) == 2
+    assert "give them (--curves-targets" in capsys.readouterr().err
+
+
+def test_groups_are_the_unit_when_named(tmp_path, capsys):
+    """Two clips of each recording: the certificate counts recordings (at most half as many
+    units as clips) and says so."""
+    import yaml
+
+    ref, folder, durations = _written(tmp_path)
+    groups = tmp_path / "groups.tsv"
+    clips = sorted(p.stem for p in folder.glob("*.tsv"))
+    groups.write_text("filename\tgroup\n" + "".join(f"{c}.wav\trec{i // 2}\n"
+                                                     for i, c in enumerate(clips)))
+    out = tmp_path / "d.yaml"
+    base = ["certify", "--ref", str(ref), "--pred-scores", str(folder), "--durations",
+            str(durations), "--targets", "missed=0.7,false=0.7", "--delta", "0.2"]
+    assert main([*base, "--groups", str(groups), "--out", str(out)]) == 0
+    assert "(p, groups)" in capsys.readouterr().out
+    grouped = yaml.safe_load(out.read_text())["certificate"]
+    assert grouped["unit"] == "group"
+    single = certify(ref, folder, durations, {"missed": 0.7, "false": 0.7}, delta=0.2)
+    for c in single.classes:
+        entry = grouped["classes"][c.name]
+        assert entry["targets"]["false"]["units"] <= 30 < c.checks[1].units
+
+
+def test_the_committed_coverage_page_is_its_rows_and_meets_the_goal():
+    """docs/results/certify_coverage.md is its source rows rendered (scripts/certify_coverage.py
+    render gives these bytes), and in every cell with a certificate the violation rate is
+    within δ + 2 Monte-Carlo standard errors, on the test halves and on the corpus."""
+    import json
+
+    from sedcontract.experiments.certify_page import COLUMNS, bound, coverage_page
+    from sedcontract.traces.csv_files import read_csv
+
+    results = REPO / "docs" / "results"
+    rows = [r for _, r in read_csv(results / "certify_coverage.csv", COLUMNS, "rows")]
+    meta = json.loads((results / "certify_coverage_run.json").read_text())
+    assert coverage_page({"rows": rows}, meta) == (results / "certify_coverage.md").read_text()
+    issued = [r for r in rows if r["arm"] == "certified" and float(r["certified"]) > 0]
+    assert len(issued) >= 20 and {r["corpus"] for r in issued} == {
+        "DESED validation", "controlled (seeds 5–9)"}
+    for r in issued:
+        limit = bound(meta["delta"], int(r["splits"]))
+        assert int(r["splits"]) >= 200
+        assert float(r["set_test"]) <= limit and float(r["set_corpus"]) <= limit, r
+    naive = [float(r["set_corpus"]) for r in rows if r["arm"] == "naive"]
+    assert max(naive) > 0.4  # the control arm breaks targets: the check has teeth
