@@ -1,8 +1,8 @@
 """The evaluation install (``pip install sedcontract``, no extras): a wheel of the project in a
 fresh environment beside only numpy, scipy, matplotlib, PyYAML and what they need — no torch, no
-pandas — runs ``import sedcontract``, ``sedcontract scores`` and ``sedcontract audit`` on the
-real DCASE files with the development environment's output, and the training entry points say
-what to install."""
+pandas — runs ``import sedcontract``, ``sedcontract scores``, ``sedcontract audit`` and
+``sedcontract certify`` on the real DCASE files with the development environment's output,
+and the training entry points say what to install."""
 
 from __future__ import annotations
 
@@ -94,6 +94,26 @@ def test_psds_runs_there_from_operating_points(light, teacher_points):
     assert (round(psds["psds1"]["value"], 4), round(psds["psds2"]["value"], 4)) == \
         (0.3535, 0.5483)
     assert psds["psds1"]["rule"] == "psds_eval" and psds["psds1"]["points"] == 50
+
+
+def test_certify_runs_there_as_here(light, tmp_path):
+    """``sedcontract certify`` for the speech gate on DESED validation (the baseline's implied
+    scores): the same table printed and the same decision file written, with scipy alone."""
+    from tests.helpers.real_dcase import DURATIONS, REF, write_implied_scores
+
+    bin_dir, _ = light
+    folder = write_implied_scores(tmp_path / "scores")
+    gate = REPO / "src" / "sedcontract" / "examples" / "speech_gate.yaml"
+    outputs = {}
+    for where in ("here", "there"):
+        out = tmp_path / f"{where}.yaml"
+        args = ["certify", "--ref", str(REF), "--durations", str(DURATIONS), "--pred-scores",
+                str(folder), "--targets", str(gate), "--out", str(out)]
+        done = run([*FULL, *args]) if where == "here" else there(bin_dir, "sedcontract", *args)
+        assert done.returncode == 0, done.stderr
+        outputs[where] = (done.stdout, out.read_text())
+    assert outputs["here"] == outputs["there"]
+    assert "| Speech | 0.37–0.63 | 0.41 |" in outputs["there"][0]
 
 
 @pytest.mark.parametrize("entry", ["sedcontract-train", "sedcontract-eval"])

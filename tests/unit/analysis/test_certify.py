@@ -312,6 +312,10 @@ def test_desed_speech_gate_certifies_speech(tmp_path, capsys):
     assert speech.count("≤") == 3  # each target's risk under its α at the chosen threshold
     threshold = read_decision(out).settings_of("Speech")[0]
     assert 0.3 < threshold < 0.7
+    # audit applies it: Speech decided at its certified threshold, the others at 0.5
+    assert main(["audit", "--ref", str(REF), "--pred-scores", str(folder), "--durations",
+                 str(DURATIONS), "--decision", str(out)]) == 0
+    assert f"per class: Speech active iff score > {threshold:g}" in capsys.readouterr().out
     assert "- Dishes: no threshold meets missed ≤ 0.2, false ≤ 0.2, onset ≤ 0.5 with δ 0.1" \
         in printed
 
