@@ -15,7 +15,7 @@ at most δ are certified, all of them at once:
   it (Bauer 1991; LTT section 3);
 - ``holm``: Holm's step-down over the thresholds of the intersection–union p-value ``max_k
   p_k`` (a threshold is safe only if every coordinate is; Holm 1979), for coordinates without
-  a direction (onset and offset are worst at both ends);
+  a direction (:data:`DIRECTIONS`);
 - ``bonferroni``: ``max_k p_k ≤ δ / thresholds``.
 
 Classes are certified each at level δ (each class's statement holds with probability ≥ 1 − δ),
@@ -51,13 +51,15 @@ __all__ = [
     "resolved_procedure",
 ]
 
-# +1: the risk rises with the threshold (fewer detections), so the lowest threshold is the
-# conservative end; −1: it falls. Measured on DESED validation (on the controlled benchmark
-# false rises again at the highest thresholds, where events fragment); a wrong direction costs
-# power, never validity (the order is fixed before the data).
-DIRECTIONS = {"missed": 1, "fragmentation": 1, "late_onset": 1, "early_release": 1,
-              "false": -1, "silence": -1, "early_onset": -1, "late_release": -1, "merge": -1,
-              "leakage": -1}
+# +1: the risk rises with the threshold (fewer frames active: more events missed, onsets
+# later, releases earlier), so the lowest threshold is the conservative end; −1: it falls
+# (less activity in silence, fewer early onsets and late releases). Chosen from what each
+# coordinate counts, before any data; a wrong direction costs power, never validity (the order
+# is fixed before the data). false, fragmentation and merge have none: they are counted over
+# the clips with detections at the threshold, which vanish at the top of the grid, and onset
+# and offset are worst at both ends.
+DIRECTIONS = {"missed": 1, "late_onset": 1, "early_release": 1,
+              "silence": -1, "early_onset": -1, "late_release": -1, "leakage": -1}
 PROCEDURES = ("auto", "fixed-sequence", "holm", "bonferroni")
 
 
@@ -69,14 +71,14 @@ def desed_grid(count: int = 50) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Check:
-    """One target of one class: the risk bound ``alpha`` (1 − the least score), the units
-    counted, and at each threshold the empirical risk, the p-value and whether the procedure
+    """One target of one class: the risk bound ``alpha`` (1 − the least score), and at each
+    threshold the units counted, the empirical risk, the p-value and whether the procedure
     rejected "risk > α" for this coordinate alone (fixed-sequence) or with every other
     (holm, bonferroni)."""
 
     coordinate: str
     alpha: float
-    units: int
+    units: np.ndarray
     risk: np.ndarray
     p_values: np.ndarray
     passed: np.ndarray
@@ -99,18 +101,16 @@ def _targets_text(checks: Sequence[Check]) -> str:
 
 
 def _why(checks: Sequence[Check], grid: np.ndarray, delta: float, unit: str) -> str:
-    """Why no threshold is certified, plainly: the targets, δ, the units, and the closest
-    threshold (least largest p-value) with each coordinate's risk and p-value there."""
-    counts = sorted({c.units for c in checks})
-    among = f"{counts[0]}" if len(counts) == 1 else f"{counts[0]}–{counts[-1]}"
-    head = f"no threshold meets {_targets_text(checks)} with δ {delta:g} on {among} {unit}s"
-    empty = [c.coordinate for c in checks if not c.units]
+    """Why no threshold is certified, plainly: the targets and δ, and the closest threshold
+    (least largest p-value) with each coordinate's risk, units and p-value there."""
+    head = f"no threshold meets {_targets_text(checks)} with δ {delta:g}"
+    empty = [c.coordinate for c in checks if not c.units.any()]
     if empty:
-        return f"{head}: no {unit} carries an obligation of {', '.join(empty)}"
+        return f"{head}: no {unit} carries an obligation of {', '.join(empty)} at any threshold"
     closest = int(np.argmin(np.max(np.stack([c.p_values for c in checks]), axis=0)))
     return f"{head}; the closest, t {grid[closest]:g}: " + ", ".join(
-        f"{c.coordinate} risk {c.risk[closest]:.3f} (p {c.p_values[closest]:.2g})"
-        for c in checks)
+        f"{c.coordinate} risk {c.risk[closest]:.3f} on {c.units[closest]} {unit}s "
+        f"(p {c.p_values[closest]:.2g})" for c in checks)
 
 
 def resolved_procedure(procedure: str, coordinates: Sequence[str]) -> str:
@@ -129,18 +129,19 @@ def resolved_procedure(procedure: str, coordinates: Sequence[str]) -> str:
 
 
 def certify_sums(name: str, grid: np.ndarray, sums: Mapping[str, np.ndarray],
-                 units: Mapping[str, int], alphas: Mapping[str, float], delta: float,
+                 units: Mapping[str, np.ndarray], alphas: Mapping[str, float], delta: float,
                  method: str, *, p_value: Any = risk_p_value, unit: str = "clip"
                  ) -> ClassCertificate:
     """Certify one class from each coordinate's summed unit losses at the grid's thresholds
-    and its count of units, against ``alphas`` (coordinate → risk bound) at level ``delta`` by
-    ``method`` (resolved: :func:`resolved_procedure`). ``p_value(sums, units, alpha)`` is
-    swappable to show what a naive rule does instead (the coverage experiment); ``unit``: what
-    a unit is, for messages."""
+    and the units counted at each, against ``alphas`` (coordinate → risk bound) at level
+    ``delta`` by ``method`` (resolved: :func:`resolved_procedure`). ``p_value(sums, units,
+    alpha)`` is swappable to show what a naive rule does instead (the coverage experiment);
+    ``unit``: what a unit is, for messages."""
     p = {c: np.asarray(p_value(sums[c], units[c], alphas[c]), dtype=np.float64)
          for c in alphas}
+    units = {c: np.asarray(units[c], dtype=np.int64) for c in alphas}
     with np.errstate(invalid="ignore", divide="ignore"):
-        risk = {c: sums[c] / units[c] if units[c] else np.full(len(grid), np.nan)
+        risk = {c: np.where(units[c] > 0, sums[c] / np.maximum(units[c], 1), np.nan)
                 for c in alphas}
     passed: dict[str, np.ndarray] = {}
     if method == "fixed-sequence":
@@ -155,7 +156,7 @@ def certify_sums(name: str, grid: np.ndarray, sums: Mapping[str, np.ndarray],
         joint = np.max(np.stack([p[c] for c in alphas]), axis=0)
         certified = (holm if method == "holm" else bonferroni)(joint, delta)
         passed = {c: certified for c in alphas}
-    checks = tuple(Check(c, float(alphas[c]), int(units[c]), risk[c], p[c], passed[c])
+    checks = tuple(Check(c, float(alphas[c]), units[c], risk[c], p[c], passed[c])
                    for c in alphas)
     if not certified.any():
         return ClassCertificate(name, checks, certified, None,
@@ -207,13 +208,13 @@ class Certificate:
 
     def guarantee(self) -> str:
         """The statement the certificate makes, in words."""
-        scope = "all certified classes together" if self.joint else "each certified class"
+        scope = "all classes together" if self.joint else "each class"
         return (f"with probability at least {1 - self.delta:g} over the draw of the calibration "
-                f"{self.unit}s, for {scope}, at every certified threshold, the risk of each "
-                f"target on new {self.unit}s exchangeable with them is at most its alpha; a "
-                f"{self.unit}'s loss is its share of unmet obligations (1 - satisfied / "
-                f"obligations; 0 where it has none), over the {self.unit}s that carry an "
-                f"obligation of the coordinate at some threshold of the grid")
+                f"{self.unit}s, for {scope}, every threshold certified (possibly none) keeps "
+                f"each target's risk on new {self.unit}s, drawn independently as they were, at "
+                f"most its alpha; the risk at a threshold is the mean share of unmet "
+                f"obligations (1 - satisfied / obligations) of a {self.unit} that carries an "
+                f"obligation of the coordinate there")
 
     def as_dict(self) -> dict[str, Any]:
         """The decision file's ``certificate`` section (plain data)."""
@@ -228,13 +229,14 @@ class Certificate:
             else:
                 at, entry["why"] = None, c.why
             entry["targets"] = {k.coordinate: {
-                "alpha": k.alpha, "units": k.units,
-                **({"risk": _finite(k.risk[at]), "p_value": float(k.p_values[at])}
-                   if at is not None else {})} for k in c.checks}
+                "alpha": k.alpha,
+                **({"units": int(k.units[at]), "risk": _finite(k.risk[at]),
+                    "p_value": float(k.p_values[at])} if at is not None else {})}
+                for k in c.checks}
             classes[c.name] = entry
         return {"guarantee": self.guarantee(), "delta": self.delta,
                 "procedure": self.procedure, "family": "joint" if self.joint else "per class",
-                "unit": self.unit, "thresholds": [float(grid[0]), float(grid[-1]), len(grid)],
+                "unit": self.unit, "thresholds": [float(t) for t in grid],
                 "classes": classes}
 
     def markdown(self) -> list[str]:
@@ -260,7 +262,7 @@ class Certificate:
                              for a, b in _runs(self.grid, c.certified))
             lines.append(f"| {c.name} | {runs} | {c.threshold:g} | " + " | ".join(
                 f"{own[n].risk[at]:.3f} ≤ {own[n].alpha:.3g} ({own[n].p_values[at]:.2g}, "
-                f"{own[n].units})" if n in own else "" for n in names) + " |")
+                f"{own[n].units[at]})" if n in own else "" for n in names) + " |")
         missing = [c for c in self.classes if c.threshold is None]
         if missing:
             lines += ["", "Not certified:", ""] + [f"- {c.name}: {c.why}" for c in missing]
@@ -321,6 +323,12 @@ def certify_changes(changes: Any, targets: Mapping[str, float], *, delta: float 
     if unknown:
         raise SedContractError(f"no class {unknown[0]!r} in the scores (their classes: "
                                f"{', '.join(changes.classes)})")
+    if len(set(names)) != len(names):
+        raise SedContractError("classes: name each class once")
+    left_out = [c for c in class_targets or {} if c not in names]
+    if left_out:
+        raise SedContractError(f"targets are given for class {left_out[0]!r}, which the classes "
+                               f"to certify leave out ({', '.join(names)})")
     per_class = {c: alphas_of({**targets, **(class_targets or {}).get(c, {})},
                               f"targets of {c}") for c in names}
     for c in names:  # refused before any count is made
@@ -351,7 +359,7 @@ def certify(ref: Any, scores: Any, durations: Any, targets: Mapping[str, float],
     against ``ref`` over ``durations`` whose risks meet ``targets`` (coordinate → least score,
     as a risk order's ``targets:``; ``class_targets`` adds or overrides per class) on new
     clips with probability ≥ 1 − ``delta``. ``thresholds``: the grid, fixed before the data
-    (default DESED_task's 50); ``groups`` (clip → recording): the exchangeable unit;
+    (default DESED_task's 50); ``groups`` (clip → recording): the independent unit;
     ``policy``: the standard contract's policy, whose decision gives the median filters."""
     from sedcontract.contracts.policy import AuditPolicy
     from sedcontract.guard.curves import check_curves, clip_changes

@@ -1,5 +1,5 @@
 """Finite-sample risk control, the statistics a certified decision rests on: p-values of the
-hypothesis "the risk exceeds α" from exchangeable units' bounded losses, and fixed-sequence
+hypothesis "the risk exceeds α" from independent units' bounded losses, and fixed-sequence
 testing along an order fixed before the data (Learn then Test: Angelopoulos, Bates, Candès,
 Jordan and Lei, 2021, arXiv 2110.01052; risk-controlling prediction sets: Bates, Angelopoulos,
 Lei, Malik and Jordan, 2021, arXiv 2101.02703).
@@ -32,18 +32,22 @@ def _divergence(a: np.ndarray, b: float) -> np.ndarray:
     return left + right
 
 
-def risk_p_value(losses: Any, units: int, alpha: float, *, binary: bool = False) -> Any:
-    """The p-value of "the risk exceeds ``alpha``" from ``units`` exchangeable units whose
-    losses, each in [0, 1], sum to ``losses`` (a number, or an array of sums: one p-value
-    each). With ``binary`` (every loss 0 or 1, known before the data, so ``losses`` is a
-    whole count) the exact binomial tail ``P(Bin(units, α) ≤ losses)``; otherwise the
-    Hoeffding–Bentkus bound ``min(exp(−n·h1(r̂ ∧ α, α)), e·P(Bin(n, α) ≤ ⌈n·r̂⌉))`` (the
-    Hoeffding–Bentkus p-value of both papers above; ``n·r̂`` is the sum itself, never a mean
-    multiplied back). No unit: 1."""
+def risk_p_value(losses: Any, units: Any, alpha: float, *, binary: bool = False) -> Any:
+    """The p-value of "the risk exceeds ``alpha``" from ``units`` independent, identically
+    distributed units whose losses, each in [0, 1], sum to ``losses`` (a number, or an array
+    of sums with one count of units each, or one for all: a p-value each). With ``binary``
+    (every loss 0 or 1, known before the data, so ``losses`` is a whole count) the exact
+    binomial tail ``P(Bin(units, α) ≤ losses)``; otherwise the Hoeffding–Bentkus bound
+    ``min(exp(−n·h1(r̂ ∧ α, α)), e·P(Bin(n, α) ≤ ⌈n·r̂⌉))`` (the Hoeffding–Bentkus p-value of
+    both papers above; ``n·r̂`` is the sum itself, never a mean multiplied back). No unit: 1."""
     from scipy.stats import binom  # imported where used: ``import sedcontract`` stays light
 
-    if not is_whole(units, numpy=True) or units < 0:
-        raise SedContractError(f"units must be a whole number >= 0, got {units!r}")
+    if np.ndim(units) == 0:
+        if not is_whole(units, numpy=True) or units < 0:
+            raise SedContractError(f"units must be a whole number >= 0, got {units!r}")
+    elif not (np.issubdtype(np.asarray(units).dtype, np.integer) and np.all(
+            np.asarray(units) >= 0) and np.shape(units) == np.shape(losses)):
+        raise SedContractError("units must be whole numbers >= 0, one per sum of losses")
     if not is_number(alpha, numpy=True) or not 0 < alpha < 1:
         raise SedContractError(f"alpha must be a number in (0, 1), got {alpha!r}")
     scalar = np.ndim(losses) == 0
@@ -51,21 +55,23 @@ def risk_p_value(losses: Any, units: int, alpha: float, *, binary: bool = False)
         raise SedContractError(f"losses must sum to a number in [0, units={units}], got "
                                f"{losses!r}")
     sums = np.asarray(losses, dtype=np.float64)
-    if not np.all((sums >= 0) & (sums <= units)):  # NaN fails too
+    n = np.asarray(units, dtype=np.int64)
+    if not np.all((sums >= 0) & (sums <= n)):  # NaN fails too
         raise SedContractError(f"losses must sum to a number in [0, units={units}], got "
                                f"{losses!r}" if scalar else
-                               f"losses must sum to numbers in [0, units={units}]")
+                               "losses must sum to numbers in [0, their units]")
     if binary and (np.any(sums != np.floor(sums)) or (scalar and not is_whole(
             losses, numpy=True))):
         raise SedContractError(f"binary losses sum to a whole count, got {losses!r}")
-    if units == 0:
-        out = np.ones_like(sums)
-    elif binary:
-        out = np.minimum(1.0, binom.cdf(sums, units, alpha))
+    if binary:
+        out = binom.cdf(sums, n, alpha)
     else:
-        hoeffding = np.exp(-units * _divergence(np.minimum(sums / units, alpha), alpha))
-        bentkus = math.e * binom.cdf(np.ceil(sums), units, alpha)
-        out = np.minimum(1.0, np.minimum(hoeffding, bentkus))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            mean = np.where(n > 0, sums / np.maximum(n, 1), 0.0)
+        hoeffding = np.exp(-n * _divergence(np.minimum(mean, alpha), alpha))
+        bentkus = math.e * binom.cdf(np.ceil(sums), n, alpha)
+        out = np.minimum(hoeffding, bentkus)
+    out = np.where(n > 0, np.minimum(1.0, out), 1.0)
     return float(out) if scalar else out
 
 

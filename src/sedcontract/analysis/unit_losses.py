@@ -1,15 +1,15 @@
-"""The risk a certified decision bounds, per coordinate and class: each exchangeable unit's
-loss at each threshold, read exactly off the guard curves kept clip by clip
+"""The risk a certified decision bounds, per coordinate and class: each unit's loss at each
+threshold, read exactly off the guard curves kept clip by clip
 (:class:`~sedcontract.guard.curves.ClipChanges`).
 
 A unit is a clip, or a group of clips the user names (the clips cut from one recording are not
-exchangeable with each other; the recordings are). A unit's loss at threshold ``t`` is its
-share of unmet obligations, ``1 − satisfied/obligations`` summed over its clips, in [0, 1]; a
-unit with no obligation at ``t`` loses nothing there. The units counted are those that carry
-an obligation of the coordinate at some threshold of the grid (fixed before the data): a
-property of each unit alone, so the units counted stay exchangeable, and the risk is the mean
-loss of such a unit. Rates per hour
-are no such risk: a clip's count of false events is bounded only by its frames."""
+independent of each other; the recordings can be). A unit's loss at threshold ``t`` is its
+share of unmet obligations, ``1 − satisfied/obligations`` summed over its clips, in [0, 1].
+At each threshold the units counted are those that carry an obligation of the coordinate
+there (a reference event to find; for ``false``, a detection to be right): a property of each
+unit alone, so the units counted at ``t`` are independent draws of such units, and the risk
+at ``t`` is the mean loss of a unit that carries an obligation there. Rates per hour are no
+such risk: a clip's count of false events is bounded only by its frames."""
 
 from __future__ import annotations
 
@@ -26,18 +26,24 @@ __all__ = ["UnitLosses", "clip_counts", "loss_sums", "unit_losses"]
 
 @dataclass(frozen=True)
 class UnitLosses:
-    """The losses ``[unit, threshold]`` (each in [0, 1]) of the units that carry an obligation
-    of one coordinate and class at some threshold, named in ``units``."""
+    """Every unit's loss ``[unit, threshold]`` (in [0, 1]) of one coordinate and class, and
+    where it carries an obligation (``obliged``: the units counted at each threshold)."""
 
     units: tuple[str, ...]
     thresholds: np.ndarray
     losses: np.ndarray
+    obliged: np.ndarray
+
+    def counted(self) -> np.ndarray:
+        """How many units are counted at each threshold."""
+        return self.obliged.sum(axis=0)
 
     def risk(self) -> np.ndarray:
-        """The empirical risk at each threshold: the units' mean loss (NaN without a unit)."""
-        if not self.units:
-            return np.full(len(self.thresholds), np.nan)
-        return self.losses.mean(axis=0)
+        """The empirical risk at each threshold: the counted units' mean loss (NaN without
+        one)."""
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(self.counted() > 0, self.losses.sum(axis=0) /
+                            np.maximum(self.counted(), 1), np.nan)
 
 
 def clip_counts(changes: ClipChanges, coordinate: str, key: int, thresholds: Sequence[float]
@@ -90,39 +96,34 @@ def _unit_counts(changes: ClipChanges, coordinate: str, key: int, thresholds: Se
 
 
 def _losses(sat: np.ndarray, obl: np.ndarray) -> np.ndarray:
-    """``1 − satisfied/obligations`` where there are obligations, else 0."""
+    """``1 − satisfied/obligations`` where there are obligations, else 0 (not counted)."""
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(obl > 0, (obl - sat) / np.maximum(obl, 1), 0.0)
 
 
 def unit_losses(changes: ClipChanges, coordinate: str, key: int, thresholds: Sequence[float],
                 groups: Mapping[str, str] | None = None) -> UnitLosses:
-    """The losses of ``coordinate`` for class index ``key`` at ``thresholds`` of the units
-    that carry an obligation at one of them: a unit is a clip, or with ``groups`` (clip →
-    group; every clip named) the group of clips, whose counts are summed before the share is
-    taken. Memory: units × thresholds (:func:`loss_sums` keeps less)."""
+    """The losses of ``coordinate`` for class index ``key`` at ``thresholds``: a unit is a
+    clip, or with ``groups`` (clip → group; every clip named) the group of clips, whose counts
+    are summed before the share is taken. Memory: units × thresholds (:func:`loss_sums`
+    keeps less)."""
     names, sat, obl = _unit_counts(changes, coordinate, key, thresholds, groups)
-    counted = obl.any(axis=1)
-    return UnitLosses(tuple(n for n, c in zip(names, counted, strict=True) if c),
-                      np.asarray(thresholds, dtype=np.float64),
-                      _losses(sat[counted], obl[counted]))
+    return UnitLosses(tuple(names), np.asarray(thresholds, dtype=np.float64),
+                      _losses(sat, obl), obl > 0)
 
 
 def loss_sums(changes: ClipChanges, coordinate: str, key: int, thresholds: Sequence[float],
               groups: Mapping[str, str] | None = None, *, cells: int = 1 << 22
-              ) -> tuple[np.ndarray, int]:
-    """:func:`unit_losses`' sums over the units at each threshold, and the number of units,
-    a block of thresholds at a time (at most ``cells`` counts held)."""
+              ) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`unit_losses`' sums over the units at each threshold and the number of units
+    counted there, a block of thresholds at a time (at most ``cells`` counts held)."""
     t = np.asarray(thresholds, dtype=np.float64)
     step = max(1, cells // max(1, len(changes.clips)))
-    blocks = [t[a:a + step] for a in range(0, len(t), step)]
-    counted = None
-    for block in blocks:  # which units carry an obligation at some threshold of the grid
-        _, _, obl = _unit_counts(changes, coordinate, key, block, groups)
-        counted = obl.any(axis=1) if counted is None else counted | obl.any(axis=1)
-    if counted is None:
-        return np.zeros(0), 0
-    sums = [_losses(sat[counted], obl[counted]).sum(axis=0)
-            for sat, obl in (_unit_counts(changes, coordinate, key, b, groups)[1:]
-                             for b in blocks)]
-    return np.concatenate(sums), int(counted.sum())
+    sums, counted = [], []
+    for a in range(0, len(t), step):
+        _, sat, obl = _unit_counts(changes, coordinate, key, t[a:a + step], groups)
+        sums.append(_losses(sat, obl).sum(axis=0))
+        counted.append((obl > 0).sum(axis=0))
+    if not sums:
+        return np.zeros(0), np.zeros(0, dtype=np.int64)
+    return np.concatenate(sums), np.concatenate(counted).astype(np.int64)

@@ -95,9 +95,11 @@ def targets_file(text: str | None) -> str | None:
         text.endswith((".yaml", ".yml")) else None
 
 
-def curve_targets(text: str | None) -> tuple[tuple[str, float], ...] | None:
+def curve_targets(text: str | None, flag: str = "--curves-targets"
+                  ) -> tuple[tuple[str, float], ...] | None:
     """``--curves-targets missed=0.8,false=0.8``: coordinate → the least score, each in
-    [0, 1]; or a risk order's file whose ``targets:`` give them."""
+    [0, 1]; or a risk order's file whose ``targets:`` give them (``flag``: the option's name
+    in messages)."""
     if not text:
         return None
     if targets_file(text):
@@ -124,11 +126,11 @@ def curve_targets(text: str | None) -> tuple[tuple[str, float], ...] | None:
         except ValueError:
             number = math.nan
         if not equals or not name or not 0 <= number <= 1:
-            raise SedContractError(f"--curves-targets: {part.strip()!r} is not COORDINATE=SCORE "
+            raise SedContractError(f"{flag}: {part.strip()!r} is not COORDINATE=SCORE "
                                    "with a score in [0, 1] (e.g. missed=0.8,false=0.8), nor a "
                                    "risk order's file")
         if name.strip() in dict(out):
-            raise SedContractError(f"--curves-targets names {name.strip()} twice")
+            raise SedContractError(f"{flag} names {name.strip()} twice")
         out.append((name.strip(), number))
     return tuple(out)
 

@@ -29,6 +29,16 @@ def _delta(text: str) -> float:
     return value
 
 
+def _classes(text: str | None) -> tuple[str, ...] | None:
+    """``--classes Speech,Dog``: each class once, none empty."""
+    if text is None:
+        return None
+    names = tuple(c.strip() for c in text.split(","))
+    if not all(names) or len(set(names)) != len(names):
+        raise SedContractError(f"--classes {text!r}: name each class once, separated by commas")
+    return names
+
+
 @dataclass(frozen=True)
 class CertifyRequest:
     """``certify``: calibration reference, durations and score files, the targets, δ, the
@@ -53,7 +63,7 @@ class CertifyRequest:
     def of(cls, args: argparse.Namespace) -> CertifyRequest:
         return cls(args.ref, args.durations, args.pred_scores, args.targets, args.delta,
                    args.thresholds, args.procedure, args.groups, args.joint,
-                   tuple(c.strip() for c in args.classes.split(",")) if args.classes else None,
+                   _classes(args.classes),
                    options.policy(args, decision=options.decision(args)), args.decision,
                    args.out)
 
@@ -64,7 +74,7 @@ class CertifyRequest:
 
             read = read_target_file(self.targets)
             return dict(read.every), {c: dict(t) for c, t in read.classes}
-        return dict(curve_targets(self.targets) or ()), {}
+        return dict(curve_targets(self.targets, "--targets") or ()), {}
 
     def reads(self, contract: list[Path]) -> Named:
         return {"--ref": self.ref, "--durations": self.durations,
@@ -122,7 +132,7 @@ def _options(parser: argparse.ArgumentParser) -> None:
                              "else Holm)")
     parser.add_argument("--groups", default=None, metavar="FILE",
                         help="filename and group (tsv): the recording each clip was cut from; "
-                             "groups, not clips, are then the exchangeable unit")
+                             "groups, not clips, are then the independent unit")
     parser.add_argument("--joint", action="store_true",
                         help="one guarantee for all classes together (δ / classes each) "
                              "instead of one per class")

@@ -6,7 +6,8 @@ differ in one thing each:
 - ``naive``: the same risk and procedure with the p-value replaced by the empirical rule
   "risk ≤ α" (p 0 or 1): what a certificate without the finite-sample correction does;
 - ``curves``: today's ``audit --curves --curves-targets`` choice (pooled scores at least the
-  targets on the calibration clips; the middle of the widest range).
+  targets on the calibration clips; the middle of the widest range), judged by what it
+  promises: the pooled scores on new clips.
 
 A violation is a target broken at some threshold of the arm's set (the certificate speaks of
 all of them at once) or at the chosen one; it is judged on the test clips (what a deployer
@@ -42,9 +43,9 @@ ARMS = ("certified", "naive", "curves")
 JUDGES = ("test", "corpus")
 
 
-def naive_p_value(sums: Any, units: int, alpha: float) -> np.ndarray:
+def naive_p_value(sums: Any, units: Any, alpha: float) -> np.ndarray:
     """The empirical rule as a p-value: 0 where the mean loss is at most α, else 1."""
-    sums = np.asarray(sums, dtype=np.float64)
+    sums, units = np.asarray(sums, dtype=np.float64), np.asarray(units)
     return np.where((units > 0) & (sums <= alpha * units), 0.0, 1.0)
 
 
@@ -70,15 +71,28 @@ def pool_of(changes: ClipChanges, coordinates: Sequence[str], grid: Sequence[flo
     return Pool(changes, grid, names, counts)
 
 
-def _risk(sat: np.ndarray, obl: np.ndarray, counted: np.ndarray | None = None
-          ) -> tuple[np.ndarray, int]:
-    """The summed unit losses at each threshold of the clips given, and how many count
-    (``counted``: those with an obligation at some threshold of the grid; default: of the
-    thresholds given)."""
-    counted = obl.any(axis=1) if counted is None else counted
-    sat, obl = sat[counted], obl[counted]
+def _risk(sat: np.ndarray, obl: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The summed unit losses at each threshold of the clips given, and how many count there
+    (those with an obligation at that threshold)."""
     losses = np.where(obl > 0, (obl - sat) / np.maximum(obl, 1), 0.0)
-    return losses.sum(axis=0), int(counted.sum())
+    return losses.sum(axis=0), (obl > 0).sum(axis=0)
+
+
+def _mean(total: np.ndarray, count: np.ndarray) -> np.ndarray:
+    """The mean loss where some unit counts, else NaN."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(count > 0, total / np.maximum(count, 1), np.nan)
+
+
+def _judge(sat: np.ndarray, obl: np.ndarray, pooled: bool) -> np.ndarray:
+    """The risk at each threshold of the clips given: the certificate's (the mean share of a
+    clip with an obligation there) or, ``pooled``, today's (1 − Σ satisfied / Σ obligations:
+    what ``--curves-targets`` promises); NaN where nothing is obliged."""
+    if not pooled:
+        return _mean(*_risk(sat, obl))
+    total = obl.sum(axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(total > 0, 1 - sat.sum(axis=0) / np.maximum(total, 1), np.nan)
 
 
 def _edge(mask: np.ndarray, grid: np.ndarray, direction: int) -> float:
@@ -104,7 +118,8 @@ def _judged(arm: str, sets: Mapping[str, Any], alphas: Mapping[str, float],
             at = sets["chosen_risk"][judge][k] if chosen is not None else math.nan
             row[f"chosen_{judge}"] = bool(at > alpha + 1e-12)
         test = risks["test"][k]
-        row["slack"] = float(alpha - test[mask].max()) if mask.any() else math.nan
+        judged = test[mask][~np.isnan(test[mask])]  # thresholds where a test clip counts
+        row["slack"] = float(alpha - judged.max()) if len(judged) else math.nan
         direction = DIRECTIONS.get(k)
         gap = math.nan
         if direction is not None and mask.any():
@@ -130,9 +145,10 @@ def _curves_arm(curves: Any, grid: np.ndarray, cls: str, targets: Mapping[str, f
 
 
 def _chosen_risks(pool: Pool, cls: str, alphas: Mapping[str, float], chosen: float | None,
-                  clips: Mapping[str, np.ndarray]) -> dict[str, dict[str, float]]:
-    """Each judge's mean unit loss of each coordinate at the chosen threshold (on the grid
-    or off it: counted again), the units counted as on the grid."""
+                  clips: Mapping[str, np.ndarray], pooled: bool
+                  ) -> dict[str, dict[str, float]]:
+    """Each judge's risk of each coordinate at the chosen threshold (on the grid or off it:
+    counted again; ``pooled``: :func:`_judge`)."""
     out: dict[str, dict[str, float]] = {j: {} for j in clips}
     for k in alphas:
         sat, obl = (None, None)
@@ -148,8 +164,7 @@ def _chosen_risks(pool: Pool, cls: str, alphas: Mapping[str, float], chosen: flo
                 s, o = grid_sat[index, at:at + 1], grid_obl[index, at:at + 1]
             else:
                 s, o = sat[index], obl[index]
-            total, count = _risk(s, o, grid_obl[index].any(axis=1))
-            out[judge][k] = float(total[0] / count) if count else math.nan
+            out[judge][k] = float(_judge(s, o, pooled)[0])
     return out
 
 
@@ -168,13 +183,14 @@ def split_rows(pool: Pool, targets: Mapping[str, float], delta: float, split: in
     curves = pool.changes.select(cal).total()
     out = []
     for cls in pool.classes:
-        sums, units, risks = {}, {}, {j: {} for j in JUDGES}
+        sums, units = {}, {}
+        risks = {pooled: {j: {} for j in JUDGES} for pooled in (False, True)}
         for k in alphas:
             sat, obl = pool.counts[(cls, k)]
             sums[k], units[k] = _risk(sat[cal], obl[cal])
             for judge, clips in (("test", test), ("corpus", np.arange(n))):
-                total, count = _risk(sat[clips], obl[clips])
-                risks[judge][k] = total / count if count else np.full(len(pool.grid), np.nan)
+                for pooled in (False, True):
+                    risks[pooled][judge][k] = _judge(sat[clips], obl[clips], pooled)
         arms = {}
         for arm, fn in (("certified", p_value), ("naive", naive_p_value)):
             found = certify_sums(cls, pool.grid, sums, units, alphas, delta, method,
@@ -182,10 +198,11 @@ def split_rows(pool: Pool, targets: Mapping[str, float], delta: float, split: in
             arms[arm] = (found.certified, found.threshold)
         arms["curves"] = _curves_arm(curves, pool.grid, cls, targets)
         for arm, (mask, chosen) in arms.items():
+            pooled = arm == "curves"  # each arm judged by what it promised
             chosen_risk = _chosen_risks(pool, cls, alphas, chosen,
-                                        {"test": test, "corpus": np.arange(n)})
+                                        {"test": test, "corpus": np.arange(n)}, pooled)
             rows = _judged(arm, {"mask": mask, "chosen": chosen, "chosen_risk": chosen_risk},
-                           alphas, risks, pool.grid)
+                           alphas, risks[pooled], pool.grid)
             out += [{"split": split, "class": cls, "calibration_clips": cut, **row}
                     for row in rows]
     return out

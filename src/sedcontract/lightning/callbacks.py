@@ -165,6 +165,11 @@ class Certification(Callback):
         from sedcontract.traces.decision import DecisionPolicy
 
         policy = pl_module.policy
+        classes = pl_module.classes or trainer.datamodule.classes
+        unknown = [c for c in self.own if c not in classes]
+        if unknown:
+            raise SedContractError(f"callbacks.certification: targets for class {unknown[0]!r}, "
+                                   f"which the detector does not have ({', '.join(classes)})")
         named = [*self.targets, *(k for own in self.own.values() for k in own)]
         try:
             check_curves(policy, policy.decision or DecisionPolicy(), named)

@@ -35,6 +35,7 @@ from sedcontract.guard.pipeline import audit
 from sedcontract.traces import write_durations, write_events
 from sedcontract.traces.decision import DecisionPolicy, read_decision
 from sedcontract.traces.score_files import scores_tsv, tables_to_events
+from sedcontract.traces.tsv import read_groups
 from tests.helpers.detector_corpus import detector_corpus
 from tests.helpers.paths import REPO
 
@@ -81,15 +82,24 @@ def test_the_clips_counts_sum_to_the_curves_of_every_coordinate(small):
 
 
 def test_a_units_loss_is_its_share_of_unmet_obligations_and_groups_sum_first(small):
+    """Each unit counts at the thresholds where it carries an obligation (for false: where
+    it detects something), with its share of unmet ones; a group's counts are summed first."""
     _, _, _, _, changes = small
     grid = desed_grid()
-    sat, obl = clip_counts(changes, "missed", 0, grid)
-    losses = unit_losses(changes, "missed", 0, grid)
-    counted = obl.any(axis=1)
-    assert losses.units == tuple(c for c, k in zip(changes.clips, counted, strict=True) if k)
-    expected = np.where(obl[counted] > 0, 1 - sat[counted] / np.maximum(obl[counted], 1), 0)
-    np.testing.assert_allclose(losses.losses, expected)
+    for coordinate in ("missed", "false"):
+        sat, obl = clip_counts(changes, coordinate, 0, grid)
+        losses = unit_losses(changes, coordinate, 0, grid)
+        assert losses.units == changes.clips
+        assert (losses.obliged == (obl > 0)).all()
+        np.testing.assert_allclose(losses.losses, np.where(obl > 0, 1 - sat / np.maximum(obl, 1),
+                                                           0))
+        counted = (obl > 0).sum(axis=0)
+        np.testing.assert_allclose(losses.risk()[counted > 0],
+                                   losses.losses.sum(axis=0)[counted > 0] / counted[counted > 0])
+        assert np.isnan(losses.risk()[counted == 0]).all()
+    assert len(set(unit_losses(changes, "false", 0, grid).counted())) > 1  # it moves with t
     # two clips of one recording: their counts summed, then the share (not a mean of shares)
+    sat, obl = clip_counts(changes, "missed", 0, grid)
     groups = {c: f"rec{i // 2}" for i, c in enumerate(changes.clips)}
     grouped = unit_losses(changes, "missed", 0, grid, groups)
     first = [i for i, c in enumerate(changes.clips) if groups[c] == grouped.units[0]]
@@ -98,32 +108,38 @@ def test_a_units_loss_is_its_share_of_unmet_obligations_and_groups_sum_first(sma
     # the blocked sums are the full matrix's
     sums, units = loss_sums(changes, "missed", 0, grid, groups, cells=len(changes.clips) * 3)
     np.testing.assert_allclose(sums, grouped.losses.sum(axis=0))
-    assert units == len(grouped.units)
+    assert units.tolist() == grouped.counted().tolist()
     with pytest.raises(SedContractError, match="no group for clip"):
         unit_losses(changes, "missed", 0, grid, {changes.clips[0]: "x"})
 
 
 def test_fixed_sequence_walks_each_coordinate_from_its_conservative_end():
-    """missed rises with the threshold (tested upward from 0.1), false falls (downward from
+    """missed rises with the threshold (tested upward from 0.1), silence falls (downward from
     0.9); δ is split over the two; the certified set is where both sequences passed."""
     grid = np.array([0.1, 0.3, 0.5, 0.7, 0.9])
-    n = 400
+    n = np.full(5, 400)
     missed = np.array([0.02, 0.05, 0.04, 0.3, 0.6]) * n
-    false = np.array([0.5, 0.3, 0.04, 0.03, 0.01]) * n
-    found = certify_sums("x", grid, {"missed": missed, "false": false},
-                         {"missed": n, "false": n}, {"missed": 0.1, "false": 0.1}, 0.1,
+    silence = np.array([0.5, 0.3, 0.04, 0.03, 0.01]) * n
+    found = certify_sums("x", grid, {"missed": missed, "silence": silence},
+                         {"missed": n, "silence": n}, {"missed": 0.1, "silence": 0.1}, 0.1,
                          "fixed-sequence")
     assert found.certified.tolist() == [False, False, True, False, False]
     assert found.threshold == 0.5
     assert found.checks[0].passed.tolist() == [True, True, True, False, False]
     assert found.checks[1].passed.tolist() == [False, False, True, True, True]
     # a p-value just above δ/2 at the first step stops missed's sequence at once
-    stop = certify_sums("x", grid, {"missed": missed, "false": false},
-                        {"missed": n, "false": n}, {"missed": 0.1, "false": 0.1}, 0.1,
+    stop = certify_sums("x", grid, {"missed": missed, "silence": silence},
+                        {"missed": n, "silence": n}, {"missed": 0.1, "silence": 0.1}, 0.1,
                         "fixed-sequence",
                         p_value=lambda s, u, a: np.where(s / u < a, 0.051, 1.0))
     assert not stop.certified.any()
-    assert "no threshold meets missed ≤ 0.1, false ≤ 0.1 with δ 0.1 on 400 clips" in stop.why
+    assert stop.why.startswith("no threshold meets missed ≤ 0.1, silence ≤ 0.1 with δ 0.1; "
+                               "the closest, t 0.5: missed risk 0.040 on 400 clips (p 0.051)")
+    # a threshold where no clip carries an obligation has no evidence: p 1, never certified
+    gap = np.where(np.arange(5) == 2, 0.0, missed)
+    none = certify_sums("x", grid, {"missed": gap}, {"missed": np.array([400, 400, 0, 400, 400])},
+                        {"missed": 0.1}, 0.1, "holm")
+    assert none.checks[0].p_values[2] == 1.0 and not none.certified[2]
 
 
 def test_holm_and_bonferroni_test_the_largest_p_value_of_the_coordinates():
@@ -132,13 +148,15 @@ def test_holm_and_bonferroni_test_the_largest_p_value_of_the_coordinates():
     sums = {"onset": np.array([0.45, 0.3, 0.42]) * n, "missed": np.array([0.01, 0.02, 0.3]) * n}
     alphas = {"onset": 0.5, "missed": 0.1}
     for method, rule in (("holm", holm), ("bonferroni", bonferroni)):
-        found = certify_sums("x", grid, sums, {"onset": n, "missed": n}, alphas, 0.1, method)
+        found = certify_sums("x", grid, sums, {"onset": np.full(3, n), "missed": np.full(3, n)},
+                             alphas, 0.1, method)
         joint = np.maximum(risk_p_value(sums["onset"], n, 0.5),
                            risk_p_value(sums["missed"], n, 0.1))
         assert found.certified.tolist() == rule(joint, 0.1).tolist()
         assert found.threshold == 0.4  # the largest least margin among the certified
     assert resolved_procedure("auto", ["onset", "missed"]) == "holm"
-    assert resolved_procedure("auto", ["false", "missed"]) == "fixed-sequence"
+    assert resolved_procedure("auto", ["silence", "missed"]) == "fixed-sequence"
+    assert resolved_procedure("auto", ["false", "missed"]) == "holm"  # false has no direction
     with pytest.raises(SedContractError, match="onset has none"):
         resolved_procedure("fixed-sequence", ["onset"])
 
@@ -220,18 +238,19 @@ def test_the_library_and_the_command_give_one_decision(tmp_path, capsys):
                  str(durations), "--targets", "missed=0.7,false=0.7", "--delta", "0.2",
                  "--out", str(out)]) == 0
     printed = capsys.readouterr().out
-    assert "Certified thresholds at δ 0.2 (fixed-sequence; 50 thresholds 0.01 … 0.99; each " \
+    assert "Certified thresholds at δ 0.2 (holm; 50 thresholds 0.01 … 0.99; each " \
         "class): with probability at least 0.8" in printed
     assert read_decision(out) == found.decided()
     data = __import__("yaml").safe_load(out.read_text())
     assert data["certificate"]["delta"] == 0.2
-    assert data["certificate"]["procedure"] == "fixed-sequence"
+    assert data["certificate"]["procedure"] == "holm"  # false has no direction
     for c in found.classes:
         entry = data["certificate"]["classes"][c.name]
         assert entry["certified"] == (c.threshold is not None)
         if c.threshold is not None:
             assert entry["threshold"] == c.threshold == read_decision(out).settings_of(c.name)[0]
-            assert entry["targets"]["missed"]["units"] == c.checks[0].units
+            at = list(found.grid).index(c.threshold)
+            assert entry["targets"]["missed"]["units"] == c.checks[0].units[at]
     # audit applies it
     assert main(["audit", "--ref", str(ref), "--pred-scores", str(folder), "--durations",
                  str(durations), "--decision", str(out)]) == 0
@@ -270,6 +289,9 @@ def test_bad_input_is_refused_with_a_message_and_nothing_written(tmp_path, capsy
         (["--targets", "missed=0.8", "--classes", "nope"], "no class 'nope'"),
         (["--targets", "missed=0.8", "--thresholds", "0.5,0.2"], "strictly increasing"),
         (["--targets", "missed=0.8", "--out", str(ref)], "also an input"),
+        (["--targets", "missed=0.8,missed=0.7"], "--targets names missed twice"),
+        (["--targets", "missed=0.8", "--classes", "c0,c0"], "name each class once"),
+        (["--targets", "missed=0.8", "--classes", ""], "name each class once"),
     ]
     for extra, message in cases:
         before = ref.read_text()
@@ -334,7 +356,7 @@ def test_the_audit_report_holds_the_certificate_beside_the_curves(tmp_path, caps
     assert main([*base, "--curves-certify", "0.2"]) == 0
     text = capsys.readouterr().out
     assert text.index("Thresholds at which every target holds") < \
-        text.index("Certified thresholds at δ 0.2 (fixed-sequence")
+        text.index("Certified thresholds at δ 0.2 (holm")
     for extra, message in ((["--curves-certify", "0.2", "--shard", "1/2", "--format", "json"],
                             "every clip at once"),
                            (["--curves-certify", "1"], "δ must be a number in (0, 1)")):
@@ -359,12 +381,13 @@ def test_groups_are_the_unit_when_named(tmp_path, capsys):
             str(durations), "--targets", "missed=0.7,false=0.7", "--delta", "0.2"]
     assert main([*base, "--groups", str(groups), "--out", str(out)]) == 0
     assert "(p, groups)" in capsys.readouterr().out
-    grouped = yaml.safe_load(out.read_text())["certificate"]
-    assert grouped["unit"] == "group"
-    single = certify(ref, folder, durations, {"missed": 0.7, "false": 0.7}, delta=0.2)
-    for c in single.classes:
-        entry = grouped["classes"][c.name]
-        assert entry["targets"]["false"]["units"] <= 30 < c.checks[1].units
+    assert yaml.safe_load(out.read_text())["certificate"]["unit"] == "group"
+    single = certify(ref, folder, durations, {"missed": 0.7}, delta=0.2)
+    grouped = certify(ref, folder, durations, {"missed": 0.7}, delta=0.2,
+                      groups=read_groups(groups))
+    for a, b in zip(single.classes, grouped.classes, strict=True):
+        assert b.checks[0].units.max() <= 30 < a.checks[0].units.max()
+        assert b.checks[0].units.max() >= a.checks[0].units.max() / 2
 
 
 def test_the_committed_coverage_page_is_its_rows_and_meets_the_goal():

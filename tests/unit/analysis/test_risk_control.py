@@ -74,3 +74,18 @@ def test_no_unit_gives_no_evidence_and_bad_arguments_are_refused():
             risk_p_value(*args, **kwargs)
     with pytest.raises(SedContractError, match="delta"):
         fixed_sequence([0.01], 1.0)
+
+
+def test_one_count_of_units_per_sum_gives_each_its_own_p_value():
+    """The units counted may differ per threshold (a clip counts where it has an
+    obligation): an array of counts gives each sum the p-value of its own count."""
+    sums = np.array([0.0, 3.5, 0.0, 0.0])
+    units = np.array([10, 40, 0, 7])
+    got = risk_p_value(sums, units, 0.2)
+    want = [risk_p_value(float(s), int(n), 0.2) for s, n in zip(sums, units, strict=True)]
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    assert got[2] == 1.0  # no unit, no evidence
+    with pytest.raises(SedContractError, match="one per sum"):
+        risk_p_value(sums, units[:3], 0.2)
+    with pytest.raises(SedContractError, match="their units"):
+        risk_p_value(np.array([5.0]), np.array([4]), 0.2)
