@@ -21,7 +21,7 @@ import numpy as np
 from sedcontract.errors import SedContractError
 from sedcontract.guard.curves import CURVE_COORDINATES, ClipChanges
 
-__all__ = ["UnitLosses", "clip_counts", "loss_sums", "unit_losses"]
+__all__ = ["UnitLosses", "clip_counts", "loss_sums", "summed", "unit_losses"]
 
 
 @dataclass(frozen=True)
@@ -101,6 +101,12 @@ def _losses(sat: np.ndarray, obl: np.ndarray) -> np.ndarray:
         return np.where(obl > 0, (obl - sat) / np.maximum(obl, 1), 0.0)
 
 
+def summed(sat: np.ndarray, obl: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Units' counts ``[unit, threshold]`` as what a p-value reads: the summed losses at each
+    threshold and the number of units counted there (those with an obligation)."""
+    return _losses(sat, obl).sum(axis=0), (obl > 0).sum(axis=0).astype(np.int64)
+
+
 def unit_losses(changes: ClipChanges, coordinate: str, key: int, thresholds: Sequence[float],
                 groups: Mapping[str, str] | None = None) -> UnitLosses:
     """The losses of ``coordinate`` for class index ``key`` at ``thresholds``: a unit is a
@@ -121,9 +127,10 @@ def loss_sums(changes: ClipChanges, coordinate: str, key: int, thresholds: Seque
     step = max(1, cells // max(1, len(changes.clips)))
     sums, counted = [], []
     for a in range(0, len(t), step):
-        _, sat, obl = _unit_counts(changes, coordinate, key, t[a:a + step], groups)
-        sums.append(_losses(sat, obl).sum(axis=0))
-        counted.append((obl > 0).sum(axis=0))
+        total, count = summed(*_unit_counts(changes, coordinate, key, t[a:a + step],
+                                            groups)[1:])
+        sums.append(total)
+        counted.append(count)
     if not sums:
         return np.zeros(0), np.zeros(0, dtype=np.int64)
-    return np.concatenate(sums), np.concatenate(counted).astype(np.int64)
+    return np.concatenate(sums), np.concatenate(counted)

@@ -33,7 +33,7 @@ from sedcontract.analysis.certify import (
     resolved_procedure,
 )
 from sedcontract.analysis.curve_summaries import decision_of, target_ranges
-from sedcontract.analysis.unit_losses import clip_counts
+from sedcontract.analysis.unit_losses import clip_counts, summed
 from sedcontract.guard.curves import ClipChanges
 
 __all__ = ["ARMS", "Pool", "coverage_rows", "coverage_table", "naive_p_value", "pool_of",
@@ -71,13 +71,6 @@ def pool_of(changes: ClipChanges, coordinates: Sequence[str], grid: Sequence[flo
     return Pool(changes, grid, names, counts)
 
 
-def _risk(sat: np.ndarray, obl: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The summed unit losses at each threshold of the clips given, and how many count there
-    (those with an obligation at that threshold)."""
-    losses = np.where(obl > 0, (obl - sat) / np.maximum(obl, 1), 0.0)
-    return losses.sum(axis=0), (obl > 0).sum(axis=0)
-
-
 def _mean(total: np.ndarray, count: np.ndarray) -> np.ndarray:
     """The mean loss where some unit counts, else NaN."""
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -89,7 +82,7 @@ def _judge(sat: np.ndarray, obl: np.ndarray, pooled: bool) -> np.ndarray:
     clip with an obligation there) or, ``pooled``, today's (1 − Σ satisfied / Σ obligations:
     what ``--curves-targets`` promises); NaN where nothing is obliged."""
     if not pooled:
-        return _mean(*_risk(sat, obl))
+        return _mean(*summed(sat, obl))
     total = obl.sum(axis=0)
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(total > 0, 1 - sat.sum(axis=0) / np.maximum(total, 1), np.nan)
@@ -187,7 +180,7 @@ def split_rows(pool: Pool, targets: Mapping[str, float], delta: float, split: in
         risks = {pooled: {j: {} for j in JUDGES} for pooled in (False, True)}
         for k in alphas:
             sat, obl = pool.counts[(cls, k)]
-            sums[k], units[k] = _risk(sat[cal], obl[cal])
+            sums[k], units[k] = summed(sat[cal], obl[cal])
             for judge, clips in (("test", test), ("corpus", np.arange(n))):
                 for pooled in (False, True):
                     risks[pooled][judge][k] = _judge(sat[clips], obl[clips], pooled)
