@@ -31,7 +31,13 @@ from typing import Any
 
 import numpy as np
 
-from sedcontract.analysis.risk_control import bonferroni, fixed_sequence, holm, risk_p_value
+from sedcontract.analysis.risk_control import (
+    bonferroni,
+    check_delta,
+    fixed_sequence,
+    holm,
+    risk_p_value,
+)
 from sedcontract.analysis.unit_losses import loss_sums
 from sedcontract.errors import SedContractError
 from sedcontract.numbers import is_number
@@ -194,7 +200,11 @@ class Certificate:
 
     def level(self) -> float:
         """Each class's share of δ."""
-        return self.delta / len(self.classes) if self.joint and self.classes else self.delta
+        return _level(self.delta, len(self.classes), self.joint)
+
+    def index(self, c: ClassCertificate) -> int:
+        """Where ``c``'s chosen threshold sits on the grid (it has one)."""
+        return int(np.flatnonzero(self.grid == c.threshold)[0])
 
     def decided(self) -> DecisionPolicy:
         """The decision: each certified class at its chosen threshold."""
@@ -223,7 +233,7 @@ class Certificate:
         for c in self.classes:
             entry: dict[str, Any] = {"certified": c.threshold is not None}
             if c.threshold is not None:
-                at = int(np.flatnonzero(grid == c.threshold)[0])
+                at = self.index(c)
                 entry["threshold"] = c.threshold
                 entry["certified_thresholds"] = _runs(grid, c.certified)
             else:
@@ -257,7 +267,7 @@ class Certificate:
                 lines.append(f"| {c.name} | none (below) | kept | " + " | ".join(
                     f"α {own[n].alpha:.3g}" if n in own else "" for n in names) + " |")
                 continue
-            at = int(np.flatnonzero(self.grid == c.threshold)[0])
+            at = self.index(c)
             runs = ", ".join(f"{a:g}" if a == b else f"{a:g}–{b:g}"
                              for a, b in _runs(self.grid, c.certified))
             lines.append(f"| {c.name} | {runs} | {c.threshold:g} | " + " | ".join(
@@ -267,6 +277,11 @@ class Certificate:
         if missing:
             lines += ["", "Not certified:", ""] + [f"- {c.name}: {c.why}" for c in missing]
         return lines
+
+
+def _level(delta: float, classes: int, joint: bool) -> float:
+    """Each class's share of δ: all of it, or with ``joint`` δ / classes (Bonferroni)."""
+    return delta / classes if joint and classes else delta
 
 
 def _finite(x: float) -> float | None:
@@ -312,8 +327,7 @@ def certify_changes(changes: Any, targets: Mapping[str, float], *, delta: float 
                     decision: DecisionPolicy | None = None) -> Certificate:
     """:func:`certify` from the curves kept clip by clip
     (:func:`~sedcontract.guard.curves.clip_changes`)."""
-    if not is_number(delta) or not 0 < delta < 1:
-        raise SedContractError(f"delta must be a number in (0, 1), got {delta!r}")
+    check_delta(delta)
     grid = desed_grid() if thresholds is None else np.asarray(thresholds, dtype=np.float64)
     if not len(grid) or not np.all(np.isfinite(grid)) or np.any(np.diff(grid) <= 0):
         raise SedContractError("the thresholds must be finite and strictly increasing")
@@ -331,23 +345,19 @@ def certify_changes(changes: Any, targets: Mapping[str, float], *, delta: float 
                                f"to certify leave out ({', '.join(names)})")
     per_class = {c: alphas_of({**targets, **(class_targets or {}).get(c, {})},
                               f"targets of {c}") for c in names}
-    for c in names:  # refused before any count is made
-        resolved_procedure(procedure, list(per_class[c]))
-    level = delta / len(names) if joint and names else delta
+    methods = {c: resolved_procedure(procedure, list(per_class[c]))  # refused before counting
+               for c in names}
+    level, unit = _level(delta, len(names), joint), "group" if groups is not None else "clip"
     done = []
     for c in names:
-        alphas = per_class[c]
         key = changes.classes.index(c)
         sums, units = {}, {}
-        for k in alphas:
+        for k in per_class[c]:
             sums[k], units[k] = loss_sums(changes, k, key, grid, groups)
-        done.append(certify_sums(c, grid, sums, units, alphas, level,
-                                 resolved_procedure(procedure, list(alphas)),
-                                 unit="group" if groups is not None else "clip"))
-    methods = {resolved_procedure(procedure, list(per_class[c])) for c in names}
-    return Certificate(grid, float(delta), " and ".join(sorted(methods)), joint,
-                       "group" if groups is not None else "clip", tuple(done),
-                       decision or DecisionPolicy())
+        done.append(certify_sums(c, grid, sums, units, per_class[c], level, methods[c],
+                                 unit=unit))
+    return Certificate(grid, float(delta), " and ".join(sorted(set(methods.values()))), joint,
+                       unit, tuple(done), decision or DecisionPolicy())
 
 
 def certify(ref: Any, scores: Any, durations: Any, targets: Mapping[str, float], *,

@@ -48,12 +48,12 @@ class CurvesRequest:
                      [name for name, _ in self.targets or ()])
         if self.certify is not None:
             from sedcontract.analysis.certify import alphas_of
+            from sedcontract.analysis.risk_control import check_delta
 
             if not self.targets:
                 raise SedContractError("a certificate is of targets: give them (--curves-targets "
                                        "on the command line)")
-            if not (is_number(self.certify) and 0 < self.certify < 1):
-                raise SedContractError(f"δ must be a number in (0, 1), got {self.certify!r}")
+            check_delta(self.certify, "δ")
             alphas_of(dict(self.targets))
 
     def settings(self, policy: AuditPolicy) -> dict[str, Any]:

@@ -79,7 +79,7 @@ def fixed_sequence(p_values: Sequence[float], delta: float) -> int:
     """How many hypotheses, tested in the given order (fixed before the data: the most
     conservative threshold first), are rejected at level ``delta``: those before the first
     ``p > delta``. The family-wise error rate is at most ``delta`` under any dependence."""
-    _check_delta(delta)
+    check_delta(delta)
     for k, p in enumerate(p_values):
         if not is_number(p, numpy=True) or math.isnan(p) or p > delta:
             return k
@@ -91,7 +91,7 @@ def holm(p_values: Sequence[float], delta: float) -> np.ndarray:
     smallest p-value against ``delta / (m − k)``, stopping at the first that fails): the
     family-wise error rate is at most ``delta`` under any dependence (Holm 1979). A NaN
     p-value is never rejected and counts in ``m``."""
-    _check_delta(delta)
+    check_delta(delta)
     p = np.asarray(p_values, dtype=np.float64)
     rejected = np.zeros(len(p), dtype=bool)
     order = np.argsort(np.where(np.isnan(p), np.inf, p), kind="stable")
@@ -104,11 +104,12 @@ def holm(p_values: Sequence[float], delta: float) -> np.ndarray:
 
 def bonferroni(p_values: Sequence[float], delta: float) -> np.ndarray:
     """Which hypotheses Bonferroni's correction rejects at level ``delta``: ``p ≤ δ/m``."""
-    _check_delta(delta)
+    check_delta(delta)
     p = np.asarray(p_values, dtype=np.float64)
     return p <= delta / max(len(p), 1)
 
 
-def _check_delta(delta: float) -> None:
+def check_delta(delta: Any, name: str = "delta") -> None:
+    """Refuse a δ (the chance a guarantee may fail) outside (0, 1), naming it as ``name``."""
     if not is_number(delta, numpy=True) or not 0 < delta < 1:
-        raise SedContractError(f"delta must be a number in (0, 1), got {delta!r}")
+        raise SedContractError(f"{name} must be a number in (0, 1), got {delta!r}")

@@ -158,6 +158,10 @@ class Targets:
     every: tuple[tuple[str, float], ...]
     classes: tuple[tuple[str, tuple[tuple[str, float], ...]], ...] = ()
 
+    def mappings(self) -> tuple[dict[str, float], dict[str, dict[str, float]]]:
+        """Every class's targets and each named class's own, as mappings."""
+        return dict(self.every), {c: dict(t) for c, t in self.classes}
+
 
 def read_targets(path: str | Path, known: Sequence[str]) -> Targets:
     """A targets file: a risk order with ``targets:`` (its targets), or a file with just

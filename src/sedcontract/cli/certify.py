@@ -72,8 +72,7 @@ class CertifyRequest:
         if targets_file(self.targets):
             from sedcontract.analysis.certify import read_target_file
 
-            read = read_target_file(self.targets)
-            return dict(read.every), {c: dict(t) for c, t in read.classes}
+            return read_target_file(self.targets).mappings()
         return dict(curve_targets(self.targets, "--targets") or ()), {}
 
     def reads(self, contract: list[Path]) -> Named:

@@ -33,6 +33,7 @@ from sedcontract.analysis.certify import (
     resolved_procedure,
 )
 from sedcontract.analysis.curve_summaries import decision_of, target_ranges
+from sedcontract.analysis.risk_control import risk_p_value
 from sedcontract.analysis.unit_losses import clip_counts, summed
 from sedcontract.guard.curves import ClipChanges
 
@@ -187,7 +188,7 @@ def split_rows(pool: Pool, targets: Mapping[str, float], delta: float, split: in
         arms = {}
         for arm, fn in (("certified", p_value), ("naive", naive_p_value)):
             found = certify_sums(cls, pool.grid, sums, units, alphas, delta, method,
-                                 **({"p_value": fn} if fn is not None else {}))
+                                 p_value=fn or risk_p_value)
             arms[arm] = (found.certified, found.threshold)
         arms["curves"] = _curves_arm(curves, pool.grid, cls, targets)
         for arm, (mask, chosen) in arms.items():

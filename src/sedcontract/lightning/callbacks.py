@@ -20,7 +20,6 @@ from sedcontract.guard.render import (
     vector_markdown,
     vector_rows,
 )
-from sedcontract.numbers import is_number
 from sedcontract.outputs import atomic_write
 from sedcontract.traces.score_files import scores_tsv
 from sedcontract.traces.tsv import events_tsv
@@ -128,6 +127,7 @@ class Certification(Callback):
     def __init__(self, dirpath: str | Path, targets: Any = None, delta: float = 0.1, *,
                  stem: str = "val_certificate") -> None:
         from sedcontract.analysis.certify import alphas_of
+        from sedcontract.analysis.risk_control import check_delta
 
         self.dirpath, self.stem, self.delta = Path(dirpath), stem, delta
         self.file = None
@@ -135,16 +135,13 @@ class Certification(Callback):
             from sedcontract.analysis.certify import read_target_file
 
             self.file = Path(targets)
-            read = read_target_file(str(targets))
-            self.targets, self.own = dict(read.every), {c: dict(t) for c, t in read.classes}
+            self.targets, self.own = read_target_file(str(targets)).mappings()
         else:
             self.targets, self.own = dict(targets or {}), {}
         for where, given in {"": self.targets, **self.own}.items():
             if given:
                 alphas_of(given, f"callbacks.certification.targets{where and ' of ' + where}")
-        if not is_number(delta) or not 0 < delta < 1:
-            raise SedContractError(f"callbacks.certification.delta must be in (0, 1), got "
-                                   f"{delta!r}")
+        check_delta(delta, "callbacks.certification.delta")
         self.inputs: list[Path] = []
         self.certificate: Any = None
 
